@@ -1,0 +1,147 @@
+"""Affine expressions over loop variables and sizes.
+
+Indices and loop bounds in the IR are affine in loop variables, sizes and integer
+literals (after tiling, loop bounds may also use `min`/`max`). This module decides that
+(`non_affine_part`) and turns such expressions into a linear form (`Affine`) that the
+checker, the interpreter and dependence analysis all use.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+from . import ir
+
+
+@dataclass(frozen=True)
+class Affine:
+    """`const + sum(coeffs[v] * v)`; `coeffs` never holds zero coefficients."""
+
+    coeffs: tuple[tuple[str, int], ...]
+    const: int
+
+    @staticmethod
+    def make(coeffs: Mapping[str, int], const: int) -> "Affine":
+        return Affine(tuple(sorted((k, v) for k, v in coeffs.items() if v != 0)), const)
+
+    def coeff(self, var: str) -> int:
+        for k, v in self.coeffs:
+            if k == var:
+                return v
+        return 0
+
+    @property
+    def vars(self) -> frozenset[str]:
+        return frozenset(k for k, _ in self.coeffs)
+
+    def __add__(self, o: "Affine") -> "Affine":
+        d = dict(self.coeffs)
+        for k, v in o.coeffs:
+            d[k] = d.get(k, 0) + v
+        return Affine.make(d, self.const + o.const)
+
+    def scale(self, c: int) -> "Affine":
+        return Affine.make({k: v * c for k, v in self.coeffs}, self.const * c)
+
+    def __sub__(self, o: "Affine") -> "Affine":
+        return self + o.scale(-1)
+
+    def is_const(self) -> bool:
+        return not self.coeffs
+
+
+def non_affine_part(
+    e: ir.Expr, loop_vars: set[str] | frozenset[str], sizes: set[str] | frozenset[str],
+    *, allow_minmax: bool = False,
+) -> ir.Expr | None:
+    """Return the first sub-expression that breaks affinity, or None if `e` is affine.
+
+    Affine: integer literals, sizes, loop variables, `+`, `-`, unary `-`, and `*` where
+    one side mentions no loop variable (sizes are compile-time constants). With
+    `allow_minmax`, `min(a, b)` and `max(a, b)` of affine operands are accepted too
+    (tiled loop bounds).
+    """
+    if isinstance(e, ir.IntLit):
+        return None
+    if isinstance(e, ir.Name):
+        return None if (e.name in loop_vars or e.name in sizes) else e
+    if isinstance(e, ir.Unary):
+        return non_affine_part(e.operand, loop_vars, sizes, allow_minmax=allow_minmax)
+    if isinstance(e, ir.Binary):
+        if e.op in ("+", "-"):
+            return non_affine_part(e.lhs, loop_vars, sizes, allow_minmax=allow_minmax) or \
+                non_affine_part(e.rhs, loop_vars, sizes, allow_minmax=allow_minmax)
+        if e.op == "*":
+            bad = non_affine_part(e.lhs, loop_vars, sizes, allow_minmax=allow_minmax) or \
+                non_affine_part(e.rhs, loop_vars, sizes, allow_minmax=allow_minmax)
+            if bad is not None:
+                return bad
+            if _mentions(e.lhs, loop_vars) and _mentions(e.rhs, loop_vars):
+                return e
+            return None
+        return e
+    if isinstance(e, ir.Call) and allow_minmax and e.func in ("min", "max") and len(e.args) == 2:
+        for a in e.args:
+            bad = non_affine_part(a, loop_vars, sizes, allow_minmax=True)
+            if bad is not None:
+                return bad
+        return None
+    return e
+
+
+def _mentions(e: ir.Expr, names: set[str] | frozenset[str]) -> bool:
+    return any(isinstance(s, ir.Name) and s.name in names for s in ir.sub_exprs(e))
+
+
+def to_affine(e: ir.Expr, sizes: Mapping[str, int]) -> Affine | None:
+    """Linear form of `e` with sizes substituted by their values; loop variables stay
+    symbolic. Returns None for `min`/`max` and anything non-affine."""
+    if isinstance(e, ir.IntLit):
+        return Affine((), e.value)
+    if isinstance(e, ir.Name):
+        if e.name in sizes:
+            return Affine((), sizes[e.name])
+        return Affine(((e.name, 1),), 0)
+    if isinstance(e, ir.Unary) and e.op == "-":
+        a = to_affine(e.operand, sizes)
+        return None if a is None else a.scale(-1)
+    if isinstance(e, ir.Binary) and e.op in ("+", "-", "*"):
+        a = to_affine(e.lhs, sizes)
+        b = to_affine(e.rhs, sizes)
+        if a is None or b is None:
+            return None
+        if e.op == "+":
+            return a + b
+        if e.op == "-":
+            return a - b
+        if a.is_const():
+            return b.scale(a.const)
+        if b.is_const():
+            return a.scale(b.const)
+        return None
+    return None
+
+
+def eval_int(e: ir.Expr, env: Mapping[str, int]) -> int:
+    """Evaluate an integer index/bound expression with every name bound in `env`
+    (sizes and loop variables). Supports min/max. Raises KeyError for unbound names."""
+    if isinstance(e, ir.IntLit):
+        return e.value
+    if isinstance(e, ir.Name):
+        return env[e.name]
+    if isinstance(e, ir.Unary):
+        return -eval_int(e.operand, env)
+    if isinstance(e, ir.Binary):
+        a, b = eval_int(e.lhs, env), eval_int(e.rhs, env)
+        if e.op == "+":
+            return a + b
+        if e.op == "-":
+            return a - b
+        if e.op == "*":
+            return a * b
+        raise ValueError(f"operator {e.op} in an integer expression")
+    if isinstance(e, ir.Call) and e.func in ("min", "max"):
+        vals = [eval_int(a, env) for a in e.args]
+        return min(vals) if e.func == "min" else max(vals)
+    raise ValueError(f"not an integer expression: {type(e).__name__}")

@@ -1,0 +1,467 @@
+"""IR invariants, one function per invariant (in the manner of loopy's `check.py`).
+
+Each `check_*` function takes a `Kernel` and yields `SemanticError`s located at the
+offending node. `check_kernel` runs them all in a fixed order; the parser calls it on
+every input, the pass manager after every pass, and `verify_kernel` raises the first.
+
+The formal condition each function enforces is in its docstring.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable, Iterator
+
+from . import ir
+from .affine import eval_int, non_affine_part, to_affine
+from .diagnostics import SemanticError, did_you_mean
+from .dtypes import BOOL, WEAK_FLOAT, WEAK_INT, Ty, float_of, promote
+
+CPP_KEYWORDS = frozenset(
+    """alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t
+    char16_t char32_t class compl concept const consteval constexpr constinit const_cast
+    continue co_await co_return co_yield decltype default delete do double dynamic_cast
+    else enum explicit export extern false float for friend goto if inline int long mutable
+    namespace new noexcept not not_eq nullptr operator or or_eq private protected public
+    register reinterpret_cast requires return short signed sizeof static static_assert
+    static_cast struct switch template this thread_local throw true try typedef typeid
+    typename union unsigned using virtual void volatile wchar_t while xor xor_eq""".split()
+)
+# Names that would collide with what the emitted Ascend C or the IR itself uses.
+RESERVED = frozenset({"half", "bfloat16_t", "select", "inf", *ir.DTYPES, "AscendC", "GM_ADDR"})
+
+Check = Callable[[ir.Kernel], Iterator[SemanticError]]
+
+
+# --------------------------------------------------------------------------------------
+# helpers
+
+
+def _loop_scopes(stmts: tuple[ir.Stmt, ...], outer: tuple[str, ...] = ()) -> Iterator[tuple[ir.Stmt, tuple[str, ...]]]:
+    """Every statement with the loop variables in scope at it (outermost first). A loop's
+    own variable is in scope for its body, not for its bounds."""
+    for s in stmts:
+        yield s, outer
+        if isinstance(s, ir.For):
+            yield from _loop_scopes(s.body, outer + (s.var,))
+
+
+def _sizes(k: ir.Kernel) -> frozenset[str]:
+    return frozenset(s.name for s in k.sizes)
+
+
+def _global_names(k: ir.Kernel) -> dict[str, str]:
+    """name -> kind, for sizes, consts and tensors."""
+    out: dict[str, str] = {}
+    for s in k.sizes:
+        out.setdefault(s.name, "size")
+    for c in k.consts:
+        out.setdefault(c.name, "const")
+    for t in k.tensors():
+        out.setdefault(t.name, t.kind)
+    return out
+
+
+def _loc(node: object) -> ir.Loc | None:
+    return getattr(node, "loc", None)
+
+
+def _first_loc(e: ir.Expr) -> ir.Loc | None:
+    for s in ir.sub_exprs(e):
+        if getattr(s, "loc", None) is not None:
+            return s.loc
+    return None
+
+
+# --------------------------------------------------------------------------------------
+# invariants
+
+
+def check_identifiers(k: ir.Kernel) -> Iterator[SemanticError]:
+    """Every declared name (kernel, tensor, size, const, loop variable, label) is a C
+    identifier, not a C++ keyword, and not a name the emitted code reserves."""
+
+    def bad(name: str, what: str, loc: ir.Loc | None) -> Iterator[SemanticError]:
+        if name in CPP_KEYWORDS:
+            yield SemanticError(f"{what} `{name}` is a C++ keyword", loc,
+                                hint=f"rename it, e.g. `{name}_`")
+        elif name in RESERVED:
+            yield SemanticError(f"{what} `{name}` is reserved", loc, hint=f"rename it, e.g. `{name}_`")
+        elif name.startswith("__"):
+            yield SemanticError(f"{what} `{name}` starts with `__`, reserved in C++", loc)
+
+    yield from bad(k.name, "kernel name", k.loc)
+    for s in k.sizes:
+        yield from bad(s.name, "size", s.loc)
+    for c in k.consts:
+        yield from bad(c.name, "const", c.loc)
+    for t in k.tensors():
+        yield from bad(t.name, "tensor", t.loc)
+    for loop in ir.iter_loops(k.body):
+        yield from bad(loop.var, "loop variable", loop.loc)
+        if loop.label is not None:
+            yield from bad(loop.label, "loop label", loop.loc)
+
+
+def check_unique_names(k: ir.Kernel) -> Iterator[SemanticError]:
+    """Sizes, consts and tensors share one namespace, with no duplicates; loop labels are
+    unique; a loop variable shadows neither a global name nor an enclosing loop's."""
+    seen: dict[str, ir.Loc | None] = {}
+    decls: list[tuple[str, ir.Loc | None]] = [(s.name, s.loc) for s in k.sizes]
+    decls += [(c.name, c.loc) for c in k.consts]
+    decls += [(t.name, t.loc) for t in k.tensors()]
+    for name, loc in decls:
+        if name in seen:
+            yield SemanticError(f"`{name}` is declared twice", loc, notes=[(seen[name], "first declared here")])
+        else:
+            seen[name] = loc
+    labels: dict[str, ir.Loc | None] = {}
+    for stmt, outer in _loop_scopes(k.body):
+        if not isinstance(stmt, ir.For):
+            continue
+        if stmt.label is not None:
+            if stmt.label in labels:
+                yield SemanticError(f"loop label `{stmt.label}` is used twice", stmt.loc,
+                                    notes=[(labels[stmt.label], "first used here")])
+            else:
+                labels[stmt.label] = stmt.loc
+            if stmt.label in seen:
+                yield SemanticError(f"loop label `{stmt.label}` is also the name of a declaration", stmt.loc)
+        if stmt.var in seen:
+            yield SemanticError(f"loop variable `{stmt.var}` shadows the declaration of `{stmt.var}`", stmt.loc,
+                                hint="choose another variable name")
+        if stmt.var in outer:
+            yield SemanticError(f"loop variable `{stmt.var}` shadows an enclosing loop's variable", stmt.loc,
+                                hint="choose another variable name")
+
+
+def check_declarations(k: ir.Kernel) -> Iterator[SemanticError]:
+    """dtypes are known; sizes are positive; locals have a known scope and temps/params
+    none; layouts are known and fit the rank; const values are finite or +-inf."""
+    for t in k.tensors():
+        if t.dtype not in ir.DTYPES:
+            yield SemanticError(f"unknown dtype `{t.dtype}` for `{t.name}`", t.loc,
+                                hint=did_you_mean(t.dtype, ir.DTYPES))
+        if t.kind == "local":
+            if t.scope not in ir.SCOPES:
+                yield SemanticError(f"unknown scope `@{t.scope}` for local `{t.name}`", t.loc,
+                                    hint=did_you_mean(str(t.scope), ir.SCOPES))
+        elif t.scope is not None:
+            yield SemanticError(f"`{t.name}` is a {t.kind} and cannot have a scope", t.loc)
+        if t.layout is not None:
+            if t.layout not in ir.LAYOUTS:
+                yield SemanticError(f"unknown layout `{t.layout}` for `{t.name}`", t.loc,
+                                    hint=did_you_mean(t.layout, ir.LAYOUTS))
+            want = {"NCHW": 4, "NHWC": 4, "NC1HWC0": 5}.get(t.layout)
+            if want is not None and t.rank != want:
+                yield SemanticError(f"layout {t.layout} needs rank {want}, `{t.name}` has rank {t.rank}", t.loc)
+    for s in k.sizes:
+        if s.value <= 0:
+            yield SemanticError(f"size `{s.name}` must be positive, got {s.value}", s.loc)
+    for c in k.consts:
+        if c.dtype not in ir.DTYPES:
+            yield SemanticError(f"unknown dtype `{c.dtype}` for const `{c.name}`", c.loc,
+                                hint=did_you_mean(c.dtype, ir.DTYPES))
+        if isinstance(c.value, float) and math.isnan(c.value):
+            yield SemanticError(f"const `{c.name}` is NaN", c.loc)
+
+
+def check_shapes(k: ir.Kernel) -> Iterator[SemanticError]:
+    """Every tensor dimension is an affine expression of sizes and integer literals that
+    evaluates to a positive extent."""
+    sizes = _sizes(k)
+    env = k.size_values()
+    for t in k.tensors():
+        for d in t.shape:
+            bad = non_affine_part(d, frozenset(), sizes)
+            if bad is not None:
+                name = bad.name if isinstance(bad, ir.Name) else None
+                msg = (f"unknown size `{name}` in the shape of `{t.name}`" if name
+                       else f"shape of `{t.name}` must be affine in sizes and integers")
+                yield SemanticError(msg, _first_loc(bad) or t.loc,
+                                    hint=did_you_mean(name, sizes) if name else None)
+                continue
+            v = eval_int(d, env)
+            if v <= 0:
+                yield SemanticError(f"dimension of `{t.name}` is {v}, it must be positive", _first_loc(d) or t.loc)
+
+
+def _expr_type(e: ir.Expr, k: ir.Kernel, loop_vars: tuple[str, ...], errors: list[SemanticError]) -> Ty:
+    """Type of a value expression, appending errors for unknown names, wrong ranks, bad
+    calls and misuse of bool. Returns a best-effort type so checking continues."""
+    sizes = _sizes(k)
+    if isinstance(e, ir.IntLit):
+        return WEAK_INT
+    if isinstance(e, ir.FloatLit):
+        return WEAK_FLOAT
+    if isinstance(e, ir.Name):
+        if e.name in loop_vars or e.name in sizes:
+            return WEAK_INT
+        c = k.const_decl(e.name)
+        if c is not None:
+            return Ty(c.dtype)
+        t = k.tensor(e.name)
+        if t is not None:
+            if t.rank != 0:
+                errors.append(SemanticError(
+                    f"`{e.name}` has rank {t.rank} and needs {t.rank} indices", e.loc,
+                    hint=f"write `{e.name}[" + ", ".join("_" for _ in range(t.rank)) + "]`"))
+            return Ty(t.dtype)
+        cands = list(loop_vars) + list(sizes) + [c.name for c in k.consts] + [t.name for t in k.tensors()]
+        errors.append(SemanticError(f"unknown name `{e.name}`", e.loc, hint=did_you_mean(e.name, cands)))
+        return WEAK_FLOAT
+    if isinstance(e, ir.Access):
+        _check_access(e, k, loop_vars, errors)
+        t = k.tensor(e.tensor)
+        return Ty(t.dtype) if t is not None else WEAK_FLOAT
+    if isinstance(e, ir.Unary):
+        t = _expr_type(e.operand, k, loop_vars, errors)
+        if t == BOOL:
+            errors.append(SemanticError("cannot negate a comparison", e.loc))
+        return t
+    if isinstance(e, ir.Binary):
+        a = _expr_type(e.lhs, k, loop_vars, errors)
+        b = _expr_type(e.rhs, k, loop_vars, errors)
+        if BOOL in (a, b):
+            errors.append(SemanticError(
+                f"a comparison cannot be an operand of `{e.op}`", e.loc,
+                hint="comparisons are only allowed as the condition of `select(cond, a, b)`"))
+            return WEAK_FLOAT
+        if e.op in ir.COMPARE_OPS:
+            return BOOL
+        return promote(a, b)
+    if isinstance(e, ir.Call):
+        return _call_type(e, k, loop_vars, errors)
+    raise AssertionError(type(e))
+
+
+def _call_type(e: ir.Call, k: ir.Kernel, loop_vars: tuple[str, ...], errors: list[SemanticError]) -> Ty:
+    args = [_expr_type(a, k, loop_vars, errors) for a in e.args]
+
+    def arity(n: int) -> bool:
+        if len(args) != n:
+            errors.append(SemanticError(f"`{e.func}` takes {n} argument{'s' if n != 1 else ''}, got {len(args)}", e.loc))
+            return False
+        return True
+
+    if e.func == "select":
+        if not arity(3):
+            return WEAK_FLOAT
+        if args[0] != BOOL:
+            errors.append(SemanticError("the condition of `select` must be a comparison", _first_loc(e.args[0]) or e.loc,
+                                        hint="e.g. `select(j <= i, x, -inf)`"))
+        if BOOL in args[1:]:
+            errors.append(SemanticError("`select` branches cannot be comparisons", e.loc))
+            return WEAK_FLOAT
+        return promote(args[1], args[2])
+    if BOOL in args:
+        errors.append(SemanticError(f"a comparison cannot be an argument of `{e.func}`", e.loc,
+                                    hint="comparisons are only allowed as the condition of `select(cond, a, b)`"))
+        return WEAK_FLOAT
+    if e.func in ir.DTYPES:
+        arity(1)
+        return Ty(e.func)
+    if e.func in ir.INTRINSICS:
+        if not arity(ir.INTRINSICS[e.func]):
+            return WEAK_FLOAT
+        if e.func in ("max", "min"):
+            return promote(args[0], args[1])
+        if e.func == "abs":
+            return args[0]
+        return float_of(args[0])
+    callables = list(ir.INTRINSICS) + list(ir.DTYPES) + ["select"]
+    errors.append(SemanticError(f"unknown function `{e.func}`", e.loc, hint=did_you_mean(e.func, callables)))
+    return WEAK_FLOAT
+
+
+def _check_access(e: ir.Access, k: ir.Kernel, loop_vars: tuple[str, ...], errors: list[SemanticError]) -> None:
+    t = k.tensor(e.tensor)
+    if t is None:
+        what = {"size": "a size", "const": "a const"}.get(_global_names(k).get(e.tensor, ""))
+        if e.tensor in loop_vars:
+            what = "a loop variable"
+        if what:
+            errors.append(SemanticError(f"`{e.tensor}` is {what}, not a tensor, and cannot be indexed", e.loc))
+        else:
+            errors.append(SemanticError(f"unknown tensor `{e.tensor}`", e.loc,
+                                        hint=did_you_mean(e.tensor, [x.name for x in k.tensors()])))
+        return
+    if len(e.indices) != t.rank:
+        errors.append(SemanticError(
+            f"`{e.tensor}` has rank {t.rank} but is indexed with {len(e.indices)} "
+            f"ind{'ex' if len(e.indices) == 1 else 'ices'}", e.loc,
+            hint=f"declared as {t.dtype}[" + ", ".join(_short(d) for d in t.shape) + "]"))
+    for idx in e.indices:
+        _check_index(idx, k, loop_vars, errors)
+
+
+def _check_index(idx: ir.Expr, k: ir.Kernel, loop_vars: tuple[str, ...], errors: list[SemanticError],
+                 *, allow_minmax: bool = False, what: str = "index") -> None:
+    sizes = _sizes(k)
+    for s in ir.sub_exprs(idx):
+        if isinstance(s, ir.Name) and s.name not in loop_vars and s.name not in sizes:
+            if k.const_decl(s.name) is not None or k.tensor(s.name) is not None:
+                errors.append(SemanticError(f"{what} uses `{s.name}`, which is not a loop variable or size", s.loc,
+                                            hint=f"an {what} is affine in loop variables, sizes and integers"))
+            else:
+                errors.append(SemanticError(f"unknown name `{s.name}`", s.loc,
+                                            hint=did_you_mean(s.name, list(loop_vars) + list(sizes))))
+            return
+    bad = non_affine_part(idx, frozenset(loop_vars), sizes, allow_minmax=allow_minmax)
+    if bad is not None:
+        errors.append(SemanticError(f"{what} is not affine", _first_loc(bad) or _first_loc(idx),
+                                    hint=f"an {what} is affine in loop variables, sizes and integer literals"
+                                    + (" (plus `min`/`max`)" if allow_minmax else "")))
+
+
+def _short(e: ir.Expr) -> str:
+    from .printer import format_expr
+
+    return format_expr(e)
+
+
+def check_statements(k: ir.Kernel) -> Iterator[SemanticError]:
+    """Every statement is well formed: names resolve; accesses have one affine index per
+    dimension; loop bounds are affine (min/max allowed); value expressions type-check
+    (comparisons only as `select` conditions); targets are writable tensors; copies name
+    tensors with one region dimension per tensor dimension."""
+    errors: list[SemanticError] = []
+    for stmt, loop_vars in _loop_scopes(k.body):
+        if isinstance(stmt, ir.For):
+            _check_index(stmt.lo, k, loop_vars, errors, allow_minmax=True, what="loop bound")
+            _check_index(stmt.hi, k, loop_vars, errors, allow_minmax=True, what="loop bound")
+            for a in stmt.annotations:
+                for key, v in a.args:
+                    if v < 1:
+                        errors.append(SemanticError(f"`@{a.name}({key}={v})` must be at least 1", a.loc))
+        elif isinstance(stmt, ir.Assign):
+            _check_target(stmt, k, loop_vars, errors)
+            vt = _expr_type(stmt.value, k, loop_vars, errors)
+            if vt == BOOL:
+                errors.append(SemanticError("cannot store a comparison", _first_loc(stmt.value) or stmt.loc,
+                                            hint="use `select(cond, 1.0, 0.0)`"))
+        elif isinstance(stmt, ir.Copy):
+            for region, role in ((stmt.dst, "destination"), (stmt.src, "source")):
+                _check_region(region, role, k, loop_vars, errors)
+    yield from errors
+
+
+def _check_target(stmt: ir.Assign, k: ir.Kernel, loop_vars: tuple[str, ...], errors: list[SemanticError]) -> None:
+    tgt = stmt.target
+    name = tgt.tensor if isinstance(tgt, ir.Access) else tgt.name
+    t = k.tensor(name)
+    if t is None:
+        kind = _global_names(k).get(name) or ("loop variable" if name in loop_vars else None)
+        if kind:
+            errors.append(SemanticError(f"cannot assign to {kind} `{name}`", tgt.loc, hint="only tensors can be assigned"))
+        else:
+            errors.append(SemanticError(f"unknown tensor `{name}`", tgt.loc,
+                                        hint=did_you_mean(name, [x.name for x in k.tensors()])))
+        return
+    if t.kind == "input":
+        errors.append(SemanticError(f"cannot assign to input `{name}`", tgt.loc,
+                                    hint="inputs are read-only; copy into a `temp` first"))
+    if isinstance(tgt, ir.Access):
+        _check_access(tgt, k, loop_vars, errors)
+    elif t.rank != 0:
+        errors.append(SemanticError(f"`{name}` has rank {t.rank} and needs {t.rank} indices", tgt.loc))
+
+
+def _check_region(r: ir.Region, role: str, k: ir.Kernel, loop_vars: tuple[str, ...], errors: list[SemanticError]) -> None:
+    t = k.tensor(r.tensor)
+    if t is None:
+        errors.append(SemanticError(f"unknown tensor `{r.tensor}` in copy {role}", r.loc,
+                                    hint=did_you_mean(r.tensor, [x.name for x in k.tensors()])))
+        return
+    if role == "destination" and t.kind == "input":
+        errors.append(SemanticError(f"cannot copy into input `{r.tensor}`", r.loc))
+    if len(r.dims) != t.rank:
+        errors.append(SemanticError(f"copy {role} `{r.tensor}` has rank {t.rank} but the region has {len(r.dims)} dimensions",
+                                    r.loc))
+    for e in ir.region_exprs(r):
+        _check_index(e, k, loop_vars, errors, allow_minmax=True, what="region bound")
+
+
+def region_shape(r: ir.Region, sizes: dict[str, int]) -> list[int | None]:
+    """Extents of a region's slice dimensions: an int when it does not depend on loop
+    variables, None when it does (e.g. tails written with `min`)."""
+    out: list[int | None] = []
+    for d in r.dims:
+        if isinstance(d, ir.Slice):
+            lo, hi = to_affine(d.lo, sizes), to_affine(d.hi, sizes)
+            if lo is None or hi is None:
+                out.append(None)
+                continue
+            ext = hi - lo
+            out.append(ext.const if ext.is_const() else None)
+    return out
+
+
+def check_copies(k: ir.Kernel) -> Iterator[SemanticError]:
+    """`copy dst <- src`: both regions have the same shape (compared where the extents do
+    not depend on loop variables), and the dtypes agree (a copy is a DMA; it does not
+    convert)."""
+    sizes = k.size_values()
+    for stmt in ir.iter_stmts(k.body):
+        if not isinstance(stmt, ir.Copy):
+            continue
+        dt, st = k.tensor(stmt.dst.tensor), k.tensor(stmt.src.tensor)
+        if dt is None or st is None or len(stmt.dst.dims) != dt.rank or len(stmt.src.dims) != st.rank:
+            continue  # reported by check_statements
+        if dt.dtype != st.dtype:
+            yield SemanticError(f"copy from {st.dtype} `{st.name}` to {dt.dtype} `{dt.name}`: a copy does not convert",
+                                stmt.loc, hint="convert with an assignment loop, e.g. `x[i] = f32(y[i])`")
+        a, b = region_shape(stmt.dst, sizes), region_shape(stmt.src, sizes)
+        if None in a or None in b:
+            if len(a) != len(b):
+                yield SemanticError(f"copy regions have {len(a)} and {len(b)} sliced dimensions", stmt.loc)
+            continue
+        if a != b:
+            yield SemanticError(f"copy regions differ in shape: destination {a}, source {b}", stmt.loc)
+        elif any(x <= 0 for x in a):  # type: ignore[operator]
+            yield SemanticError(f"copy region has an empty or negative extent {a}", stmt.loc)
+
+
+def check_literals(k: ir.Kernel) -> Iterator[SemanticError]:
+    """Literals in expressions are non-negative (negation is the `-` operator) and not
+    NaN; this keeps `parse(print(k)) == k` exact."""
+    exprs: list[ir.Expr] = []
+    for stmt in ir.iter_stmts(k.body):
+        exprs.extend(ir.stmt_exprs(stmt))
+    for t in k.tensors():
+        exprs.extend(t.shape)
+    for e in exprs:
+        for s in ir.sub_exprs(e):
+            if isinstance(s, (ir.IntLit, ir.FloatLit)):
+                if isinstance(s.value, float) and math.isnan(s.value):
+                    yield SemanticError("NaN literal", s.loc)
+                elif s.value < 0:
+                    yield SemanticError(f"negative literal {s.value}; use unary minus", s.loc)
+
+
+INVARIANTS: tuple[Check, ...] = (
+    check_identifiers,
+    check_unique_names,
+    check_declarations,
+    check_shapes,
+    check_statements,
+    check_copies,
+    check_literals,
+)
+
+
+def check_kernel(k: ir.Kernel) -> list[SemanticError]:
+    """All invariant violations, in a stable order (by invariant, then by position).
+    Later invariants are skipped once an earlier one fails, since they assume it."""
+    for inv in INVARIANTS:
+        errors = list(inv(k))
+        if errors:
+            return errors
+    return []
+
+
+def verify_kernel(k: ir.Kernel) -> None:
+    """Raise the first invariant violation, if any."""
+    errors = check_kernel(k)
+    if errors:
+        raise errors[0]

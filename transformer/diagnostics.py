@@ -1,0 +1,123 @@
+"""User-facing errors: `FILE:LINE:COL: error: message`, the source line, a caret, a hint.
+
+Every error a user can cause is an `AscxError` (or a subclass naming its kind). It has a
+one-line form (`str(err)` / `err.short()`) for machines and logs, and a detailed form
+(`err.render()`) for humans. The CLI catches `AscxError` and prints `render()`, so no
+Python traceback ever reaches a user for bad input.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from typing import Iterable
+
+from .ir import Loc
+
+
+@dataclass
+class Source:
+    """A source text and the name to report it under (a path, or `<stdin>`)."""
+
+    path: str
+    text: str
+
+    def line(self, n: int) -> str:
+        lines = self.text.splitlines()
+        if 1 <= n <= len(lines):
+            return lines[n - 1]
+        return ""
+
+
+class AscxError(Exception):
+    """Base of every user-facing error.
+
+    Attributes: `message` (one sentence, no location), `loc` (where, if known), `hint`
+    (what would be accepted, if anything helps), `source` (for rendering the line).
+    """
+
+    kind = "error"
+
+    def __init__(
+        self,
+        message: str,
+        loc: Loc | None = None,
+        *,
+        hint: str | None = None,
+        source: Source | None = None,
+        notes: Iterable[tuple[Loc | None, str]] = (),
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.loc = loc
+        self.hint = hint
+        self.source = source
+        self.notes = list(notes)
+
+    def with_source(self, source: Source | None) -> "AscxError":
+        if self.source is None:
+            self.source = source
+        return self
+
+    @property
+    def path(self) -> str:
+        return self.source.path if self.source else "<input>"
+
+    def short(self) -> str:
+        where = self.path
+        if self.loc is not None:
+            where += f":{self.loc.line}:{self.loc.col}"
+        return f"{where}: error: {self.message}"
+
+    def __str__(self) -> str:
+        return self.short()
+
+    def render(self) -> str:
+        out = [self.short()]
+        out.extend(_snippet(self.source, self.loc))
+        for loc, text in self.notes:
+            where = self.path + (f":{loc.line}:{loc.col}" if loc else "")
+            out.append(f"{where}: note: {text}")
+            out.extend(_snippet(self.source, loc))
+        if self.hint:
+            out.append(f"hint: {self.hint}")
+        return "\n".join(out)
+
+
+def _snippet(source: Source | None, loc: Loc | None) -> list[str]:
+    if source is None or loc is None:
+        return []
+    text = source.line(loc.line)
+    if not text and loc.line > len(source.text.splitlines()):
+        return []
+    # Expand tabs consistently so the caret lines up.
+    prefix = text[: max(loc.col - 1, 0)].expandtabs(4)
+    return [f"  {text.expandtabs(4)}", "  " + " " * len(prefix) + "^"]
+
+
+class ParseError(AscxError):
+    """Syntax error."""
+
+
+class SemanticError(AscxError):
+    """Well-formed text that does not mean anything: unknown name, wrong rank, ..."""
+
+
+class InterpError(AscxError):
+    """The reference interpreter met a read of an unwritten element, an out-of-bounds
+    index, or similar, at a statement's location."""
+
+
+class UsageError(AscxError):
+    """Bad command-line input that is not a source-file problem (bad --size, bad .npz)."""
+
+
+def did_you_mean(name: str, candidates: Iterable[str]) -> str | None:
+    """A hint naming the closest candidate, or listing them when there are few."""
+    cands = sorted(set(candidates))
+    close = difflib.get_close_matches(name, cands, n=1, cutoff=0.6)
+    if close:
+        return f"did you mean `{close[0]}`?"
+    if cands and len(cands) <= 12:
+        return "expected one of: " + ", ".join(f"`{c}`" for c in cands)
+    return None

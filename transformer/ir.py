@@ -1,0 +1,360 @@
+"""The ascx loop-nest IR as immutable dataclasses.
+
+This module is the in-memory form of `shared/design/ir.md`. Every pass maps a `Kernel` to a
+new `Kernel`; nodes are frozen and hashable so they can be compared structurally
+(`parse(print(k)) == k`). Source locations ride along on nodes but never take part in
+equality, so a printed-and-reparsed kernel equals the original.
+
+Expressions are deliberately few: literals, names, tensor accesses, unary and binary
+operators, and calls (intrinsics, casts and `select`). What a name refers to (size, const,
+loop variable, rank-0 tensor) is decided by the semantic checker, not by the parser.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Iterator, Union
+
+# --------------------------------------------------------------------------------------
+# Vocabulary shared by parser, checker, interpreter and passes.
+
+DTYPES: tuple[str, ...] = ("f16", "bf16", "f32", "i8", "i32")
+"""Storage dtypes a tensor may have. `bool` exists only as the type of comparisons."""
+
+FLOAT_DTYPES = frozenset({"f16", "bf16", "f32"})
+INT_DTYPES = frozenset({"i8", "i32"})
+
+DTYPE_BYTES: dict[str, int] = {"f16": 2, "bf16": 2, "f32": 4, "i8": 1, "i32": 4}
+
+SCOPES: tuple[str, ...] = ("ub", "l1", "l0a", "l0b", "l0c")
+"""On-chip memory scopes a `local` buffer may live in (extendable by target tables)."""
+
+LAYOUTS: tuple[str, ...] = ("ND", "NZ", "NCHW", "NHWC", "NC1HWC0")
+
+REDUCE_OPS: tuple[str, ...] = ("+=", "*=", "max=", "min=")
+ASSIGN_OPS: tuple[str, ...] = ("=",) + REDUCE_OPS
+
+ARITH_OPS = ("+", "-", "*", "/")
+COMPARE_OPS = ("<", "<=", ">", ">=", "==", "!=")
+
+# name -> number of arguments. Add an intrinsic here (and to the interpreter's table), not
+# as a special case elsewhere.
+INTRINSICS: dict[str, int] = {
+    "exp": 1,
+    "log": 1,
+    "sqrt": 1,
+    "rsqrt": 1,
+    "abs": 1,
+    "tanh": 1,
+    "max": 2,
+    "min": 2,
+}
+
+ANNOTATIONS: dict[str, tuple[str, ...]] = {
+    # annotation name -> accepted keyword names (a single positional argument is allowed
+    # and means the first keyword)
+    "unroll": ("factor",),
+    "pipeline": ("stages",),
+    "cores": ("n",),
+}
+
+
+# --------------------------------------------------------------------------------------
+# Source locations
+
+
+@dataclass(frozen=True)
+class Loc:
+    """A 1-based line and column in a source file."""
+
+    line: int
+    col: int
+
+    def __str__(self) -> str:
+        return f"{self.line}:{self.col}"
+
+
+def _loc() -> Loc | None:
+    return field(default=None, compare=False, repr=False)  # type: ignore[return-value]
+
+
+# --------------------------------------------------------------------------------------
+# Expressions
+
+
+@dataclass(frozen=True)
+class IntLit:
+    value: int
+    loc: Loc | None = _loc()
+
+
+@dataclass(frozen=True)
+class FloatLit:
+    """A float literal; `math.inf` prints as `inf`."""
+
+    value: float
+    loc: Loc | None = _loc()
+
+
+@dataclass(frozen=True)
+class Name:
+    """A size, const, loop variable or rank-0 tensor, resolved by the checker."""
+
+    name: str
+    loc: Loc | None = _loc()
+
+
+@dataclass(frozen=True)
+class Access:
+    """`T[i, j]`: an element of a tensor. Rank-0 tensors are accessed as `Name`."""
+
+    tensor: str
+    indices: tuple["Expr", ...]
+    loc: Loc | None = _loc()
+
+
+@dataclass(frozen=True)
+class Unary:
+    op: str  # only "-"
+    operand: "Expr"
+    loc: Loc | None = _loc()
+
+
+@dataclass(frozen=True)
+class Binary:
+    op: str  # one of ARITH_OPS or COMPARE_OPS
+    lhs: "Expr"
+    rhs: "Expr"
+    loc: Loc | None = _loc()
+
+
+@dataclass(frozen=True)
+class Call:
+    """An intrinsic (`exp(x)`), a cast (`f16(x)`) or `select(c, a, b)`."""
+
+    func: str
+    args: tuple["Expr", ...]
+    loc: Loc | None = _loc()
+
+
+Expr = Union[IntLit, FloatLit, Name, Access, Unary, Binary, Call]
+
+
+# --------------------------------------------------------------------------------------
+# Statements
+
+
+@dataclass(frozen=True)
+class Assign:
+    """`T[idx] op value` with op one of ASSIGN_OPS. Target is an Access or a Name (rank 0)."""
+
+    target: Union[Access, Name]
+    op: str
+    value: Expr
+    loc: Loc | None = _loc()
+
+
+@dataclass(frozen=True)
+class Slice:
+    """One dimension of a copy region: `lo:hi` (half-open)."""
+
+    lo: Expr
+    hi: Expr
+
+
+@dataclass(frozen=True)
+class Region:
+    """A rectangular region of a tensor. A dimension is a `Slice` or a single index `Expr`
+    (which selects one element and does not count in the region's shape)."""
+
+    tensor: str
+    dims: tuple[Union[Slice, Expr], ...]
+    loc: Loc | None = _loc()
+
+
+@dataclass(frozen=True)
+class Copy:
+    """`copy dst <- src`: a block copy (a DMA) between regions of equal shape."""
+
+    dst: Region
+    src: Region
+    loc: Loc | None = _loc()
+
+
+@dataclass(frozen=True)
+class Annotation:
+    """`@unroll(4)`, `@pipeline(stages=2)`, `@cores(24)`. Arguments are stored by keyword."""
+
+    name: str
+    args: tuple[tuple[str, int], ...]
+    loc: Loc | None = _loc()
+
+    def get(self, key: str, default: int | None = None) -> int | None:
+        for k, v in self.args:
+            if k == key:
+                return v
+        return default
+
+
+@dataclass(frozen=True)
+class For:
+    """`label: for var in lo..hi { body }` with optional annotations written above it."""
+
+    var: str
+    lo: Expr
+    hi: Expr
+    body: tuple["Stmt", ...]
+    label: str | None = None
+    annotations: tuple[Annotation, ...] = ()
+    loc: Loc | None = _loc()
+
+    def annotation(self, name: str) -> Annotation | None:
+        for a in self.annotations:
+            if a.name == name:
+                return a
+        return None
+
+
+Stmt = Union[Assign, Copy, For]
+
+
+# --------------------------------------------------------------------------------------
+# Declarations and the kernel
+
+
+@dataclass(frozen=True)
+class SizeDecl:
+    name: str
+    value: int
+    loc: Loc | None = _loc()
+
+
+@dataclass(frozen=True)
+class ConstDecl:
+    name: str
+    dtype: str
+    value: Union[int, float]
+    loc: Loc | None = _loc()
+
+
+@dataclass(frozen=True)
+class TensorDecl:
+    """A tensor: a kernel parameter (`input`/`output`), a `temp`, or an on-chip `local`."""
+
+    name: str
+    dtype: str
+    shape: tuple[Expr, ...]
+    kind: str  # "input" | "output" | "temp" | "local"
+    scope: str | None = None  # for locals: one of SCOPES (or a target-defined scope)
+    layout: str | None = None
+    loc: Loc | None = _loc()
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+
+@dataclass(frozen=True)
+class Kernel:
+    name: str
+    inputs: tuple[TensorDecl, ...]
+    outputs: tuple[TensorDecl, ...]
+    sizes: tuple[SizeDecl, ...]
+    consts: tuple[ConstDecl, ...]
+    buffers: tuple[TensorDecl, ...]  # temps and locals, in declaration order
+    body: tuple[Stmt, ...]
+    loc: Loc | None = _loc()
+
+    # ---- lookups ---------------------------------------------------------------------
+    def tensors(self) -> Iterator[TensorDecl]:
+        yield from self.inputs
+        yield from self.outputs
+        yield from self.buffers
+
+    def tensor(self, name: str) -> TensorDecl | None:
+        for t in self.tensors():
+            if t.name == name:
+                return t
+        return None
+
+    def size_values(self) -> dict[str, int]:
+        return {s.name: s.value for s in self.sizes}
+
+    def const_decl(self, name: str) -> ConstDecl | None:
+        for c in self.consts:
+            if c.name == name:
+                return c
+        return None
+
+    def with_sizes(self, overrides: dict[str, int]) -> "Kernel":
+        """Return the kernel with some `size` defaults replaced (the CLI's `--size`)."""
+        known = {s.name for s in self.sizes}
+        unknown = sorted(set(overrides) - known)
+        if unknown:
+            raise KeyError(unknown[0])
+        sizes = tuple(
+            replace(s, value=overrides[s.name]) if s.name in overrides else s
+            for s in self.sizes
+        )
+        return replace(self, sizes=sizes)
+
+
+# --------------------------------------------------------------------------------------
+# Generic traversal helpers used by the checker, interpreter and passes.
+
+
+def iter_stmts(stmts: tuple[Stmt, ...]) -> Iterator[Stmt]:
+    """All statements, pre-order, including loops and everything nested in them."""
+    for s in stmts:
+        yield s
+        if isinstance(s, For):
+            yield from iter_stmts(s.body)
+
+
+def iter_loops(stmts: tuple[Stmt, ...]) -> Iterator[For]:
+    for s in iter_stmts(stmts):
+        if isinstance(s, For):
+            yield s
+
+
+def sub_exprs(e: Expr) -> Iterator[Expr]:
+    """`e` and every expression inside it, pre-order."""
+    yield e
+    if isinstance(e, Access):
+        for i in e.indices:
+            yield from sub_exprs(i)
+    elif isinstance(e, Unary):
+        yield from sub_exprs(e.operand)
+    elif isinstance(e, Binary):
+        yield from sub_exprs(e.lhs)
+        yield from sub_exprs(e.rhs)
+    elif isinstance(e, Call):
+        for a in e.args:
+            yield from sub_exprs(a)
+
+
+def region_exprs(r: Region) -> Iterator[Expr]:
+    for d in r.dims:
+        if isinstance(d, Slice):
+            yield d.lo
+            yield d.hi
+        else:
+            yield d
+
+
+def stmt_exprs(s: Stmt) -> Iterator[Expr]:
+    """The expressions that appear directly in a statement (not in nested statements)."""
+    if isinstance(s, Assign):
+        yield s.target
+        yield s.value
+    elif isinstance(s, Copy):
+        yield from region_exprs(s.dst)
+        yield from region_exprs(s.src)
+    elif isinstance(s, For):
+        yield s.lo
+        yield s.hi
+
+
+def is_inf(e: Expr) -> bool:
+    return isinstance(e, FloatLit) and math.isinf(e.value)

@@ -1,0 +1,343 @@
+"""Text -> `Kernel`: lark LALR parse of `grammars/ir.lark`, tree -> IR, semantic checks.
+
+`parse(text, path)` returns a checked `Kernel` or raises an `AscxError` located in the
+source. Syntax errors name what was found and list what the grammar expected there.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import lark
+from lark import Token, Tree
+
+from . import ir
+from .diagnostics import AscxError, ParseError, SemanticError, Source
+from .ir import Loc
+from .resources import grammars_dir
+
+
+@functools.lru_cache(maxsize=1)
+def _parser() -> lark.Lark:
+    grammar = grammars_dir().joinpath("ir.lark").read_text()
+    return lark.Lark(
+        grammar,
+        parser="lalr",
+        propagate_positions=True,
+        maybe_placeholders=True,
+    )
+
+
+def parse(text: str, path: str = "<input>", *, check: bool = True) -> ir.Kernel:
+    """Parse and (by default) semantically check one kernel."""
+    source = Source(path, text)
+    try:
+        tree = _parser().parse(text)
+    except lark.exceptions.UnexpectedInput as e:
+        raise _syntax_error(e, source) from None
+    try:
+        kernel = _Builder().kernel(tree.children[0])
+    except AscxError as e:
+        raise e.with_source(source) from None
+    if check:
+        from .check import check_kernel
+
+        errors = check_kernel(kernel)
+        if errors:
+            raise errors[0].with_source(source)
+    return kernel
+
+
+def parse_file(path: str) -> ir.Kernel:
+    """Parse a file; `-` reads standard input."""
+    import sys
+
+    if path == "-":
+        return parse(sys.stdin.read(), "<stdin>")
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        raise AscxError(f"cannot read `{path}`: {e.strerror}", source=Source(path, "")) from None
+    except UnicodeDecodeError:
+        raise AscxError(f"`{path}` is not UTF-8 text", source=Source(path, "")) from None
+    return parse(text, path)
+
+
+# --------------------------------------------------------------------------------------
+# Syntax errors
+
+_TOKEN_TEXT = {
+    "LPAR": "(", "RPAR": ")", "LSQB": "[", "RSQB": "]", "LBRACE": "{", "RBRACE": "}",
+    "COMMA": ",", "COLON": ":", "EQUAL": "=", "AT": "@", "MINUS": "-", "NEG": "-",
+    "__ANON_0": "->", "ASSIGN_OP": "= += *= max= min=", "COMPARE_OP": "a comparison",
+    "ADD_OP": "+ -", "MUL_OP": "* /", "NAME": "a name", "INT": "an integer",
+    "FLOAT": "a float literal", "INF": "inf", "$END": "end of input",
+}
+
+
+def _describe_terminal(name: str) -> str:
+    if name in _TOKEN_TEXT:
+        return f"`{_TOKEN_TEXT[name]}`" if not _TOKEN_TEXT[name].startswith("a") else _TOKEN_TEXT[name]
+    try:
+        term = _parser().get_terminal(name)
+        pattern = term.pattern
+        if isinstance(pattern, lark.lexer.PatternStr):
+            return f"`{pattern.value}`"
+    except KeyError:
+        pass
+    return name
+
+
+def _syntax_error(e: lark.exceptions.UnexpectedInput, source: Source) -> ParseError:
+    line = getattr(e, "line", None) or 1
+    col = getattr(e, "column", None) or 1
+    if isinstance(e, lark.exceptions.UnexpectedToken):
+        tok = e.token
+        if tok.type == "$END":
+            lines = source.text.splitlines() or [""]
+            line, col = len(lines), len(lines[-1]) + 1
+            found = "end of input"
+        else:
+            found = f"`{tok.value}`"
+        expected = sorted({_describe_terminal(t) for t in e.expected})
+        msg = f"unexpected {found}"
+        hint = "expected " + _join_alternatives(expected) if expected else None
+        hint = _special_hint(tok, e.expected) or hint
+        return ParseError(msg, Loc(line, col), hint=hint, source=source)
+    if isinstance(e, lark.exceptions.UnexpectedCharacters):
+        ch = source.text[e.pos_in_stream] if e.pos_in_stream < len(source.text) else "?"
+        allowed = sorted({_describe_terminal(t) for t in (e.allowed or ())})
+        hint = "expected " + _join_alternatives(allowed) if allowed else None
+        if ch == "." and "INT" not in (e.allowed or ()):
+            hint = "a float literal needs digits on both sides of the point (`1.0`, `0.5`); ranges are `lo..hi`"
+        return ParseError(f"unexpected character `{ch}`", Loc(line, col), hint=hint, source=source)
+    if isinstance(e, lark.exceptions.UnexpectedEOF):
+        lines = source.text.splitlines() or [""]
+        return ParseError("unexpected end of input", Loc(len(lines), len(lines[-1]) + 1),
+                          hint="a `}` may be missing", source=source)
+    return ParseError(str(e).splitlines()[0], Loc(line, col), source=source)
+
+
+def _join_alternatives(items: list[str]) -> str:
+    if len(items) == 1:
+        return items[0]
+    if len(items) > 10:
+        items = items[:10] + ["..."]
+    return "one of " + ", ".join(items)
+
+
+def _special_hint(tok: Token, expected: set[str]) -> str | None:
+    if tok.type == "$END" and "RBRACE" in expected:
+        return "a `}` may be missing"
+    return None
+
+
+# --------------------------------------------------------------------------------------
+# Tree -> IR
+
+
+def _loc_of(node: Tree | Token) -> Loc | None:
+    if isinstance(node, Token):
+        return Loc(node.line or 1, node.column or 1)
+    meta = node.meta
+    if getattr(meta, "empty", True):
+        return None
+    return Loc(meta.line, meta.column)
+
+
+class _Builder:
+    """Turns the lark tree into IR nodes. Structural checks that the grammar cannot
+    express cheaply (annotation arguments, literal ranges) are done here; name and type
+    checks are the checker's job."""
+
+    def kernel(self, t: Tree) -> ir.Kernel:
+        name_tok, in_params, out_params, *rest = t.children
+        decls = [c for c in rest if isinstance(c, Tree) and c.data.endswith("_decl")]
+        stmts = [c for c in rest if not (isinstance(c, Tree) and c.data.endswith("_decl"))]
+        inputs = tuple(self.param(p, "input") for p in self._params(in_params))
+        outputs = tuple(self.param(p, "output") for p in self._params(out_params))
+        sizes, consts, buffers = [], [], []
+        for d in decls:
+            if d.data == "size_decl":
+                n, v = d.children
+                sizes.append(ir.SizeDecl(str(n), int(v), loc=_loc_of(n)))
+            elif d.data == "const_decl":
+                consts.append(self.const_decl(d))
+            elif d.data == "temp_decl":
+                n, ty = d.children
+                buffers.append(self.tensor(n, ty, "temp", None))
+            elif d.data == "local_decl":
+                n, ty, scope = d.children
+                buffers.append(self.tensor(n, ty, "local", scope))
+        return ir.Kernel(
+            name=str(name_tok),
+            inputs=inputs,
+            outputs=outputs,
+            sizes=tuple(sizes),
+            consts=tuple(consts),
+            buffers=tuple(buffers),
+            body=tuple(self.stmt(s) for s in stmts),
+            loc=_loc_of(name_tok),
+        )
+
+    @staticmethod
+    def _params(t: Tree | None) -> list[Tree]:
+        return [] if t is None else [c for c in t.children if isinstance(c, Tree)]
+
+    def param(self, t: Tree, kind: str) -> ir.TensorDecl:
+        n, ty = t.children
+        return self.tensor(n, ty, kind, None)
+
+    def tensor(self, name: Token, ty: Tree, kind: str, scope: Token | None) -> ir.TensorDecl:
+        dtype_tok, shape_t, layout = ty.children
+        shape: tuple[ir.Expr, ...] = ()
+        if shape_t is not None and shape_t.children[0] is not None:
+            shape = tuple(self.expr(c) for c in shape_t.children[0].children)
+        return ir.TensorDecl(
+            name=str(name),
+            dtype=str(dtype_tok),
+            shape=shape,
+            kind=kind,
+            scope=str(scope) if scope is not None else None,
+            layout=str(layout.children[0]) if layout is not None else None,
+            loc=_loc_of(name),
+        )
+
+    def const_decl(self, d: Tree) -> ir.ConstDecl:
+        n, dtype, num = d.children
+        neg, lit = num.children
+        if lit.type == "INT":
+            value: int | float = int(lit)
+        elif lit.type == "INF":
+            value = math.inf
+        else:
+            value = float(lit)
+        if neg is not None:
+            value = -value
+        if str(dtype) in ir.FLOAT_DTYPES:
+            value = float(value)
+        elif isinstance(value, float):
+            if not math.isfinite(value) or value != int(value):
+                raise SemanticError(
+                    f"const `{n}` of integer type {dtype} has a non-integer value",
+                    _loc_of(lit),
+                    hint="use an integer literal or a float dtype",
+                )
+            value = int(value)
+        return ir.ConstDecl(str(n), str(dtype), value, loc=_loc_of(n))
+
+    # ---- statements ------------------------------------------------------------------
+    def stmt(self, t: Tree) -> ir.Stmt:
+        if t.data == "for_stmt":
+            return self.for_stmt(t)
+        if t.data == "assign":
+            lv, op, val = t.children
+            target = self.expr(lv)
+            assert isinstance(target, (ir.Access, ir.Name))
+            return ir.Assign(target, str(op), self.expr(val), loc=_loc_of(lv))
+        if t.data == "copy_stmt":
+            dst, src = t.children
+            return ir.Copy(self.region(dst), self.region(src), loc=_loc_of(t))
+        raise AssertionError(t.data)
+
+    def for_stmt(self, t: Tree) -> ir.For:
+        # children: annotation*, label|None, NAME, lo, hi, stmt*
+        idx = 0
+        annotations = []
+        while idx < len(t.children) and isinstance(t.children[idx], Tree) and t.children[idx].data == "annotation":
+            annotations.append(self.annotation(t.children[idx]))
+            idx += 1
+        label, var, lo, hi = t.children[idx : idx + 4]
+        body = t.children[idx + 4 :]
+        seen = set()
+        for a in annotations:
+            if a.name in seen:
+                raise ParseError(f"annotation `@{a.name}` given twice on one loop", a.loc)
+            seen.add(a.name)
+        return ir.For(
+            var=str(var),
+            lo=self.expr(lo),
+            hi=self.expr(hi),
+            body=tuple(self.stmt(s) for s in body),
+            label=str(label.children[0]) if label is not None else None,
+            annotations=tuple(annotations),
+            loc=_loc_of(label.children[0]) if label is not None else _loc_of(var),
+        )
+
+    def annotation(self, t: Tree) -> ir.Annotation:
+        name_tok, args = t.children
+        name = str(name_tok)
+        loc = _loc_of(name_tok)
+        if name not in ir.ANNOTATIONS:
+            from .diagnostics import did_you_mean
+
+            raise ParseError(
+                f"unknown annotation `@{name}`",
+                loc,
+                hint=did_you_mean(name, ir.ANNOTATIONS) or None,
+            )
+        keywords = ir.ANNOTATIONS[name]
+        pairs: list[tuple[str, int]] = []
+        for pos, a in enumerate([] if args is None else args.children):
+            key_tok, val = a.children
+            if key_tok is None:
+                if pos != 0:
+                    raise ParseError(f"`@{name}` takes positional argument only first", _loc_of(val))
+                key = keywords[0]
+            else:
+                key = str(key_tok)
+                if key not in keywords:
+                    raise ParseError(
+                        f"`@{name}` has no parameter `{key}`",
+                        _loc_of(key_tok),
+                        hint="accepted: " + ", ".join(keywords),
+                    )
+            if any(k == key for k, _ in pairs):
+                raise ParseError(f"`@{name}` parameter `{key}` given twice", _loc_of(val))
+            pairs.append((key, int(val)))
+        return ir.Annotation(name, tuple(pairs), loc=loc)
+
+    def region(self, t: Tree) -> ir.Region:
+        name, *dims = t.children
+        out: list[ir.Slice | ir.Expr] = []
+        for d in dims:
+            if isinstance(d, Tree) and d.data == "slice":
+                lo, hi = d.children
+                out.append(ir.Slice(self.expr(lo), self.expr(hi)))
+            else:
+                out.append(self.expr(d))
+        return ir.Region(str(name), tuple(out), loc=_loc_of(name))
+
+    # ---- expressions -----------------------------------------------------------------
+    def expr(self, t: Tree | Token) -> ir.Expr:
+        if isinstance(t, Token):  # a bare NAME inside some rules
+            return ir.Name(str(t), loc=_loc_of(t))
+        d = t.data
+        if d == "int_lit":
+            tok = t.children[0]
+            return ir.IntLit(int(tok), loc=_loc_of(tok))
+        if d == "float_lit":
+            tok = t.children[0]
+            return ir.FloatLit(float(tok), loc=_loc_of(tok))
+        if d == "inf_lit":
+            return ir.FloatLit(math.inf, loc=_loc_of(t.children[0]))
+        if d == "name":
+            tok = t.children[0]
+            return ir.Name(str(tok), loc=_loc_of(tok))
+        if d == "access":
+            tok, dims = t.children
+            indices = () if dims is None else tuple(self.expr(c) for c in dims.children)
+            return ir.Access(str(tok), indices, loc=_loc_of(tok))
+        if d == "call":
+            tok, args = t.children
+            a = () if args is None else tuple(self.expr(c) for c in args.children)
+            return ir.Call(str(tok), a, loc=_loc_of(tok))
+        if d == "neg":
+            operand = t.children[0]
+            return ir.Unary("-", self.expr(operand), loc=_loc_of(t))
+        if d == "binary":
+            lhs, op, rhs = t.children
+            return ir.Binary(str(op), self.expr(lhs), self.expr(rhs), loc=_loc_of(op))
+        raise AssertionError(f"unhandled tree {d}")
