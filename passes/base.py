@@ -299,6 +299,7 @@ def loop_names(kernel: ir.Kernel) -> dict[str, LoopRef]:
     for path, loop, outer in loops:
         if loop.label:
             names[loop.label] = LoopRef(path, loop, loop.label)
+            names[f"{loop.label}.{loop.var}"] = LoopRef(path, loop, f"{loop.label}.{loop.var}")
         for o in outer:
             if o.label:
                 key = f"{o.label}.{loop.var}"
