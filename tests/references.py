@@ -1,0 +1,117 @@
+"""Independent numpy references for the kernels in `examples/`.
+
+Each function takes the kernel's inputs by name (numpy arrays as the interpreter gets
+them) and returns its outputs by name, computed *directly* with numpy -- never through
+`transformer.interp` -- so that the interpreter is checked against something it does not
+share code with.
+
+The references are honest about precision: they compute in float32 wherever the IR
+accumulates in f32 (the `temp ...: f32` buffers and the `f32(...)` casts) and round the
+stored outputs to float16 exactly where the IR stores to an f16 tensor. What they cannot
+reproduce bit for bit is the order of f32 summation, which is why tests compare within
+a dtype-appropriate tolerance rather than exactly.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+F16 = np.float16
+F32 = np.float32
+
+
+def _f32(x: np.ndarray) -> np.ndarray:
+    return np.asarray(x).astype(F32)
+
+
+def add(A: np.ndarray, B: np.ndarray) -> dict[str, np.ndarray]:
+    """C = A + B, computed in f16 (two f16 operands) and stored as f16."""
+    # An f16 + f16 sum is exact in f32, so one rounding to f16 is the IEEE f16 sum.
+    return {"C": (_f32(A) + _f32(B)).astype(F16)}
+
+
+def softmax(X: np.ndarray) -> dict[str, np.ndarray]:
+    """Row softmax; max, exp and sum in f32, result rounded to f16."""
+    x = _f32(X)
+    mx = x.max(axis=1, keepdims=True)
+    e = np.exp(x - mx, dtype=F32)
+    sm = e.sum(axis=1, keepdims=True, dtype=F32)
+    return {"Y": (e / sm).astype(F16)}
+
+
+def layernorm(X: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float = 1.0e-5) -> dict[str, np.ndarray]:
+    """LayerNorm over the last axis with biased variance; statistics in f32."""
+    x = _f32(X)
+    h = x.shape[1]
+    mu = x.sum(axis=1, keepdims=True, dtype=F32) / F32(h)
+    d = x - mu
+    var = (d * d).sum(axis=1, keepdims=True, dtype=F32) / F32(h)
+    rstd = F32(1.0) / np.sqrt(var + F32(eps), dtype=F32)
+    y = d * rstd * _f32(gamma)[None, :] + _f32(beta)[None, :]
+    return {"Y": y.astype(F16)}
+
+
+def rmsnorm(X: np.ndarray, gamma: np.ndarray, eps: float = 1.0e-6) -> dict[str, np.ndarray]:
+    """RMSNorm over the last axis; the sum of squares in f32."""
+    x = _f32(X)
+    h = x.shape[1]
+    ms = (x * x).sum(axis=1, keepdims=True, dtype=F32) / F32(h)
+    r = F32(1.0) / np.sqrt(ms + F32(eps), dtype=F32)
+    return {"Y": (x * r * _f32(gamma)[None, :]).astype(F16)}
+
+
+def matmul(A: np.ndarray, B: np.ndarray) -> dict[str, np.ndarray]:
+    """C = A @ B with f16 operands widened to f32, f32 accumulation, f16 result."""
+    return {"C": (_f32(A) @ _f32(B)).astype(F16)}
+
+
+def _attention_probs_times_v(s: np.ndarray, V: np.ndarray) -> np.ndarray:
+    """Unnormalised exp(s - rowmax) @ V divided by the row sum, in f32, rounded to f16."""
+    mx = s.max(axis=1, keepdims=True)
+    e = np.exp(s - mx, dtype=F32)
+    sm = e.sum(axis=1, keepdims=True, dtype=F32)
+    return ((e @ _f32(V)) / sm).astype(F16)
+
+
+def attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray, M: np.ndarray, scale: float = 0.125) -> dict[str, np.ndarray]:
+    """softmax(Q K^T * scale + M) V for one head; everything between the f16 inputs and
+    the f16 output in f32."""
+    s = (_f32(Q) @ _f32(K).T) * F32(scale) + _f32(M)
+    return {"O": _attention_probs_times_v(s, V)}
+
+
+def attention_causal(Q: np.ndarray, K: np.ndarray, V: np.ndarray, scale: float = 0.125) -> dict[str, np.ndarray]:
+    """Causal attention: scores with key index j > query index i are -inf."""
+    s = (_f32(Q) @ _f32(K).T) * F32(scale)
+    n = s.shape[0]
+    keep = np.arange(n)[None, :] <= np.arange(n)[:, None]  # [i, j]: j <= i
+    s = np.where(keep, s, F32(-np.inf)).astype(F32)
+    return {"O": _attention_probs_times_v(s, V)}
+
+
+def conv2d(X: np.ndarray, Wt: np.ndarray, bias: np.ndarray) -> dict[str, np.ndarray]:
+    """Valid (unpadded) stride-1 NCHW convolution with an [F, C, R, S] filter and a bias;
+    f32 accumulation, f16 result."""
+    x = _f32(X)
+    w = _f32(Wt)
+    r, s = w.shape[2], w.shape[3]
+    # windows[n, c, y, x, r, s] = X[n, c, y + r, x + s]
+    windows = np.lib.stride_tricks.sliding_window_view(x, (r, s), axis=(2, 3))
+    acc = np.einsum("ncyxrs,fcrs->nfyx", windows, w, dtype=F32, optimize=True)
+    acc = acc + _f32(bias)[None, :, None, None]
+    return {"Y": acc.astype(F16)}
+
+
+REFERENCES: dict[str, Callable[..., dict[str, np.ndarray]]] = {
+    "add": add,
+    "softmax": softmax,
+    "layernorm": layernorm,
+    "rmsnorm": rmsnorm,
+    "matmul": matmul,
+    "attention": attention,
+    "attention_causal": attention_causal,
+    "conv2d": conv2d,
+}
+"""Example file stem -> reference function (called with the inputs as keyword args)."""
