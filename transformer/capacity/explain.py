@@ -19,7 +19,7 @@ from dataclasses import replace
 from typing import Mapping
 
 from . import expr as E
-from .evaluate import value, violated
+from .evaluate import compile_checker, value, violated
 from .model import Constraint, System, alloc_expr, build_system, bytes_expr
 from .result import Explanation, fmt_bytes
 
@@ -102,6 +102,7 @@ def _origins(bufs: list, env: Mapping[str, int], system: System) -> str:
             staged.setdefault((b.origin or "stages", b.stages), []).append(b.name)
     if staged:
         parts = [f"{o} {_MULT.get(s, f'makes {s} copies of')} {', '.join(ns)}"
+                 if o != "stages" else f"{', '.join(ns)} with {s} stages"
                  for (o, s), ns in staged.items()]
         return " (" + "; ".join(parts) + ")"
     big = max(bufs, key=lambda b: E.evaluate(alloc_expr(b, system.target), env))
@@ -183,9 +184,11 @@ def capacity_hints(system: System, c: Constraint, env: Mapping[str, int],
     """Largest smaller tiles and dropped stages that make every hard constraint hold."""
     out: list[tuple[int, str]] = []
     for v in sorted(E.symbols(c.lhs) & bound):
+        others = {k: val for k, val in env.items() if k != v}
+        ok = compile_checker(system, [v], others)
         for x in _smaller(int(env[v])):
-            trial = dict(env, **{v: x})
-            if _fits(system, trial):
+            if ok(x):
+                trial = dict(env, **{v: x})
                 out.append((_footprint(system, trial), f"tile{{{v}={x}}}"))
                 break
     out.sort(key=lambda t: -t[0])

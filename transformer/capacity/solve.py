@@ -74,10 +74,22 @@ def _domain_z3(v: z3.ArithRef, dom: tuple) -> z3.BoolRef:
     return z3.Or(*(v == x for x in dom))
 
 
-def _domain_min(dom: tuple | None) -> int:
+def _smallest(system: System, v: str, dom: tuple | None) -> int:
+    """Smallest allowed value of `v` meeting its single-variable constraints (cube16...):
+    the most favourable value to quote in an explanation of a symbolic unsat."""
     if dom is None:
-        return 16
-    return dom[1] if dom[0] == "range" else dom[0]
+        values: Iterable[int] = range(1, 4097)
+    elif dom[0] == "range":
+        values = range(dom[1], min(dom[2], dom[1] + 4096) + 1)
+    else:
+        values = dom
+    own = [c for c in system.hard() if E.symbols(c.lhs) == {v}]
+    first = None
+    for x in values:
+        first = x if first is None else first
+        if all(holds(c, {v: x}) for c in own):
+            return x
+    return first if first is not None else 1
 
 
 def _key(system: System, sizes: Mapping[str, int], doms: Mapping[str, tuple], hints: bool) -> str:
@@ -128,7 +140,8 @@ def _solve(system: System, bound: dict[str, int], doms: dict[str, tuple], timeou
     zv = {v: z3.Int(v) for v in free}
     s = z3.Solver()
     s.set("timeout", max(1, int(timeout_ms)))
-    s.set("core.minimize", True)
+    # No core.minimize: with bound sizes each violated constraint is a tracked constant
+    # False, so the core is already exact; minimisation only costs time on symbolic cases.
     for v in free:
         cond = zv[v] >= 1
         if v in doms:
@@ -171,7 +184,7 @@ def _explanations(system: System, bound: dict[str, int], doms: dict[str, tuple],
                   hints: bool) -> list[Explanation]:
     """Core constraints first; with every dim bound, the other violated ones after."""
     if free:
-        env = {**bound, **{v: _domain_min(doms.get(v)) for v in free}}
+        env = {**bound, **{v: _smallest(system, v, doms.get(v)) for v in free}}
         prefix = ("even with the smallest allowed "
                   + ", ".join(f"{v}={env[v]}" for v in free) + ": ")
     else:
