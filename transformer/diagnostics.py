@@ -61,7 +61,7 @@ class AscxError(Exception):
 
     @property
     def path(self) -> str:
-        return self.source.path if self.source else "<input>"
+        return self.source.path if self.source else ("<input>" if self.loc else "ascx")
 
     def short(self) -> str:
         where = self.path

@@ -1,0 +1,109 @@
+"""The `ascx` command line.
+
+Core commands live here (`parse`, `run`); other modules add theirs through a
+`register(group)` function listed in `_COMMAND_MODULES`, so each capability keeps its CLI
+next to its code.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+import numpy as np
+
+from . import __version__
+from .cli_common import (
+    handle_errors,
+    load_kernel,
+    size_option,
+    write_output_file,
+)
+from .diagnostics import UsageError
+
+_COMMAND_MODULES = (
+    "transformer.cli_passes",  # transform, verify, passes
+    "transformer.cli_check",  # check, targets
+    "transformer.cli_emit",  # emulator
+)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="ascx")
+def main() -> None:
+    """ascx: transform loop-nest kernels for Ascend NPUs, prove they fit, emit Ascend C."""
+
+
+@main.command("parse")
+@click.argument("file")
+@size_option
+@click.option("--quiet", "-q", is_flag=True, help="Print nothing on success.")
+@handle_errors
+def parse_cmd(file: str, sizes: tuple[str, ...], quiet: bool) -> None:
+    """Validate FILE (`-` for stdin) and print its canonical text."""
+    from .printer import print_kernel
+
+    kernel = load_kernel(file, sizes)
+    if not quiet:
+        click.echo(print_kernel(kernel), nl=False)
+
+
+@main.command("run")
+@click.argument("file")
+@size_option
+@click.option("--inputs", "inputs_path", metavar="IN.npz", help="Input arrays keyed by input name.")
+@click.option("--seed", type=int, default=None, help="Seed for inputs not given in --inputs (default: fresh).")
+@click.option("--save-inputs", metavar="PATH", help="Write the inputs used (given and drawn) to an .npz.")
+@click.option("-o", "--output", metavar="OUT.npz", help="Write outputs keyed by output name.")
+@handle_errors
+def run_cmd(file: str, sizes: tuple[str, ...], inputs_path: str | None, seed: int | None,
+            save_inputs: str | None, output: str | None) -> None:
+    """Interpret FILE with the numpy reference interpreter."""
+    from .interp import load_inputs, random_inputs, run
+
+    kernel = load_kernel(file, sizes)
+    given = load_inputs(kernel, inputs_path) if inputs_path else {}
+    if seed is None:
+        seed = int(np.random.SeedSequence().entropy % (2**63))
+    drawn = random_inputs(kernel, np.random.default_rng(seed))
+    inputs = {name: given.get(name, drawn[name]) for name in drawn}
+    missing = [n for n in drawn if n not in given]
+    if missing and inputs_path:
+        click.echo(f"note: drew {', '.join(missing)} at random (seed {seed})", err=True)
+    if save_inputs:
+        _save_npz(save_inputs, inputs)
+    outputs = run(kernel, inputs)
+    if output:
+        _save_npz(output, outputs)
+    else:
+        for name, arr in outputs.items():
+            a = np.asarray(arr, dtype=np.float64)
+            click.echo(f"{name}: {arr.dtype}{list(arr.shape)} min={a.min():.6g} max={a.max():.6g} mean={a.mean():.6g}")
+
+
+def _save_npz(path: str, arrays: dict[str, np.ndarray]) -> None:
+    import io
+
+    if not path.endswith(".npz"):
+        raise UsageError(f"`{path}`: output arrays are written as .npz; give a path ending in .npz")
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    write_output_file(path, buf.getvalue())
+
+
+def _register_extensions() -> None:
+    for name in _COMMAND_MODULES:
+        try:
+            mod = importlib.import_module(name)
+        except ModuleNotFoundError as e:
+            if e.name == name:
+                continue  # capability not present in this build
+            raise
+        mod.register(main)
+
+
+_register_extensions()
+
+if __name__ == "__main__":  # `python -m transformer.cli`
+    sys.exit(main())

@@ -1,0 +1,158 @@
+"""Pieces shared by every `ascx` command: `--size`, `--target`, loading a kernel, and
+turning errors into exit codes.
+
+Exit codes (all commands): 0 success, 1 a check failed (mismatch, over capacity),
+2 bad input or usage. A user error never shows a Python traceback; an internal error
+prints one line (and the traceback only with `ASCX_DEBUG=1`) and exits 3.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+import traceback
+from typing import Any, Callable, TypeVar
+
+import click
+
+from . import ir
+from .diagnostics import AscxError, SemanticError, Source, UsageError, did_you_mean
+
+EXIT_OK = 0
+EXIT_CHECK_FAILED = 1
+EXIT_BAD_INPUT = 2
+EXIT_INTERNAL = 3
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class CheckFailed(Exception):
+    """Raised by a command whose check failed after printing its report (exit 1)."""
+
+
+def parse_size_overrides(values: tuple[str, ...]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for v in values:
+        name, sep, num = v.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise UsageError(f"--size expects NAME=INT, got `{v}`", hint="e.g. --size S=256")
+        try:
+            value = int(num)
+        except ValueError:
+            raise UsageError(f"--size {name}: `{num}` is not an integer", hint="e.g. --size S=256") from None
+        if value <= 0:
+            raise UsageError(f"--size {name}: must be positive, got {value}")
+        out[name] = value
+    return out
+
+
+def size_option(f: F) -> F:
+    return click.option(
+        "--size", "sizes", multiple=True, metavar="NAME=INT",
+        help="Override a `size` default (repeatable).",
+    )(f)
+
+
+def target_option(f: F) -> F:
+    return click.option(
+        "--target", "target_name", default=None, metavar="NAME",
+        help="Target chip (default ascend910b2; see `ascx targets`).",
+    )(f)
+
+
+def load_target(name: str | None) -> Any:
+    from .targets import DEFAULT_TARGET, get_target
+
+    try:
+        return get_target(name or DEFAULT_TARGET)
+    except AscxError:
+        raise
+    except KeyError as e:  # pragma: no cover - targets raise their own typed error
+        raise UsageError(str(e)) from None
+
+
+def load_kernel(path: str, sizes: tuple[str, ...] = ()) -> ir.Kernel:
+    """Parse `path` (`-` is stdin) and apply `--size` overrides, re-checking the result."""
+    from .check import check_kernel
+    from .parser import parse_file
+
+    global _CURRENT_SOURCE
+    _CURRENT_SOURCE = _source_of(path)
+    kernel = parse_file(path)
+    overrides = parse_size_overrides(sizes)
+    if overrides:
+        known = [s.name for s in kernel.sizes]
+        for name in overrides:
+            if name not in known:
+                raise UsageError(f"--size {name}: kernel `{kernel.name}` has no size `{name}`",
+                                 hint=did_you_mean(name, known) or ("sizes: " + ", ".join(known) if known else "it declares no sizes"))
+        kernel = kernel.with_sizes(overrides)
+        errors = check_kernel(kernel)
+        if errors:
+            e = errors[0]
+            raise SemanticError(f"with {' '.join('--size ' + s for s in sizes)}: {e.message}", e.loc,
+                                hint=e.hint, source=_source_of(path))
+    return kernel
+
+
+_CURRENT_SOURCE: Source | None = None
+"""The file the running command loaded, so errors raised later (by the interpreter or a
+pass) are rendered with its source line and caret."""
+
+
+def _source_of(path: str) -> Source | None:
+    if path == "-":
+        return None
+    try:
+        with open(path, encoding="utf-8") as f:
+            return Source(path, f.read())
+    except OSError:
+        return None
+
+
+def handle_errors(f: F) -> F:
+    """Run a command body; map errors to messages and exit codes."""
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return f(*args, **kwargs)
+        except AscxError as e:
+            if e.source is None and e.loc is not None:
+                e.with_source(_CURRENT_SOURCE)
+            click.echo(e.render(), err=True)
+            sys.exit(EXIT_BAD_INPUT)
+        except CheckFailed:
+            sys.exit(EXIT_CHECK_FAILED)
+        except (click.exceptions.Exit, click.ClickException, SystemExit):
+            raise
+        except KeyboardInterrupt:
+            click.echo("ascx: interrupted", err=True)
+            sys.exit(130)
+        except Exception as e:  # an ascx bug, not a user error
+            if os.environ.get("ASCX_DEBUG"):
+                traceback.print_exc()
+            click.echo(f"ascx: internal error: {type(e).__name__}: {e}\n"
+                       "hint: this is a bug in ascx; rerun with ASCX_DEBUG=1 for details", err=True)
+            sys.exit(EXIT_INTERNAL)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def write_output_file(path: str, data: bytes | str, *, force: bool = True) -> None:
+    """Write a file the user asked for by name (atomic replace, so a failure midway never
+    leaves a truncated file)."""
+    tmp = f"{path}.ascx-tmp-{os.getpid()}"
+    mode = "wb" if isinstance(data, bytes) else "w"
+    try:
+        with open(tmp, mode) as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except OSError as e:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise UsageError(f"cannot write `{path}`: {e.strerror}") from None

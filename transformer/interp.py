@@ -1,0 +1,650 @@
+"""The numpy reference interpreter: the meaning of every kernel, before and after passes.
+
+Semantics (shared/design/ir.md, "Meaning"):
+- statements run in program order; arithmetic happens in the promoted type of its
+  operands (`transformer.dtypes.promote`), f16 in numpy float16, bf16 as float32 values
+  rounded to bfloat16 (round-to-nearest-even) after every operation;
+- a store converts to the destination dtype with round-to-nearest-even (float -> int
+  rounds half to even and saturates); reductions accumulate in the destination dtype;
+- temps, locals and outputs start unwritten: reading an unwritten element is an
+  `InterpError` at the reading access; indices out of bounds are errors at the access;
+  an output element never written by the end of the kernel is an error too.
+
+Speed: a loop runs *vectorised* — each statement of its body once over all iterations,
+as numpy array operations — when that provably gives the same result as running the
+iterations in order (`_vectorisable`): every tensor the body writes is either touched by
+each iteration at its own elements (identical accesses with the loop variable in a
+dimension), or only reduced into by a reassociable reduction (`max=`/`min=`, or `+=`/`*=`
+into f32/int) and not otherwise read. Everything else runs as a Python loop. Large
+iteration spaces are cut into chunks to bound memory.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+import numpy as np
+
+from . import ir
+from .affine import eval_int, to_affine
+from .diagnostics import InterpError, UsageError
+from .dtypes import BOOL, WEAK_FLOAT, WEAK_INT, Ty, float_of, promote
+
+NP_DTYPE: dict[str, Any] = {
+    "f16": np.float16,
+    "bf16": np.float32,  # bf16 values are held in float32, rounded to bf16
+    "f32": np.float32,
+    "i8": np.int8,
+    "i32": np.int32,
+    "bool": np.bool_,
+}
+
+# Elements in one vectorised evaluation before a loop is cut into chunks.
+CHUNK_ELEMENTS = 1 << 22
+
+
+def round_bf16(x: np.ndarray | float) -> np.ndarray:
+    """Round float32 values to the nearest bfloat16 (ties to even), kept as float32."""
+    a = np.asarray(x, dtype=np.float32)
+    bits = a.view(np.uint32).astype(np.uint64)
+    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    out = rounded.astype(np.uint32).view(np.float32)
+    # NaN must stay NaN (the rounding could carry into the exponent and make inf)
+    return np.where(np.isnan(a), a, out).astype(np.float32)
+
+
+def convert(value: Any, dtype: str) -> np.ndarray:
+    """Convert to a storage dtype with round-to-nearest-even (ints saturate)."""
+    if dtype == "bf16":
+        return round_bf16(np.asarray(value, dtype=np.float32))
+    if dtype in ("i8", "i32"):
+        info = np.iinfo(NP_DTYPE[dtype])
+        v = np.asarray(value)
+        if v.dtype.kind == "f":
+            v = np.rint(v)
+            v = np.nan_to_num(v, nan=0.0, posinf=info.max, neginf=info.min)
+        return np.clip(v, info.min, info.max).astype(NP_DTYPE[dtype])
+    if dtype == "bool":
+        return np.asarray(value, dtype=np.bool_)
+    return np.asarray(value).astype(NP_DTYPE[dtype])
+
+
+# --------------------------------------------------------------------------------------
+# public API
+
+
+def run(kernel: ir.Kernel, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Interpret `kernel` on `inputs` (keyed by input name) and return its outputs."""
+    with np.errstate(all="ignore"):
+        return _Interpreter(kernel, inputs).run()
+
+
+def random_inputs(kernel: ir.Kernel, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Random inputs of the right shapes and dtypes: floats uniform in [-1, 1) (never all
+    zeros), i8 in [-8, 8], i32 in [-100, 100]."""
+    sizes = kernel.size_values()
+    out: dict[str, np.ndarray] = {}
+    for t in kernel.inputs:
+        shape = tuple(eval_int(d, sizes) for d in t.shape)
+        if t.dtype in ir.FLOAT_DTYPES:
+            v = rng.uniform(-1.0, 1.0, size=shape).astype(np.float32)
+        elif t.dtype == "i8":
+            v = rng.integers(-8, 9, size=shape)
+        else:
+            v = rng.integers(-100, 101, size=shape)
+        out[t.name] = convert(v, t.dtype)
+    return out
+
+
+def tolerance(dtype: str) -> tuple[float, float]:
+    """(rtol, atol) for comparing two computations of an output of this dtype that may
+    differ in accumulation order and intermediate rounding."""
+    return {
+        "f32": (1e-4, 1e-5),
+        "f16": (1e-2, 2e-3),
+        "bf16": (4e-2, 1e-2),
+        "i8": (0.0, 0.0),
+        "i32": (0.0, 0.0),
+    }[dtype]
+
+
+@dataclass(frozen=True)
+class OutputDiff:
+    name: str
+    dtype: str
+    max_abs: float
+    max_rel: float
+    ok: bool
+    rtol: float
+    atol: float
+    worst_index: tuple[int, ...] | None = None
+
+    def describe(self) -> str:
+        status = "ok" if self.ok else "MISMATCH"
+        where = f" at {list(self.worst_index)}" if self.worst_index is not None and not self.ok else ""
+        return (f"{self.name} ({self.dtype}): max abs err {self.max_abs:.3g}, max rel err {self.max_rel:.3g} "
+                f"(rtol {self.rtol:g}, atol {self.atol:g}) {status}{where}")
+
+
+def compare_outputs(kernel: ir.Kernel, expected: Mapping[str, np.ndarray],
+                    actual: Mapping[str, np.ndarray]) -> list[OutputDiff]:
+    """Compare outputs elementwise: |a - e| <= atol + rtol * |e|; infinities must match
+    exactly, NaN only matches NaN."""
+    diffs = []
+    for t in kernel.outputs:
+        rtol, atol = tolerance(t.dtype)
+        e = np.asarray(expected[t.name], dtype=np.float64)
+        a = np.asarray(actual[t.name], dtype=np.float64)
+        if e.shape != a.shape:
+            diffs.append(OutputDiff(t.name, t.dtype, math.inf, math.inf, False, rtol, atol))
+            continue
+        both_nan = np.isnan(e) & np.isnan(a)
+        same_inf = np.isinf(e) & (e == a)
+        err = np.where(both_nan | same_inf, 0.0, np.abs(a - e))
+        err = np.where(np.isnan(err), np.inf, err)
+        rel = err / np.maximum(np.abs(np.where(np.isfinite(e), e, 1.0)), 1e-30)
+        bad = err > atol + rtol * np.abs(np.where(np.isfinite(e), e, 0.0))
+        worst = tuple(int(x) for x in np.unravel_index(int(np.argmax(np.where(bad, err, -1.0))), e.shape)) if e.size else None
+        diffs.append(OutputDiff(
+            t.name, t.dtype, float(err.max()) if err.size else 0.0, float(rel.max()) if rel.size else 0.0,
+            not bool(bad.any()), rtol, atol, worst,
+        ))
+    return diffs
+
+
+def load_inputs(kernel: ir.Kernel, path: str) -> dict[str, np.ndarray]:
+    """Read an .npz of inputs, checking names, shapes and dtypes."""
+    try:
+        data = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as e:
+        raise UsageError(f"cannot read inputs from `{path}`: {e}") from None
+    sizes = kernel.size_values()
+    by_name = {t.name: t for t in kernel.inputs}
+    out: dict[str, np.ndarray] = {}
+    for key in data.files:
+        if key not in by_name:
+            from .diagnostics import did_you_mean
+
+            raise UsageError(f"`{path}`: `{key}` is not an input of kernel `{kernel.name}`",
+                             hint=did_you_mean(key, by_name) or ("inputs: " + ", ".join(by_name)))
+        t = by_name[key]
+        arr = data[key]
+        shape = tuple(eval_int(d, sizes) for d in t.shape)
+        if arr.shape != shape:
+            raise UsageError(f"`{path}`: input `{key}` has shape {list(arr.shape)}, kernel expects {list(shape)}",
+                             hint="a --size override may be missing or wrong")
+        want = np.dtype(NP_DTYPE[t.dtype])
+        if arr.dtype != want:
+            raise UsageError(f"`{path}`: input `{key}` has dtype {arr.dtype}, kernel expects {t.dtype} ({want})",
+                             hint=f"convert it with .astype(np.{want})")
+        if t.dtype == "bf16":
+            arr = round_bf16(arr)
+        out[key] = arr
+    return out
+
+
+# --------------------------------------------------------------------------------------
+# the interpreter
+
+
+class _Interpreter:
+    def __init__(self, kernel: ir.Kernel, inputs: Mapping[str, np.ndarray]) -> None:
+        self.k = kernel
+        self.sizes = kernel.size_values()
+        self.decls = {t.name: t for t in kernel.tensors()}
+        self.arrays: dict[str, np.ndarray] = {}
+        self.written: dict[str, np.ndarray] = {}
+        for t in kernel.tensors():
+            shape = tuple(eval_int(d, self.sizes) for d in t.shape)
+            if t.kind == "input":
+                if t.name not in inputs:
+                    raise UsageError(f"missing input `{t.name}`")
+                arr = np.asarray(inputs[t.name])
+                if arr.shape != shape:
+                    raise UsageError(f"input `{t.name}` has shape {list(arr.shape)}, kernel expects {list(shape)}")
+                self.arrays[t.name] = convert(arr, t.dtype).copy()
+            else:
+                self.arrays[t.name] = np.zeros(shape, dtype=NP_DTYPE[t.dtype])
+                self.written[t.name] = np.zeros(shape, dtype=bool)
+        self.consts = {c.name: c for c in kernel.consts}
+        self._plan: dict[int, bool] = {}
+        self._volume: dict[int, int] = {}
+
+    def run(self) -> dict[str, np.ndarray]:
+        self.exec_block(self.k.body, {}, ())
+        out = {}
+        for t in self.k.outputs:
+            w = self.written[t.name]
+            if not w.all():
+                idx = [int(x) for x in np.argwhere(~w)[0]]
+                raise InterpError(f"output `{t.name}` element {idx} is never written "
+                                  f"({int((~w).sum())} of {w.size} elements unwritten)", t.loc)
+            out[t.name] = self.arrays[t.name].copy()
+        return out
+
+    # ---- statements -------------------------------------------------------------------
+    def exec_block(self, stmts: tuple[ir.Stmt, ...], env: dict[str, Any], axes: tuple[int, ...]) -> None:
+        for s in stmts:
+            if isinstance(s, ir.Assign):
+                self.exec_assign(s, env, axes)
+            elif isinstance(s, ir.For):
+                self.exec_for(s, env, axes)
+            else:
+                self.exec_copy(s, env)
+
+    def exec_for(self, s: ir.For, env: dict[str, Any], axes: tuple[int, ...]) -> None:
+        lo, hi = self.int_value(s.lo, env, s), self.int_value(s.hi, env, s)
+        if hi <= lo:
+            return
+        if self._vectorisable(s) and hi - lo > 1:
+            volume = math.prod(axes) * self._inner_volume(s)
+            chunk = max(1, CHUNK_ELEMENTS // max(volume, 1))
+            for start in range(lo, hi, chunk):
+                stop = min(hi, start + chunk)
+                arr = np.arange(start, stop, dtype=np.int64).reshape((stop - start,) + (1,) * len(axes))
+                inner = dict(env)
+                inner[s.var] = arr
+                self.exec_block(s.body, inner, (stop - start,) + axes)
+        else:
+            inner = dict(env)
+            for v in range(lo, hi):
+                inner[s.var] = v
+                self.exec_block(s.body, inner, axes)
+
+    def int_value(self, e: ir.Expr, env: dict[str, Any], s: ir.Stmt) -> int:
+        try:
+            v = eval_int(e, {**self.sizes, **env})
+        except (KeyError, ValueError) as err:  # pragma: no cover - the checker prevents it
+            raise InterpError(f"cannot evaluate bound: {err}", s.loc) from None
+        if isinstance(v, np.ndarray):  # pragma: no cover - _vectorisable prevents it
+            raise AssertionError("loop bound depends on a vectorised variable")
+        return int(v)
+
+    def exec_assign(self, s: ir.Assign, env: dict[str, Any], axes: tuple[int, ...]) -> None:
+        tgt = s.target
+        name = tgt.tensor if isinstance(tgt, ir.Access) else tgt.name
+        decl = self.decls[name]
+        idx = self.indices(tgt, env, decl) if isinstance(tgt, ir.Access) else ()
+        value, ty = self.eval(s.value, env)
+        full = axes
+        ndim = len(full)
+        # Shape of the target positions over the vectorised axes.
+        tshape = np.broadcast_shapes(*[np.shape(i) for i in idx]) if idx else ()
+        tshape = (1,) * (ndim - len(tshape)) + tuple(tshape)
+        reduce_axes = tuple(a for a in range(ndim) if tshape[a] == 1 and full[a] > 1)
+        if s.op == "=":
+            assert not reduce_axes, "plain store reduced over a vectorised axis"
+            self.store(decl, idx, convert(value, decl.dtype), tshape, s)
+            return
+        old = self.load(decl, idx, tgt)
+        if reduce_axes:
+            v = np.broadcast_to(self._as_dtype(value, ty, decl.dtype), full)
+            v = self._reduce(s.op, v, reduce_axes, decl.dtype)
+        else:
+            v = self._as_dtype(value, ty, decl.dtype)
+        new = self._combine(s.op, old, v, decl.dtype)
+        self.store(decl, idx, new, tshape, s)
+
+    @staticmethod
+    def _as_dtype(value: Any, ty: Ty, dtype: str) -> np.ndarray:
+        """A reduction operand in the accumulator's computation type."""
+        comp = promote(Ty(dtype), ty).dtype
+        return convert(value, comp) if comp != "bf16" else round_bf16(np.asarray(value, np.float32))
+
+    @staticmethod
+    def _reduce(op: str, v: np.ndarray, axes: tuple[int, ...], dtype: str) -> np.ndarray:
+        if op == "+=":
+            r = np.sum(v, axis=axes, keepdims=True, dtype=v.dtype)
+        elif op == "*=":
+            r = np.prod(v, axis=axes, keepdims=True, dtype=v.dtype)
+        elif op == "max=":
+            r = np.max(v, axis=axes, keepdims=True)
+        else:
+            r = np.min(v, axis=axes, keepdims=True)
+        return r
+
+    @staticmethod
+    def _combine(op: str, old: np.ndarray, v: np.ndarray, dtype: str) -> np.ndarray:
+        comp_old = np.asarray(old)
+        if np.asarray(v).dtype != comp_old.dtype:
+            common = np.result_type(comp_old.dtype, np.asarray(v).dtype)
+            comp_old, v = comp_old.astype(common), np.asarray(v).astype(common)
+        if op == "+=":
+            r = comp_old + v
+        elif op == "*=":
+            r = comp_old * v
+        elif op == "max=":
+            r = np.maximum(comp_old, v)
+        else:
+            r = np.minimum(comp_old, v)
+        return convert(r, dtype)
+
+    def exec_copy(self, s: ir.Copy, env: dict[str, Any]) -> None:
+        dst_decl, src_decl = self.decls[s.dst.tensor], self.decls[s.src.tensor]
+        dsl, dshape = self.region(s.dst, env, dst_decl)
+        ssl, sshape = self.region(s.src, env, src_decl)
+        if dshape != sshape:
+            raise InterpError(f"copy regions differ in shape: destination {dshape}, source {sshape}", s.loc)
+        if src_decl.name in self.written:
+            w = self.written[src_decl.name][ssl]
+            if not w.all():
+                bad = [int(x) for x in np.argwhere(~w)[0]]
+                raise InterpError(f"copy reads an unwritten element of `{src_decl.name}` "
+                                  f"(region offset {bad})", s.src.loc or s.loc)
+        data = self.arrays[src_decl.name][ssl]
+        self.arrays[dst_decl.name][dsl] = np.reshape(data, self.arrays[dst_decl.name][dsl].shape)
+        self.written[dst_decl.name][dsl] = True
+
+    def region(self, r: ir.Region, env: dict[str, Any], decl: ir.TensorDecl) -> tuple[tuple[Any, ...], list[int]]:
+        shape = self.arrays[decl.name].shape
+        sl: list[Any] = []
+        ext: list[int] = []
+        for d, (dim, n) in enumerate(zip(r.dims, shape)):
+            if isinstance(dim, ir.Slice):
+                lo = self.int_value(dim.lo, env, r)  # type: ignore[arg-type]
+                hi = self.int_value(dim.hi, env, r)  # type: ignore[arg-type]
+                if lo < 0 or hi > n or hi < lo:
+                    raise InterpError(f"copy region {lo}:{hi} is out of bounds for dimension {d} of "
+                                      f"`{decl.name}` (size {n})", r.loc)
+                sl.append(slice(lo, hi))
+                ext.append(hi - lo)
+            else:
+                i = self.int_value(dim, env, r)  # type: ignore[arg-type]
+                if not 0 <= i < n:
+                    raise InterpError(f"copy index {i} is out of bounds for dimension {d} of "
+                                      f"`{decl.name}` (size {n})", r.loc)
+                sl.append(i)
+        return tuple(sl), ext
+
+    # ---- memory -----------------------------------------------------------------------
+    def indices(self, a: ir.Access, env: dict[str, Any], decl: ir.TensorDecl) -> tuple[Any, ...]:
+        shape = self.arrays[decl.name].shape
+        out = []
+        for d, (e, n) in enumerate(zip(a.indices, shape)):
+            v = self.index_value(e, env)
+            if np.ndim(v) == 0:
+                if not 0 <= int(v) < n:
+                    raise InterpError(f"index {int(v)} is out of bounds for dimension {d} of `{decl.name}` "
+                                      f"(size {n})", a.loc)
+            else:
+                lo, hi = int(np.min(v)), int(np.max(v))
+                if lo < 0 or hi >= n:
+                    raise InterpError(f"index {lo if lo < 0 else hi} is out of bounds for dimension {d} "
+                                      f"of `{decl.name}` (size {n})", a.loc)
+            out.append(v)
+        return tuple(out)
+
+    def index_value(self, e: ir.Expr, env: dict[str, Any]) -> Any:
+        if isinstance(e, ir.IntLit):
+            return e.value
+        if isinstance(e, ir.Name):
+            if e.name in env:
+                return env[e.name]
+            return self.sizes[e.name]
+        if isinstance(e, ir.Binary):
+            a, b = self.index_value(e.lhs, env), self.index_value(e.rhs, env)
+            return a + b if e.op == "+" else a - b if e.op == "-" else a * b
+        if isinstance(e, ir.Unary):
+            return -self.index_value(e.operand, env)
+        if isinstance(e, ir.Call):
+            vals = [self.index_value(x, env) for x in e.args]
+            return np.minimum(*vals) if e.func == "min" else np.maximum(*vals)
+        raise AssertionError(type(e))
+
+    def load(self, decl: ir.TensorDecl, idx: tuple[Any, ...], node: Any) -> np.ndarray:
+        name = decl.name
+        if name in self.written:
+            w = self.written[name][idx] if idx else self.written[name]
+            if not np.all(w):
+                if np.ndim(w):
+                    first = np.argwhere(~np.broadcast_to(w, np.shape(w)))[0]
+                    elem = [int(np.broadcast_to(i, np.shape(w))[tuple(first)]) for i in idx]
+                else:
+                    elem = [int(i) for i in idx]
+                raise InterpError(f"read of unwritten element {elem} of {decl.kind} `{name}`",
+                                  getattr(node, "loc", None),
+                                  hint="every element must be written before it is read")
+        return self.arrays[name][idx] if idx else self.arrays[name][()]
+
+    def store(self, decl: ir.TensorDecl, idx: tuple[Any, ...], value: np.ndarray, tshape: tuple[int, ...],
+              s: ir.Assign) -> None:
+        name = decl.name
+        if idx:
+            bidx = np.broadcast_arrays(*[np.asarray(i) for i in idx])
+            full = np.broadcast_shapes(bidx[0].shape, np.shape(value))
+            if full != bidx[0].shape:
+                bidx = [np.broadcast_to(i, full) for i in bidx]
+            self.arrays[name][tuple(bidx)] = np.broadcast_to(value, bidx[0].shape)
+            self.written[name][tuple(bidx)] = True
+        else:
+            v = np.asarray(value)
+            self.arrays[name][()] = v.reshape(-1)[0] if v.size else v
+            self.written[name][()] = True
+
+    # ---- expressions ------------------------------------------------------------------
+    def eval(self, e: ir.Expr, env: dict[str, Any]) -> tuple[Any, Ty]:
+        if isinstance(e, ir.IntLit):
+            return e.value, WEAK_INT
+        if isinstance(e, ir.FloatLit):
+            return e.value, WEAK_FLOAT
+        if isinstance(e, ir.Name):
+            if e.name in env:
+                return env[e.name], WEAK_INT
+            if e.name in self.sizes:
+                return self.sizes[e.name], WEAK_INT
+            if e.name in self.consts:
+                c = self.consts[e.name]
+                return convert(c.value, c.dtype)[()], Ty(c.dtype)
+            decl = self.decls[e.name]
+            return self.load(decl, (), e), Ty(decl.dtype)
+        if isinstance(e, ir.Access):
+            decl = self.decls[e.tensor]
+            return self.load(decl, self.indices(e, env, decl), e), Ty(decl.dtype)
+        if isinstance(e, ir.Unary):
+            v, t = self.eval(e.operand, env)
+            return self.materialise(-np.asarray(v), t), t
+        if isinstance(e, ir.Binary):
+            return self.binary(e, env)
+        if isinstance(e, ir.Call):
+            return self.call(e, env)
+        raise AssertionError(type(e))
+
+    @staticmethod
+    def materialise(v: Any, t: Ty) -> Any:
+        """Values of a weak type stay Python/int64 numbers; strong ones take their dtype."""
+        if t.weak:
+            return v
+        return convert(v, t.dtype) if t.dtype != "bool" else v
+
+    @staticmethod
+    def operand(v: Any, t: Ty, comp: Ty) -> Any:
+        if comp.dtype == "bool":
+            return v
+        if t.weak and comp.weak:
+            return np.asarray(v, dtype=np.float32) if comp.is_float else v
+        np_t = NP_DTYPE[comp.dtype]
+        return np.asarray(v).astype(np_t, copy=False)
+
+    def binary(self, e: ir.Binary, env: dict[str, Any]) -> tuple[Any, Ty]:
+        a, ta = self.eval(e.lhs, env)
+        b, tb = self.eval(e.rhs, env)
+        comp = promote(ta, tb)
+        x, y = self.operand(a, ta, comp), self.operand(b, tb, comp)
+        op = e.op
+        if op in ir.COMPARE_OPS:
+            r = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal,
+                 "==": np.equal, "!=": np.not_equal}[op](x, y)
+            return r, BOOL
+        if op == "+":
+            r = np.add(x, y)
+        elif op == "-":
+            r = np.subtract(x, y)
+        elif op == "*":
+            r = np.multiply(x, y)
+        else:
+            if comp.is_int:
+                yy = np.where(np.asarray(y) == 0, 1, y)
+                r = np.where(np.asarray(y) == 0, 0, np.trunc(np.true_divide(x, yy)).astype(np.int64))
+            else:
+                r = np.true_divide(x, y)
+        if comp.weak:
+            return (np.asarray(r, np.float32) if comp.is_float else r), comp
+        return self.materialise(r, comp), comp
+
+    def call(self, e: ir.Call, env: dict[str, Any]) -> tuple[Any, Ty]:
+        f = e.func
+        if f == "select":
+            c, _ = self.eval(e.args[0], env)
+            a, ta = self.eval(e.args[1], env)
+            b, tb = self.eval(e.args[2], env)
+            comp = promote(ta, tb)
+            r = np.where(c, self.operand(a, ta, comp), self.operand(b, tb, comp))
+            return (r if comp.weak else self.materialise(r, comp)), comp
+        if f in ir.DTYPES:
+            v, t = self.eval(e.args[0], env)
+            return convert(v, f), Ty(f)
+        args = [self.eval(a, env) for a in e.args]
+        if f in ("max", "min"):
+            (a, ta), (b, tb) = args
+            comp = promote(ta, tb)
+            fn = np.maximum if f == "max" else np.minimum
+            r = fn(self.operand(a, ta, comp), self.operand(b, tb, comp))
+            return (r if comp.weak else self.materialise(r, comp)), comp
+        (v, t), = args
+        if f == "abs":
+            return self.materialise(np.abs(self.operand(v, t, t if not t.weak else Ty(t.dtype))), t), t
+        comp = float_of(t)
+        comp = Ty(comp.dtype)  # float intrinsics on weak operands compute in f32
+        x = self.operand(v, t, comp)
+        fn = _FLOAT_INTRINSICS[f]
+        if comp.dtype == "bf16":
+            return round_bf16(fn(np.asarray(x, np.float32))), comp
+        return fn(x).astype(NP_DTYPE[comp.dtype], copy=False), comp
+
+    # ---- vectorisation legality -------------------------------------------------------
+    def _vectorisable(self, loop: ir.For) -> bool:
+        key = id(loop)
+        if key not in self._plan:
+            self._plan[key] = _vectorisable(loop, self.decls, self.sizes)
+        return self._plan[key]
+
+    def _inner_volume(self, loop: ir.For) -> int:
+        """Estimated elements of one iteration's vectorised evaluation (for chunking)."""
+        key = id(loop)
+        if key not in self._volume:
+            self._volume[key] = _max_chain_extent(loop.body, self.sizes)
+        return self._volume[key]
+
+
+def _rsqrt(x: np.ndarray) -> np.ndarray:
+    return np.reciprocal(np.sqrt(x))
+
+
+_FLOAT_INTRINSICS = {
+    "exp": np.exp,
+    "log": np.log,
+    "sqrt": np.sqrt,
+    "rsqrt": _rsqrt,
+    "tanh": np.tanh,
+}
+
+
+def _max_chain_extent(stmts: tuple[ir.Stmt, ...], sizes: dict[str, int]) -> int:
+    best = 1
+    for s in stmts:
+        if isinstance(s, ir.For):
+            try:
+                lo = eval_int(s.lo, _ZeroEnv(sizes))
+                hi = eval_int(s.hi, _ZeroEnv(sizes))
+                n = max(hi - lo, 1)
+            except (KeyError, ValueError):
+                n = max(sizes.values(), default=1)
+            best = max(best, n * _max_chain_extent(s.body, sizes))
+    return best
+
+
+class _ZeroEnv(dict):
+    """Sizes by name; any loop variable reads as 0 (for extent estimates only)."""
+
+    def __missing__(self, key: str) -> int:
+        return 0
+
+
+def _accesses(stmts: tuple[ir.Stmt, ...]) -> tuple[list[tuple[str, tuple[ir.Expr, ...], str]], list[tuple[str, tuple[ir.Expr, ...]]], bool, list[ir.For]]:
+    """(writes (tensor, indices, op), reads (tensor, indices), has_copy, nested loops)."""
+    writes: list[tuple[str, tuple[ir.Expr, ...], str]] = []
+    reads: list[tuple[str, tuple[ir.Expr, ...]]] = []
+    loops: list[ir.For] = []
+    has_copy = False
+    for s in ir.iter_stmts(stmts):
+        if isinstance(s, ir.Copy):
+            has_copy = True
+        elif isinstance(s, ir.For):
+            loops.append(s)
+        else:
+            t = s.target
+            if isinstance(t, ir.Access):
+                writes.append((t.tensor, t.indices, s.op))
+            else:
+                writes.append((t.name, (), s.op))
+            for x in ir.sub_exprs(s.value):
+                if isinstance(x, ir.Access):
+                    reads.append((x.tensor, x.indices))
+                elif isinstance(x, ir.Name):
+                    reads.append((x.name, ()))
+    return writes, reads, has_copy, loops
+
+
+def _vectorisable(loop: ir.For, decls: dict[str, ir.TensorDecl], sizes: dict[str, int]) -> bool:
+    """May every statement of `loop`'s body run once over all iterations (in body order)
+    and give the result of running the iterations in order? Sufficient condition, per
+    tensor T written in the body (incl. nested loops):
+      (disjoint)  every access to T in the body has the same index tuple, and one of its
+                  dimensions is `c*v + g` with c != 0 and g free of v and of variables of
+                  loops nested in the body; then iterations touch disjoint elements;
+      (reduction) T is written only by one reduction op, never read in the body, its
+                  indices do not mention v, and the op reassociates exactly enough:
+                  `max=`/`min=` always, `+=`/`*=` when T is f32 or integer.
+    Further: no copies in the body, and no nested loop bound mentions v."""
+    writes, reads, has_copy, loops = _accesses(loop.body)
+    if has_copy:
+        return False
+    v = loop.var
+    inner_vars = {l.var for l in loops}
+    for l in loops:
+        for b in (l.lo, l.hi):
+            if any(isinstance(x, ir.Name) and x.name == v for x in ir.sub_exprs(b)):
+                return False
+    written = {w[0] for w in writes}
+    for name in written:
+        if name not in decls:
+            continue  # a rank-0 name that is not a tensor cannot be written (checker)
+        ws = [w for w in writes if w[0] == name]
+        rs = [r[1] for r in reads if r[0] == name]
+        idx_set = {w[1] for w in ws} | set(rs)
+        if len(idx_set) == 1 and _has_private_dim(next(iter(idx_set)), v, inner_vars, sizes):
+            continue
+        ops = {w[2] for w in ws}
+        if (not rs and len(ops) == 1 and next(iter(ops)) in ir.REDUCE_OPS
+                and not any(_mentions(i, v) for w in ws for i in w[1])):
+            op = next(iter(ops))
+            if op in ("max=", "min=") or decls[name].dtype in ("f32", "i32", "i8"):
+                continue
+        return False
+    return True
+
+
+def _mentions(e: ir.Expr, var: str) -> bool:
+    return any(isinstance(x, ir.Name) and x.name == var for x in ir.sub_exprs(e))
+
+
+def _has_private_dim(indices: tuple[ir.Expr, ...], v: str, inner_vars: set[str], sizes: dict[str, int]) -> bool:
+    for e in indices:
+        a = to_affine(e, sizes)
+        if a is None:
+            continue
+        if a.coeff(v) != 0 and not (a.vars & inner_vars):
+            return True
+    return False
