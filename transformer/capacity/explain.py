@@ -182,17 +182,19 @@ def _smaller(current: int) -> list[int]:
 def capacity_hints(system: System, c: Constraint, env: Mapping[str, int],
                    bound: set[str], limit: int = 2) -> list[str]:
     """Largest smaller tiles and dropped stages that make every hard constraint hold."""
-    out: list[tuple[int, str]] = []
+    out: list[tuple[float, int, str]] = []
     for v in sorted(E.symbols(c.lhs) & bound):
         others = {k: val for k, val in env.items() if k != v}
         ok = compile_checker(system, [v], others)
         for x in _smaller(int(env[v])):
             if ok(x):
                 trial = dict(env, **{v: x})
-                out.append((_footprint(system, trial), f"tile{{{v}={x}}}"))
+                out.append((x / env[v], _footprint(system, trial), f"tile{{{v}={x}}}"))
                 break
-    out.sort(key=lambda t: -t[0])
-    hints = [h for _, h in out[:limit]]
+    # Least drastic change first: the smallest relative cut of one tile, then the largest
+    # remaining footprint.
+    out.sort(key=lambda t: (-t[0], -t[1]))
+    hints = [h for _, _, h in out[:limit]]
     staged = [system.buffer(n) for n in c.buffers if system.buffer(n).stages > 1]
     for b in sorted(staged, key=lambda b: -E.evaluate(bytes_expr(b), env)):
         if _fits(_with_stages(system, {b.name}), env):
