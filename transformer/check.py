@@ -204,7 +204,8 @@ def _expr_type(e: ir.Expr, k: ir.Kernel, loop_vars: tuple[str, ...], errors: lis
         if t is not None:
             if t.rank != 0:
                 errors.append(SemanticError(
-                    f"`{e.name}` has rank {t.rank} and needs {t.rank} indices", e.loc,
+                    f"`{e.name}` has rank {t.rank} and needs {t.rank} "
+                    f"ind{'ex' if t.rank == 1 else 'ices'}", e.loc,
                     hint=f"write `{e.name}[" + ", ".join("_" for _ in range(t.rank)) + "]`"))
             return Ty(t.dtype)
         cands = list(loop_vars) + list(sizes) + [c.name for c in k.consts] + [t.name for t in k.tensors()]
@@ -302,7 +303,7 @@ def _check_index(idx: ir.Expr, k: ir.Kernel, loop_vars: tuple[str, ...], errors:
         if isinstance(s, ir.Name) and s.name not in loop_vars and s.name not in sizes:
             if k.const_decl(s.name) is not None or k.tensor(s.name) is not None:
                 errors.append(SemanticError(f"{what} uses `{s.name}`, which is not a loop variable or size", s.loc,
-                                            hint=f"an {what} is affine in loop variables, sizes and integers"))
+                                            hint=f"{_article(what)} {what} is affine in loop variables, sizes and integers"))
             else:
                 errors.append(SemanticError(f"unknown name `{s.name}`", s.loc,
                                             hint=did_you_mean(s.name, list(loop_vars) + list(sizes))))
@@ -310,8 +311,12 @@ def _check_index(idx: ir.Expr, k: ir.Kernel, loop_vars: tuple[str, ...], errors:
     bad = non_affine_part(idx, frozenset(loop_vars), sizes, allow_minmax=allow_minmax)
     if bad is not None:
         errors.append(SemanticError(f"{what} is not affine", _first_loc(bad) or _first_loc(idx),
-                                    hint=f"an {what} is affine in loop variables, sizes and integer literals"
+                                    hint=f"{_article(what)} {what} is affine in loop variables, sizes and integer literals"
                                     + (" (plus `min`/`max`)" if allow_minmax else "")))
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1] in "aeiou" else "a"
 
 
 def _short(e: ir.Expr) -> str:
@@ -364,7 +369,8 @@ def _check_target(stmt: ir.Assign, k: ir.Kernel, loop_vars: tuple[str, ...], err
     if isinstance(tgt, ir.Access):
         _check_access(tgt, k, loop_vars, errors)
     elif t.rank != 0:
-        errors.append(SemanticError(f"`{name}` has rank {t.rank} and needs {t.rank} indices", tgt.loc))
+        errors.append(SemanticError(f"`{name}` has rank {t.rank} and needs {t.rank} "
+                                    f"ind{'ex' if t.rank == 1 else 'ices'}", tgt.loc))
 
 
 def _check_region(r: ir.Region, role: str, k: ir.Kernel, loop_vars: tuple[str, ...], errors: list[SemanticError]) -> None:

@@ -74,12 +74,14 @@ _TOKEN_TEXT = {
     "__ANON_0": "->", "ASSIGN_OP": "= += *= max= min=", "COMPARE_OP": "a comparison",
     "ADD_OP": "+ -", "MUL_OP": "* /", "NAME": "a name", "INT": "an integer",
     "FLOAT": "a float literal", "INF": "inf", "$END": "end of input",
+    "<END-OF-FILE>": "end of input",
 }
 
 
 def _describe_terminal(name: str) -> str:
     if name in _TOKEN_TEXT:
-        return f"`{_TOKEN_TEXT[name]}`" if not _TOKEN_TEXT[name].startswith("a") else _TOKEN_TEXT[name]
+        text = _TOKEN_TEXT[name]
+        return text if text.startswith(("a ", "an ", "end ")) else f"`{text}`"
     try:
         term = _parser().get_terminal(name)
         pattern = term.pattern
@@ -104,14 +106,30 @@ def _syntax_error(e: lark.exceptions.UnexpectedInput, source: Source) -> ParseEr
         expected = sorted({_describe_terminal(t) for t in e.expected})
         msg = f"unexpected {found}"
         hint = "expected " + _join_alternatives(expected) if expected else None
-        hint = _special_hint(tok, e.expected) or hint
+        before = source.text[: tok.start_pos] if tok.type != "$END" and tok.start_pos is not None else source.text
+        special = _special_hint(tok, set(e.expected), before)
+        if special is not None:
+            special_msg, special_hint, pos = special
+            msg = special_msg or msg
+            hint = special_hint or hint
+            if pos is not None:
+                line = source.text.count("\n", 0, pos) + 1
+                col = pos - (source.text.rfind("\n", 0, pos) + 1) + 1
         return ParseError(msg, Loc(line, col), hint=hint, source=source)
     if isinstance(e, lark.exceptions.UnexpectedCharacters):
-        ch = source.text[e.pos_in_stream] if e.pos_in_stream < len(source.text) else "?"
+        pos = e.pos_in_stream
+        ch = source.text[pos] if pos < len(source.text) else "?"
         allowed = sorted({_describe_terminal(t) for t in (e.allowed or ())})
         hint = "expected " + _join_alternatives(allowed) if allowed else None
         if ch == "." and "INT" not in (e.allowed or ()):
-            hint = "a float literal needs digits on both sides of the point (`1.0`, `0.5`); ranges are `lo..hi`"
+            after = source.text[pos + 1 : pos + 2]
+            before = source.text[pos - 1 : pos] if pos > 0 else ""
+            if before.isdigit() and after.isdigit():
+                hint = ("a float literal is not allowed here: sizes, indices, loop bounds and "
+                        "annotation arguments are integers")
+            else:
+                hint = ("a float literal needs digits on both sides of the point (`1.0`, `0.5`); "
+                        "ranges are `lo..hi`")
         return ParseError(f"unexpected character `{ch}`", Loc(line, col), hint=hint, source=source)
     if isinstance(e, lark.exceptions.UnexpectedEOF):
         lines = source.text.splitlines() or [""]
@@ -128,9 +146,41 @@ def _join_alternatives(items: list[str]) -> str:
     return "one of " + ", ".join(items)
 
 
-def _special_hint(tok: Token, expected: set[str]) -> str | None:
+_DECL_KEYWORDS = ("size", "const", "temp", "local")
+
+
+def _special_hint(
+    tok: Token, expected: set[str], before: str
+) -> tuple[str | None, str | None, int | None] | None:
+    """A better (message, hint, position) for common mistakes, judged from the unexpected
+    token, what the grammar expected and the source text before the token; None if
+    nothing applies. Any part may be None to keep the generic one; the position is an
+    offset into the source where the mistake is (rather than where the parser noticed)."""
+    import re
+
     if tok.type == "$END" and "RBRACE" in expected:
-        return "a `}` may be missing"
+        return None, "a `}` may be missing", None
+    # blank out comments without moving offsets
+    text = re.sub(r"#[^\n]*", lambda m: " " * len(m.group()), before).rstrip()
+    last_line = text.rsplit("\n", 1)[-1].strip()
+    if tok.type == "COMPARE_OP" and "COMPARE_OP" not in expected and re.search(r"(<=|>=|==|!=|<(?!-)|>)", last_line):
+        return None, "comparisons do not chain (`a < b < c`); nest `select`s instead", None
+    m = re.search(r"@\s*([A-Za-z_][A-Za-z0-9_]*)$", text)
+    if m and expected == {"LPAR"}:
+        if m.group(1) in ir.SCOPES and last_line.startswith("temp"):
+            return (f"a `temp` cannot have a scope (`@{m.group(1)}`)",
+                    "on-chip buffers are declared `local NAME: DTYPE[DIMS] @SCOPE`", m.start())
+        return None, f"an annotation takes its arguments in parentheses, e.g. `@{m.group(1)}(4)`", None
+    if expected == {"AT"} and last_line.startswith("local"):
+        return ("a `local` needs a scope",
+                "write `local NAME: DTYPE[DIMS] @SCOPE` with SCOPE one of " + ", ".join(ir.SCOPES),
+                len(text))
+    if expected == {"INT"} and tok.value == "-" and last_line.startswith("size"):
+        return None, "a size is a positive integer", None
+    if tok.type == "NAME" and re.search(r"(^|\W)(" + "|".join(_DECL_KEYWORDS) + r")$", text):
+        return None, "declarations (`size`, `const`, `temp`, `local`) come before the first statement", None
+    if expected == {"COLON"} and re.search(r"@\s*[A-Za-z_]\w*\s*\([^()]*\)\s*[A-Za-z_]\w*$", text):
+        return None, "annotations are written on the lines before a `for` loop (and its label)", None
     return None
 
 
@@ -281,7 +331,9 @@ class _Builder:
         keywords = ir.ANNOTATIONS[name]
         pairs: list[tuple[str, int]] = []
         for pos, a in enumerate([] if args is None else args.children):
-            key_tok, val = a.children
+            # `(NAME "=")? INT`: an optional group without a placeholder, so a positional
+            # argument has one child and a keyword argument two.
+            key_tok, val = (None, a.children[0]) if len(a.children) == 1 else a.children
             if key_tok is None:
                 if pos != 0:
                     raise ParseError(f"`@{name}` takes positional argument only first", _loc_of(val))
