@@ -1,0 +1,113 @@
+"""`ascx parse` / `ascx run`: exit codes, files, and messages (no tracebacks)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from transformer.cli import main
+
+ADD = """kernel add(X: f16[N], Y: f16[N]) -> (Z: f16[N]) {
+  size N = 64
+  for i in 0..N { Z[i] = X[i] + Y[i] }
+}
+"""
+
+
+@pytest.fixture
+def add_ir(tmp_path: Path) -> Path:
+    p = tmp_path / "add.ir"
+    p.write_text(ADD)
+    return p
+
+
+def invoke(*args: str, input: str | None = None):
+    return CliRunner().invoke(main, list(args), input=input)
+
+
+def test_parse_prints_canonical_text(add_ir):
+    r = invoke("parse", str(add_ir))
+    assert r.exit_code == 0
+    assert r.output.startswith("kernel add(X: f16[N], Y: f16[N]) -> (Z: f16[N]) {\n  size N = 64\n")
+    assert invoke("parse", "-", input=r.output).output == r.output  # idempotent
+
+
+def test_parse_quiet_and_size_override(add_ir):
+    assert invoke("parse", str(add_ir), "-q").output == ""
+    assert "size N = 128" in invoke("parse", str(add_ir), "--size", "N=128").output
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--size", "N=abc"], "--size N: `abc` is not an integer"),
+    (["--size", "M=4"], "has no size `M`"),
+    (["--size", "N=0"], "must be positive"),
+])
+def test_bad_size_overrides_exit_2(add_ir, args, needle):
+    r = invoke("parse", str(add_ir), *args)
+    assert r.exit_code == 2 and needle in r.output
+
+
+def test_missing_file_is_a_clear_error(tmp_path):
+    r = invoke("parse", str(tmp_path / "nope.ir"))
+    assert r.exit_code == 2 and "cannot read" in r.output and "Traceback" not in r.output
+
+
+def test_run_writes_outputs_and_saved_inputs(add_ir, tmp_path):
+    out, ins = tmp_path / "out.npz", tmp_path / "in.npz"
+    r = invoke("run", str(add_ir), "--save-inputs", str(ins), "-o", str(out))
+    assert r.exit_code == 0, r.output
+    i, o = np.load(ins), np.load(out)
+    assert o["Z"].dtype == np.float16
+    np.testing.assert_array_equal(o["Z"], (i["X"] + i["Y"]).astype(np.float16))
+    # inputs given back are used as given: same outputs
+    out2 = tmp_path / "out2.npz"
+    assert invoke("run", str(add_ir), "--inputs", str(ins), "-o", str(out2)).exit_code == 0
+    np.testing.assert_array_equal(np.load(out2)["Z"], o["Z"])
+
+
+def test_run_seed_is_reproducible_and_fresh_by_default(add_ir, tmp_path):
+    paths = [tmp_path / f"{n}.npz" for n in ("a", "b", "c")]
+    invoke("run", str(add_ir), "--seed", "7", "--save-inputs", str(paths[0]))
+    invoke("run", str(add_ir), "--seed", "7", "--save-inputs", str(paths[1]))
+    invoke("run", str(add_ir), "--save-inputs", str(paths[2]))
+    a, b, c = (np.load(p)["X"] for p in paths)
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, c)
+
+
+@pytest.mark.parametrize("arrays,needle", [
+    ({"W": np.zeros(64, np.float16)}, "`W` is not an input"),
+    ({"X": np.zeros(63, np.float16)}, "has shape [63], kernel expects [64]"),
+    ({"X": np.zeros(64, np.float64)}, "has dtype float64, kernel expects f16"),
+])
+def test_run_rejects_bad_npz(add_ir, tmp_path, arrays, needle):
+    p = tmp_path / "bad.npz"
+    np.savez(p, **arrays)
+    r = invoke("run", str(add_ir), "--inputs", str(p))
+    assert r.exit_code == 2 and needle in r.output and "Traceback" not in r.output
+
+
+def test_run_without_output_prints_summary(add_ir):
+    r = invoke("run", str(add_ir))
+    assert r.exit_code == 0 and r.output.startswith("Z: float16[64]")
+
+
+def test_runtime_error_is_located_with_caret(tmp_path):
+    p = tmp_path / "oob.ir"
+    p.write_text("kernel k(X: f32[N]) -> (Y: f32[N]) {\n  size N = 4\n  for i in 0..N { Y[i] = X[i + 1] }\n}\n")
+    r = invoke("run", str(p))
+    assert r.exit_code == 2
+    lines = r.output.splitlines()
+    assert lines[0] == f"{p}:3:26: error: index 4 is out of bounds for dimension 0 of `X` (size 4)"
+    assert lines[2].index("^") == lines[1].index("X[i + 1]")
+
+
+def test_module_entry_point_runs(add_ir):
+    r = subprocess.run([sys.executable, "-m", "transformer.cli", "parse", "-q", str(add_ir)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout == ""
