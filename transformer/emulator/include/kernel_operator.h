@@ -1,0 +1,11 @@
+// ascx emulator: user-facing header. A clean-room host (CPU) implementation of a subset
+// of the Ascend C basic API, written for the ascx project from the public documentation.
+// Build any kernel with:  g++ $(ascx emulator --cflags) kernel.cpp -o k && ./k
+// See docs/emulator.md for the supported API, semantics, trace format and failure modes.
+#pragma once
+#ifndef ASCX_EMULATOR
+#define ASCX_EMULATOR 1
+#endif
+#include "ascx_emu/types.h"
+#include "ascx_emu/runtime.h"
+#include "ascx_emu/ops.h"
