@@ -1,0 +1,206 @@
+"""Clean-room Ascend C emulator: compile flags and small compile/run helpers.
+
+The emulator is a header-only C++17 implementation of a subset of the Ascend C basic API
+(``include/kernel_operator.h``), written from the public documentation. A kernel source plus
+its CPU-debug host harness (``ICPU_RUN_KF``, ``GmAlloc``...) builds with plain g++::
+
+    g++ $(ascx emulator --cflags) my_kernel.cpp -o k && ./k
+
+This module finds the headers, produces those flags (:func:`cflags`), and offers cached
+compile / run helpers used by the tests and by ``ascx verify``. See ``docs/emulator.md``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from .trace import TraceEvent, parse_trace
+
+__all__ = [
+    "DEFAULT_SCOPE_BYTES", "ERROR_EXIT", "CompileError", "RunResult", "include_dir", "cflags",
+    "compile_source", "run_binary", "compile_and_run", "TraceEvent",
+]
+
+#: Local memory sizes compiled into the headers by default (Ascend 910B / Atlas A2).
+DEFAULT_SCOPE_BYTES: dict[str, int] = {
+    "UB": 192 * 1024, "L1": 512 * 1024, "L0A": 64 * 1024, "L0B": 64 * 1024, "L0C": 128 * 1024,
+}
+#: Exit status of a kernel stopped by an emulator check (message on stderr).
+ERROR_EXIT = 3
+
+
+def include_dir() -> Path:
+    """Directory holding ``kernel_operator.h`` (works installed and editable)."""
+    try:
+        from importlib.resources import files
+
+        p = Path(str(files(__package__) / "include"))
+        if (p / "kernel_operator.h").is_file():
+            return p
+    except (ImportError, TypeError, ModuleNotFoundError):  # pragma: no cover - fallback
+        pass
+    return Path(__file__).resolve().parent / "include"
+
+
+def cflags(scope_bytes: Mapping[str, int] | None = None) -> list[str]:
+    """Compiler flags that build an Ascend C source against the emulator.
+
+    ``scope_bytes`` overrides local memory sizes by scope name (``UB``, ``L1``, ``L0A``,
+    ``L0B``, ``L0C``; case-insensitive), e.g. from a target table; omitted scopes keep the
+    910B defaults. ``-pthread`` is included because mix-mode kernels run cores as threads.
+    ``ASCENDC_CPU_DEBUG`` is defined so sample harnesses take their CPU path.
+    """
+    flags = ["-std=c++17", f"-I{include_dir()}", "-DASCENDC_CPU_DEBUG=1", "-pthread"]
+    for name, value in (scope_bytes or {}).items():
+        key = name.upper()
+        if key not in DEFAULT_SCOPE_BYTES:
+            raise ValueError(f"unknown memory scope {name!r}; expected one of {sorted(DEFAULT_SCOPE_BYTES)}")
+        if int(value) <= 0:
+            raise ValueError(f"scope {name} size must be positive, got {value}")
+        flags.append(f"-DASCX_EMU_{key}_BYTES={int(value)}")
+    return flags
+
+
+class CompileError(RuntimeError):
+    """g++ rejected a source; ``stderr`` holds the compiler output."""
+
+    def __init__(self, message: str, stderr: str) -> None:
+        super().__init__(f"{message}\n{stderr}")
+        self.stderr = stderr
+
+
+@dataclass
+class RunResult:
+    """Outcome of running an emulated kernel binary."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    trace: list[TraceEvent] | None = None
+    binary: Path | None = None
+    extra: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+
+def _headers_digest() -> str:
+    """Hash of all emulator headers, so cached binaries are rebuilt when they change."""
+    h = hashlib.sha256()
+    root = include_dir()
+    for p in sorted(root.rglob("*.h")):
+        h.update(str(p.relative_to(root)).encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def default_cache_dir() -> Path:
+    """``$ASCX_EMU_CACHE`` or ``~/.cache/ascx/emulator``."""
+    env = os.environ.get("ASCX_EMU_CACHE")
+    return Path(env) if env else Path.home() / ".cache" / "ascx" / "emulator"
+
+
+def compile_source(
+    source: str | Path,
+    *,
+    cache_dir: str | Path | None = None,
+    extra_flags: Sequence[str] = (),
+    warnings_as_errors: bool = True,
+    sanitize: bool = False,
+    optimize: str = "-O1",
+    scope_bytes: Mapping[str, int] | None = None,
+    compiler: str | None = None,
+    name: str = "kernel",
+) -> Path:
+    """Compile ``source`` (C++ text, or a path to a .cpp file) to a cached binary.
+
+    The cache key covers the source text, all flags and the emulator headers; the binary is
+    written atomically, so concurrent test workers may share ``cache_dir``. Raises
+    :class:`CompileError` on compiler failure.
+    """
+    if isinstance(source, Path):
+        text = source.read_text()
+        src_dir: Path | None = source.resolve().parent
+    else:
+        text = source
+        src_dir = None
+    cxx = compiler or os.environ.get("CXX") or "g++"
+    flags = [*cflags(scope_bytes), optimize, "-g0"]
+    if warnings_as_errors:
+        flags += ["-Wall", "-Wextra", "-Werror"]
+    if sanitize:
+        flags += ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-fno-sanitize-recover=undefined"]
+    if src_dir is not None:
+        flags.append(f"-I{src_dir}")
+    flags += list(extra_flags)
+    key = hashlib.sha256("\0".join([cxx, text, *flags, _headers_digest()]).encode()).hexdigest()[:24]
+    cdir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    out = cdir / key / name
+    if out.is_file():
+        return out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
+        src = Path(tmp) / f"{name}.cpp"
+        src.write_text(text)
+        tmp_bin = Path(tmp) / name
+        proc = subprocess.run([cxx, *flags, str(src), "-o", str(tmp_bin)], capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise CompileError(f"{cxx} failed (exit {proc.returncode}) for {name}", proc.stderr)
+        os.replace(tmp_bin, out)
+        shutil.copyfile(src, out.parent / f"{name}.cpp")
+    return out
+
+
+def run_binary(
+    binary: str | Path,
+    args: Sequence[str] = (),
+    *,
+    trace: bool | str | Path = False,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 120.0,
+) -> RunResult:
+    """Run an emulated kernel binary; with ``trace`` collect and parse its instruction trace.
+
+    ``trace`` may be True (temporary file) or a path to keep the trace there.
+    """
+    run_env = dict(os.environ)
+    run_env.pop("ASCX_TRACE", None)
+    run_env.update(env or {})
+    tmpdir = None
+    trace_path: Path | None = None
+    if trace:
+        if trace is True:
+            tmpdir = tempfile.TemporaryDirectory()
+            trace_path = Path(tmpdir.name) / "trace.jsonl"
+        else:
+            trace_path = Path(trace)
+        run_env["ASCX_TRACE"] = str(trace_path)
+    try:
+        proc = subprocess.run([str(binary), *args], capture_output=True, text=True, env=run_env, timeout=timeout)
+        events = parse_trace(trace_path) if trace_path is not None and trace_path.exists() else None
+        return RunResult(proc.returncode, proc.stdout, proc.stderr, events, Path(binary))
+    finally:
+        if tmpdir is not None:
+            tmpdir.cleanup()
+
+
+def compile_and_run(
+    source: str | Path,
+    args: Sequence[str] = (),
+    *,
+    trace: bool | str | Path = False,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 120.0,
+    **compile_kw: object,
+) -> RunResult:
+    """:func:`compile_source` then :func:`run_binary` (keyword arguments go to the compiler)."""
+    binary = compile_source(source, **compile_kw)  # type: ignore[arg-type]
+    return run_binary(binary, args, trace=trace, env=env, timeout=timeout)
