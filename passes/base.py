@@ -310,18 +310,37 @@ def loop_names(kernel: ir.Kernel) -> dict[str, LoopRef]:
     return {k: v for k, v in names.items() if v.name}
 
 
+def name_of_loop(kernel: ir.Kernel, path: tuple[int, ...]) -> str | None:
+    """The shortest unambiguous name of the loop at `path` (label, then `var`, then
+    `label.var`), or None if it has none."""
+    cands = [n for n, ref in loop_names(kernel).items() if ref.path == path]
+    if not cands:
+        return None
+    return min(cands, key=lambda n: (n.count("."), len(n), n))
+
+
 def resolve_loop(kernel: ir.Kernel, name: str, pass_name: str) -> LoopRef:
     """The loop a name designates, or a PassError listing candidates."""
     names = loop_names(kernel)
     if name in names:
         return names[name]
-    cands = []
-    if "." not in name:
-        cands = [f"{o.label}.{l.var}" if o else l.var for _, l, outer in all_loops(kernel)
-                 for o in ([x for x in outer if x.label][-1:] or [None]) if l.var == name]
-        if len(cands) > 1:
-            raise PassError(pass_name, f"loop name `{name}` is ambiguous",
-                            hint="candidates: " + ", ".join(f"`{c}`" for c in cands))
+    label, _, var = name.rpartition(".")
+    matches = []  # loops the name could mean
+    for path, l, outer in all_loops(kernel):
+        if l.var != var:
+            continue
+        if not label or any(o.label == label for o in outer) or l.label == label:
+            matches.append((path, l, outer))
+    if len(matches) > 1:
+        def where(l: ir.For, outer: tuple[ir.For, ...]) -> str:
+            enclosing = " in ".join(f"`{o.label or o.var}`" for o in reversed(outer)) or "the kernel body"
+            at = f" at line {l.loc.line}" if l.loc else ""
+            head = f"{l.label}: for {l.var}" if l.label else f"for {l.var}"
+            return f"`{head}` inside {enclosing}{at}"
+        raise PassError(pass_name, f"loop name `{name}` is ambiguous: it matches {len(matches)} loops",
+                        loc=matches[0][1].loc,
+                        hint="candidates: " + "; ".join(where(l, o) for _, l, o in matches)
+                        + ". Name a loop by its label, or `label.var` under a label that holds one such loop")
     raise PassError(pass_name, f"no loop named `{name}`", hint=did_you_mean(name, names) or
                     ("loops: " + ", ".join(f"`{n}`" for n in sorted(names))))
 
