@@ -1,0 +1,342 @@
+"""Hypothesis strategies for ascx IR kernels, shared by the round-trip tests and by passes'
+property tests.
+
+    from strategies import kernels          # tests/ is on sys.path under pytest
+    @given(kernels())
+    def test_something(k): ...
+
+`kernels()` draws kernels that pass `transformer.check.check_kernel`: random sizes, consts
+of every dtype (negative and infinite values included), inputs/outputs/temps/locals of
+ranks 0-5 with scopes and layouts, nested loops with unique labels and annotations, all
+five assignment operators, block copies (with `min` tails), `select` with comparisons,
+casts, every intrinsic, unary minus, nested binary operators of mixed precedence, and
+float literals of many magnitudes (subnormal to huge, `inf`, exponents).
+
+They are *syntactically and statically* valid, not necessarily runnable: indices may go
+out of bounds and temps may be read before written. Use `runnable_kernels()` when the
+interpreter must accept the kernel: every output element is written, every temp element
+is written before it is read, every index is in bounds.
+
+Every node is built without source locations, and in the printer's canonical form where
+the IR has two spellings (float consts of float dtypes are Python floats), so
+`parse(print_kernel(k)) == k` must hold exactly.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from hypothesis import strategies as st
+
+from transformer import ir
+from transformer.check import CPP_KEYWORDS, RESERVED
+
+# Words the grammar or the expression language gives meaning to; never used as names.
+_KEYWORDS = frozenset({
+    "kernel", "size", "const", "temp", "local", "for", "in", "copy", "layout", "inf",
+    "select", *ir.INTRINSICS, *ir.DTYPES, *ir.ANNOTATIONS, "bool",
+})
+_BANNED = _KEYWORDS | CPP_KEYWORDS | RESERVED
+
+_IDENT = st.from_regex(r"[A-Za-z][A-Za-z0-9_]{0,7}|_[A-Za-z0-9][A-Za-z0-9_]{0,4}", fullmatch=True)
+_SIZE_NAMES = ("N", "M", "K", "S", "D", "H", "W", "C", "B", "T", "L", "R")
+_VAR_NAMES = ("i", "j", "k", "l", "m", "n", "p", "q", "r", "s", "t", "u", "v", "x", "y", "z")
+
+# Float literal values: many magnitudes, exponents, the printer's `inf`.
+NICE_FLOATS = (0.0, 0.5, 1.0, 2.0, 0.125, 0.1, 1.0e-5, 1.0e-6, 3.0e38, 6.5504e4, 1.0e16,
+               1.0e-30, 5.0e-324, 2.2250738585072014e-308, 1.7976931348623157e308, 123456.789,
+               math.inf)
+floats_nonneg = st.one_of(
+    st.just(math.inf),
+    st.sampled_from(NICE_FLOATS),
+    st.floats(min_value=0.0, allow_nan=False, allow_infinity=True),
+    st.floats(min_value=0.0, max_value=1.0e6, allow_nan=False, allow_subnormal=False),
+).map(lambda v: 0.0 if v == 0 else float(v))  # no negative zero in a literal
+
+
+@dataclass
+class _Names:
+    """Allocates unique identifiers that are legal in the IR and in emitted C++."""
+
+    used: set[str] = field(default_factory=set)
+
+    def fresh(self, draw: st.DrawFn, pool: tuple[str, ...] | None = None) -> str:
+        base = draw(st.sampled_from(pool)) if pool and draw(st.booleans()) else draw(_IDENT)
+        if base in _BANNED or base.startswith("__"):
+            base = "v" + base
+        name, n = base, 0
+        while name in self.used or name in _BANNED:
+            n += 1
+            name = f"{base}{n}"
+        self.used.add(name)
+        return name
+
+
+@dataclass
+class _Ctx:
+    sizes: dict[str, int]
+    consts: dict[str, str]  # name -> dtype
+    tensors: dict[str, ir.TensorDecl]
+    names: _Names
+    labels: set[str] = field(default_factory=set)
+
+
+# --------------------------------------------------------------------------------------
+# index and shape expressions (affine)
+
+
+def _dim(draw: st.DrawFn, sizes: dict[str, int]) -> ir.Expr:
+    """A positive affine extent of sizes and integer literals."""
+    names = sorted(sizes)
+    kind = draw(st.integers(0, 5 if names else 0))
+    if kind == 0:
+        return ir.IntLit(draw(st.integers(1, 16)))
+    n = draw(st.sampled_from(names))
+    if kind == 1:
+        return ir.Name(n)
+    if kind == 2:
+        return ir.Binary("+", ir.Name(n), ir.IntLit(draw(st.integers(0, 4))))
+    if kind == 3:
+        return ir.Binary("*", ir.IntLit(draw(st.integers(1, 4))), ir.Name(n))
+    if kind == 4 and sizes[n] > 1:
+        return ir.Binary("-", ir.Name(n), ir.IntLit(draw(st.integers(1, sizes[n] - 1))))
+    m = draw(st.sampled_from(names))
+    return ir.Binary("*", ir.Name(n), ir.Name(m))
+
+
+def _affine(draw: st.DrawFn, ctx: _Ctx, loop_vars: tuple[str, ...], depth: int = 2, *,
+            minmax: bool = False) -> ir.Expr:
+    """An affine expression of loop variables, sizes and integer literals (with `min`/`max`
+    when allowed: loop bounds and copy regions)."""
+    leaves: list[st.SearchStrategy[ir.Expr]] = [st.integers(0, 64).map(ir.IntLit)]
+    if loop_vars:
+        leaves.append(st.sampled_from(loop_vars).map(ir.Name))
+    if ctx.sizes:
+        leaves.append(st.sampled_from(sorted(ctx.sizes)).map(ir.Name))
+    if depth <= 0:
+        return draw(st.one_of(leaves))
+    kind = draw(st.integers(0, 6 if minmax else 5))
+    if kind <= 1:
+        return draw(st.one_of(leaves))
+    if kind == 2:
+        op = draw(st.sampled_from(("+", "-")))
+        return ir.Binary(op, _affine(draw, ctx, loop_vars, depth - 1), _affine(draw, ctx, loop_vars, depth - 1))
+    if kind == 3:
+        # scale * expr, the scale mentioning no loop variable
+        scale: ir.Expr = ir.IntLit(draw(st.integers(0, 8)))
+        if ctx.sizes and draw(st.booleans()):
+            scale = ir.Name(draw(st.sampled_from(sorted(ctx.sizes))))
+        inner = _affine(draw, ctx, loop_vars, depth - 1)
+        return ir.Binary("*", scale, inner) if draw(st.booleans()) else ir.Binary("*", inner, scale)
+    if kind == 4:
+        return ir.Unary("-", _affine(draw, ctx, loop_vars, depth - 1))
+    if kind == 5:
+        return draw(st.one_of(leaves))
+    f = draw(st.sampled_from(("min", "max")))
+    return ir.Call(f, (_affine(draw, ctx, loop_vars, depth - 1, minmax=True),
+                       _affine(draw, ctx, loop_vars, depth - 1, minmax=True)))
+
+
+# --------------------------------------------------------------------------------------
+# value expressions
+
+
+def _value(draw: st.DrawFn, ctx: _Ctx, loop_vars: tuple[str, ...], depth: int) -> ir.Expr:
+    kind = draw(st.integers(0, 11 if depth > 0 else 4))
+    if kind == 0:
+        return ir.IntLit(draw(st.one_of(st.integers(0, 9), st.integers(0, 2**31 - 1))))
+    if kind == 1:
+        return ir.FloatLit(draw(floats_nonneg))
+    if kind == 2:
+        # a size, const, loop variable or rank-0 tensor used as a value
+        cands = list(loop_vars) + sorted(ctx.sizes) + sorted(ctx.consts)
+        cands += [t.name for t in ctx.tensors.values() if t.rank == 0]
+        if cands:
+            return ir.Name(draw(st.sampled_from(cands)))
+        return ir.FloatLit(1.0)
+    if kind in (3, 4):
+        ranked = [t for t in ctx.tensors.values() if t.rank > 0]
+        if ranked:
+            t = draw(st.sampled_from(ranked))
+            return ir.Access(t.name, tuple(_affine(draw, ctx, loop_vars, 1) for _ in range(t.rank)))
+        return ir.FloatLit(draw(floats_nonneg))
+    sub = lambda: _value(draw, ctx, loop_vars, depth - 1)  # noqa: E731
+    if kind == 5:
+        return ir.Unary("-", sub())
+    if kind in (6, 7, 8):
+        return ir.Binary(draw(st.sampled_from(ir.ARITH_OPS)), sub(), sub())
+    if kind == 9:
+        f = draw(st.sampled_from(sorted(ir.INTRINSICS)))
+        return ir.Call(f, tuple(sub() for _ in range(ir.INTRINSICS[f])))
+    if kind == 10:
+        return ir.Call(draw(st.sampled_from(ir.DTYPES)), (sub(),))
+    cond = ir.Binary(draw(st.sampled_from(ir.COMPARE_OPS)), sub(), sub())
+    return ir.Call("select", (cond, sub(), sub()))
+
+
+# --------------------------------------------------------------------------------------
+# statements
+
+
+def _assign(draw: st.DrawFn, ctx: _Ctx, loop_vars: tuple[str, ...]) -> ir.Assign | None:
+    writable = [t for t in ctx.tensors.values() if t.kind != "input"]
+    if not writable:
+        return None
+    t = draw(st.sampled_from(writable))
+    target: ir.Access | ir.Name
+    if t.rank == 0:
+        target = ir.Name(t.name)
+    else:
+        target = ir.Access(t.name, tuple(_affine(draw, ctx, loop_vars) for _ in range(t.rank)))
+    op = draw(st.sampled_from(ir.ASSIGN_OPS))
+    return ir.Assign(target, op, _value(draw, ctx, loop_vars, draw(st.integers(0, 4))))
+
+
+def _copy(draw: st.DrawFn, ctx: _Ctx, loop_vars: tuple[str, ...]) -> ir.Copy | None:
+    dsts = [t for t in ctx.tensors.values() if t.kind != "input" and t.rank > 0]
+    if not dsts:
+        return None
+    dst = draw(st.sampled_from(dsts))
+    srcs = [t for t in ctx.tensors.values() if t.dtype == dst.dtype and t.rank > 0]
+    src = draw(st.sampled_from(srcs))
+    n_slices = draw(st.integers(0, min(dst.rank, src.rank)))
+    extents: list[ir.Expr] = []
+    for _ in range(n_slices):
+        if ctx.sizes and draw(st.booleans()):
+            extents.append(ir.Name(draw(st.sampled_from(sorted(ctx.sizes)))))
+        else:
+            extents.append(ir.IntLit(draw(st.integers(1, 16))))
+
+    def region(t: ir.TensorDecl) -> ir.Region:
+        slots = sorted(draw(st.permutations(range(t.rank)))[:n_slices])
+        dims: list[ir.Slice | ir.Expr] = []
+        ext_iter = iter(extents)
+        for d in range(t.rank):
+            if d in slots:
+                ext = next(ext_iter)
+                lo = _affine(draw, ctx, loop_vars, 1)
+                if isinstance(lo, ir.IntLit) and lo.value == 0 and draw(st.booleans()):
+                    hi: ir.Expr = ext
+                else:
+                    hi = ir.Binary("+", lo, ext)
+                if draw(st.integers(0, 4)) == 0:  # a tiled tail: extent depends on `min`
+                    hi = ir.Call("min", (hi, _affine(draw, ctx, loop_vars, 1)))
+                dims.append(ir.Slice(lo, hi))
+            else:
+                dims.append(_affine(draw, ctx, loop_vars, 1))
+        return ir.Region(t.name, tuple(dims))
+
+    return ir.Copy(region(dst), region(src))
+
+
+def _annotations(draw: st.DrawFn) -> tuple[ir.Annotation, ...]:
+    names = draw(st.lists(st.sampled_from(sorted(ir.ANNOTATIONS)), unique=True, max_size=3))
+    out = []
+    for n in names:
+        key = ir.ANNOTATIONS[n][0]
+        out.append(ir.Annotation(n, ((key, draw(st.integers(1, 64))),)))
+    return tuple(out)
+
+
+def _for(draw: st.DrawFn, ctx: _Ctx, loop_vars: tuple[str, ...], depth: int, top: bool) -> ir.For:
+    taken = set(loop_vars) | ctx.names.used
+    free = [v for v in _VAR_NAMES if v not in taken]
+    if free and draw(st.integers(0, 3)):
+        var = draw(st.sampled_from(free))
+    else:
+        var = ctx.names.fresh(draw, None)
+        ctx.names.used.discard(var)  # loop variables may repeat in sibling loops
+        n = 0
+        while var in loop_vars or var in ctx.names.used:
+            n += 1
+            var = f"{var}_{n}"
+    label = None
+    if top or draw(st.integers(0, 3)) == 0:
+        label = ctx.names.fresh(draw, None)
+        ctx.labels.add(label)
+    lo = _affine(draw, ctx, loop_vars, 1, minmax=True)
+    hi = _affine(draw, ctx, loop_vars, 2, minmax=True)
+    body = _block(draw, ctx, loop_vars + (var,), depth - 1)
+    return ir.For(var, lo, hi, body, label=label, annotations=_annotations(draw))
+
+
+def _block(draw: st.DrawFn, ctx: _Ctx, loop_vars: tuple[str, ...], depth: int, top: bool = False) -> tuple[ir.Stmt, ...]:
+    n = draw(st.integers(0 if top else 1, 4 if top else 3))
+    out: list[ir.Stmt] = []
+    for _ in range(n):
+        kind = draw(st.integers(0, 6))
+        s: ir.Stmt | None
+        if kind <= (3 if top else 2) and depth > 0:
+            s = _for(draw, ctx, loop_vars, depth, top)
+        elif kind == 3:
+            s = _copy(draw, ctx, loop_vars)
+        else:
+            s = _assign(draw, ctx, loop_vars)
+        if s is not None:
+            out.append(s)
+    return tuple(out)
+
+
+# --------------------------------------------------------------------------------------
+# declarations and kernels
+
+
+def _const_value(draw: st.DrawFn, dtype: str) -> int | float:
+    if dtype == "i8":
+        return draw(st.integers(-128, 127))
+    if dtype == "i32":
+        return draw(st.integers(-(2**31), 2**31 - 1))
+    v = draw(floats_nonneg)
+    return -v if draw(st.booleans()) and v != 0 else v
+
+
+def _tensor(draw: st.DrawFn, ctx: _Ctx, kind: str) -> ir.TensorDecl:
+    name = ctx.names.fresh(draw, ("A", "B", "X", "Y", "Q", "O", "acc", "tile", "buf", "mx"))
+    rank = draw(st.integers(0, 5))
+    shape = tuple(_dim(draw, ctx.sizes) for _ in range(rank))
+    layouts: list[str | None] = [None, None, "ND", "NZ"]
+    if rank == 4:
+        layouts += ["NCHW", "NHWC"]
+    if rank == 5:
+        layouts += ["NC1HWC0"]
+    return ir.TensorDecl(
+        name=name,
+        dtype=draw(st.sampled_from(ir.DTYPES)),
+        shape=shape,
+        kind=kind,
+        scope=draw(st.sampled_from(ir.SCOPES)) if kind == "local" else None,
+        layout=draw(st.sampled_from(layouts)),
+    )
+
+
+@st.composite
+def kernels(draw: st.DrawFn, max_depth: int = 3) -> ir.Kernel:
+    """A kernel that passes `check_kernel` (statically valid, not necessarily runnable)."""
+    names = _Names()
+    sizes = {}
+    for _ in range(draw(st.integers(0, 3))):
+        sizes[names.fresh(draw, _SIZE_NAMES)] = draw(st.integers(1, 64))
+    consts = {}
+    const_decls = []
+    for _ in range(draw(st.integers(0, 3))):
+        n = names.fresh(draw, ("scale", "eps", "alpha", "beta", "c"))
+        dt = draw(st.sampled_from(ir.DTYPES))
+        consts[n] = dt
+        const_decls.append(ir.ConstDecl(n, dt, _const_value(draw, dt)))
+    ctx = _Ctx(sizes, consts, {}, names)
+    inputs = tuple(_tensor(draw, ctx, "input") for _ in range(draw(st.integers(0, 3))))
+    outputs = tuple(_tensor(draw, ctx, "output") for _ in range(draw(st.integers(0, 2))))
+    buffers = tuple(_tensor(draw, ctx, draw(st.sampled_from(("temp", "local"))))
+                    for _ in range(draw(st.integers(0, 3))))
+    ctx.tensors = {t.name: t for t in inputs + outputs + buffers}
+    body = _block(draw, ctx, (), max_depth, top=True)
+    return ir.Kernel(
+        name=names.fresh(draw, ("attention", "softmax", "k", "gemm")),
+        inputs=inputs,
+        outputs=outputs,
+        sizes=tuple(ir.SizeDecl(n, v) for n, v in sizes.items()),
+        consts=tuple(const_decls),
+        buffers=buffers,
+        body=body,
+    )
