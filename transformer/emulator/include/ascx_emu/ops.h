@@ -403,7 +403,7 @@ template <typename T>
 inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyParams& p, const DataCopyPadParams& pad, ASCX_LOC) {
     T pv;
     uint64_t raw = pad.paddingValue;
-    std::memcpy(&pv, &raw, sizeof(T));
+    std::memcpy(static_cast<void*>(&pv), &raw, sizeof(T));
     DataCopyPad(dst, src, DataCopyExtParams(p.blockCount, p.blockLen, p.srcStride, p.dstStride),
                 DataCopyPadExtParams<T>(pad.isPad, pad.leftPadding, pad.rightPadding, pv), loc);
 }
@@ -524,13 +524,13 @@ inline T* operand(const char* api, const LocalTensor<T>& t, const RepGeom& g, in
     }                                                                                                                      \
     template <typename T, bool isSetMask = true>                                                                           \
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, uint64_t mask,    \
-                     const uint8_t repeatTimes, const BinaryRepeatParams& p, ASCX_LOC) {                                   \
+                     const int32_t repeatTimes, const BinaryRepeatParams& p, ASCX_LOC) {                                   \
         auto g = isSetMask ? detail::geom_cont<T>(#NAME, mask, repeatTimes, loc) : detail::geom_core<T>(#NAME, repeatTimes, loc); \
         NAME##_rep_<T>(#NAME, dst, src0, src1, g, p, loc);                                                                 \
     }                                                                                                                      \
     template <typename T, bool isSetMask = true>                                                                           \
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, const uint64_t mask[], \
-                     const uint8_t repeatTimes, const BinaryRepeatParams& p, ASCX_LOC) {                                   \
+                     const int32_t repeatTimes, const BinaryRepeatParams& p, ASCX_LOC) {                                   \
         auto g = isSetMask ? detail::geom_bits<T>(#NAME, mask, repeatTimes, loc) : detail::geom_core<T>(#NAME, repeatTimes, loc); \
         NAME##_rep_<T>(#NAME, dst, src0, src1, g, p, loc);                                                                 \
     }
@@ -579,14 +579,14 @@ ASCX_EMU_BINARY(AddRelu, (x + y > 0 ? x + y : 0.0))
         detail::trace_vec<T>(c, api, n, g.repeat, loc, "repeat");                                                          \
     }                                                                                                                      \
     template <typename T, bool isSetMask = true>                                                                           \
-    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src SCALAR_PARAM, uint64_t mask, const uint8_t repeatTimes, \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src SCALAR_PARAM, uint64_t mask, const int32_t repeatTimes, \
                      const UnaryRepeatParams& p, ASCX_LOC) {                                                               \
         auto g = isSetMask ? detail::geom_cont<T>(#NAME, mask, repeatTimes, loc) : detail::geom_core<T>(#NAME, repeatTimes, loc); \
         NAME##_rep_<T>(#NAME, dst, src ASCX_EMU_SCALAR_ARG_##SCALAR_INIT, g, p, loc);                                      \
     }                                                                                                                      \
     template <typename T, bool isSetMask = true>                                                                           \
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src SCALAR_PARAM, const uint64_t mask[],            \
-                     const uint8_t repeatTimes, const UnaryRepeatParams& p, ASCX_LOC) {                                    \
+                     const int32_t repeatTimes, const UnaryRepeatParams& p, ASCX_LOC) {                                    \
         auto g = isSetMask ? detail::geom_bits<T>(#NAME, mask, repeatTimes, loc) : detail::geom_core<T>(#NAME, repeatTimes, loc); \
         NAME##_rep_<T>(#NAME, dst, src ASCX_EMU_SCALAR_ARG_##SCALAR_INIT, g, p, loc);                                      \
     }
@@ -625,7 +625,7 @@ template <typename T> inline void Duplicate(const LocalTensor<T>& dst, const T& 
     detail::trace_vec<T>(c, api, count, detail::repeats_for<T>(count), loc);
 }
 template <typename T, bool isSetMask = true>
-inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, uint64_t mask, const uint8_t repeatTimes, const uint16_t dstBlockStride,
+inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, uint64_t mask, const int32_t repeatTimes, const uint16_t dstBlockStride,
                       const uint8_t dstRepeatStride, ASCX_LOC) {
     const char* api = "Duplicate";
     auto& c = ascx_emu::core(api, loc);
@@ -639,7 +639,7 @@ inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, uint64_t 
     detail::trace_vec<T>(c, api, n, g.repeat, loc, "repeat");
 }
 template <typename T, bool isSetMask = true>
-inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, const uint64_t mask[], const uint8_t repeatTimes,
+inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, const uint64_t mask[], const int32_t repeatTimes,
                       const uint16_t dstBlockStride, const uint8_t dstRepeatStride, ASCX_LOC) {
     const char* api = "Duplicate";
     auto& c = ascx_emu::core(api, loc);
@@ -673,7 +673,7 @@ inline void Cast(const LocalTensor<D>& dst, const LocalTensor<S>& src, const Rou
 // Repeat form: a repeat covers 256 / max(sizeof(D), sizeof(S)) elements; a "block" is 32 B
 // of the wider type; strides are in 32 B units of each operand.
 template <typename D, typename S, bool isSetMask = true>
-inline void Cast(const LocalTensor<D>& dst, const LocalTensor<S>& src, const RoundMode& roundMode, uint64_t mask, const uint8_t repeatTimes,
+inline void Cast(const LocalTensor<D>& dst, const LocalTensor<S>& src, const RoundMode& roundMode, uint64_t mask, const int32_t repeatTimes,
                  const UnaryRepeatParams& p, ASCX_LOC) {
     const char* api = "Cast";
     auto& c = ascx_emu::core(api, loc);
@@ -699,7 +699,7 @@ inline void Cast(const LocalTensor<D>& dst, const LocalTensor<S>& src, const Rou
 
 // ---- Brcb: each repeat reads 8 consecutive src elements; element j fills dst block j.
 template <typename T>
-inline void Brcb(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint8_t repeatTimes, const BrcbRepeatParams& p, ASCX_LOC) {
+inline void Brcb(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t repeatTimes, const BrcbRepeatParams& p, ASCX_LOC) {
     const char* api = "Brcb";
     auto& c = ascx_emu::core(api, loc);
     ascx_emu::check_repeat(api, repeatTimes, loc);
@@ -719,8 +719,8 @@ inline void Brcb(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uin
 // index of the first maximum into dst[1] (as an integer of sizeof(T) bytes).
 namespace detail {
 template <typename T> inline void store_index(T* slot, uint32_t idx) {
-    if constexpr (sizeof(T) == 2) { uint16_t v = static_cast<uint16_t>(idx); std::memcpy(slot, &v, 2); }
-    else { uint32_t v = idx; std::memcpy(slot, &v, 4); }
+    if constexpr (sizeof(T) == 2) { uint16_t v = static_cast<uint16_t>(idx); std::memcpy(static_cast<void*>(slot), &v, 2); }
+    else { uint32_t v = idx; std::memcpy(static_cast<void*>(slot), &v, 4); }
 }
 }  // namespace detail
 template <typename T>

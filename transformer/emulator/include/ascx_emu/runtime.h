@@ -582,12 +582,12 @@ public:
     }
     T GetValue(uint32_t offset, ASCX_LOC) const {
         T v;
-        std::memcpy(&v, Ptr("LocalTensor::GetValue", offset, 1, loc), sizeof(T));
+        std::memcpy(static_cast<void*>(&v), Ptr("LocalTensor::GetValue", offset, 1, loc), sizeof(T));
         ascx_emu::trace_emit(*core_, PIPE_S, "GetValue", ascx_emu::kv("elems", 1), loc);
         return v;
     }
     void SetValue(uint32_t offset, T value, ASCX_LOC) const {
-        std::memcpy(Ptr("LocalTensor::SetValue", offset, 1, loc), &value, sizeof(T));
+        std::memcpy(static_cast<void*>(Ptr("LocalTensor::SetValue", offset, 1, loc)), static_cast<const void*>(&value), sizeof(T));
         ascx_emu::trace_emit(*core_, PIPE_S, "SetValue", ascx_emu::kv("elems", 1), loc);
     }
     uint32_t GetSize() const { return size_; }
