@@ -27,6 +27,10 @@ CPP_KEYWORDS = frozenset(
     static_cast struct switch template this thread_local throw true try typedef typeid
     typename union unsigned using virtual void volatile wchar_t while xor xor_eq""".split()
 )
+# The IR's own keywords (docs/ir.md): the contextual lexer would accept some of them as names
+# in declarations (`temp copy: ...`, `for in in ...`), but such a name cannot be used
+# everywhere (`copy[i] = ...` is a copy statement), so they are rejected up front.
+IR_KEYWORDS = frozenset({"kernel", "size", "const", "temp", "local", "for", "in", "copy", "layout"})
 # Names that would collide with what the emitted Ascend C or the IR itself uses.
 RESERVED = frozenset({"half", "bfloat16_t", "select", "inf", *ir.DTYPES, "AscendC", "GM_ADDR"})
 
@@ -85,6 +89,8 @@ def check_identifiers(k: ir.Kernel) -> Iterator[SemanticError]:
         if name in CPP_KEYWORDS:
             yield SemanticError(f"{what} `{name}` is a C++ keyword", loc,
                                 hint=f"rename it, e.g. `{name}_`")
+        elif name in IR_KEYWORDS:
+            yield SemanticError(f"{what} `{name}` is a keyword of the IR", loc, hint=f"rename it, e.g. `{name}_`")
         elif name in RESERVED:
             yield SemanticError(f"{what} `{name}` is reserved", loc, hint=f"rename it, e.g. `{name}_`")
         elif name.startswith("__"):
