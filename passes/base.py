@@ -221,7 +221,7 @@ def split_pipeline(text: str) -> list[tuple[str, list[tuple[str, str | None]]]]:
         m = _ITEM.match(text, pos)
         if not m or m.end() == pos:
             raise PipelineError(f"cannot read the pipeline at column {pos + 1}: `{text[pos:pos + 20]}`",
-                                hint="write `pass` or `pass{key=value,...}` separated by commas")
+                                ir.Loc(1, pos + 1), hint="write `pass` or `pass{key=value,...}` separated by commas")
         name, body = m.group(1), m.group(3)
         args: list[tuple[str, str | None]] = []
         if body is not None and body.strip():
@@ -237,11 +237,15 @@ def split_pipeline(text: str) -> list[tuple[str, list[tuple[str, str | None]]]]:
         out.append((name, args))
         pos = m.end()
         if pos < len(text):
+            if text[pos] == "{":
+                raise PipelineError(f"unclosed or nested `{{` at column {pos + 1} of the pipeline", ir.Loc(1, pos + 1),
+                                    hint="parameters are `pass{key=value,...}`, closed by `}`")
             if text[pos] != ",":
-                raise PipelineError(f"expected `,` at column {pos + 1} of the pipeline, found `{text[pos]}`")
+                raise PipelineError(f"expected `,` at column {pos + 1} of the pipeline, found `{text[pos]}`",
+                                    ir.Loc(1, pos + 1))
             pos += 1
             if pos >= len(text):
-                raise PipelineError("pipeline ends with `,`")
+                raise PipelineError("pipeline ends with `,`", ir.Loc(1, pos))
     return out
 
 
@@ -311,12 +315,15 @@ def loop_names(kernel: ir.Kernel) -> dict[str, LoopRef]:
 
 
 def name_of_loop(kernel: ir.Kernel, path: tuple[int, ...]) -> str | None:
-    """The shortest unambiguous name of the loop at `path` (label, then `var`, then
-    `label.var`), or None if it has none."""
+    """A stable unambiguous name of the loop at `path`: its label, else `label.var` under
+    the nearest enclosing label, else its variable; None if it has none."""
     cands = [n for n, ref in loop_names(kernel).items() if ref.path == path]
     if not cands:
         return None
-    return min(cands, key=lambda n: (n.count("."), len(n), n))
+    loop = get_at(kernel.body, path)
+    label = getattr(loop, "label", None)
+    # prefer the loop's own label, then `label.var` under the nearest label, then `var`
+    return min(cands, key=lambda n: (0 if n == label else (1 if "." in n and not n.startswith(f"{label}.") else 2), -len(n), n))
 
 
 def resolve_loop(kernel: ir.Kernel, name: str, pass_name: str) -> LoopRef:

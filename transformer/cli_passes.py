@@ -1,0 +1,254 @@
+"""`ascx transform`, `ascx verify`, `ascx passes`: the pass pipeline on the command line.
+
+Exit codes as everywhere (`cli_common`): 0 ok, 1 verification mismatch, 2 bad input
+(unknown pass or loop, illegal request, bad file), 3 internal error.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any
+from xml.sax.saxutils import escape, quoteattr
+
+import click
+import numpy as np
+
+from . import ir
+from .cli_common import (
+    CheckFailed,
+    handle_errors,
+    load_kernel,
+    load_target,
+    size_option,
+    target_option,
+    write_output_file,
+)
+from .diagnostics import AscxError, Source, UsageError
+
+DEFAULT_TRIALS = 3
+
+
+def _source(path: str) -> Source | None:
+    if path == "-":
+        return None
+    try:
+        with open(path, encoding="utf-8") as f:
+            return Source(path, f.read())
+    except OSError:
+        return None
+
+
+def transform_kernel(path: str, kernel: ir.Kernel, pipeline: str, target: Any) -> tuple[ir.Kernel, list]:
+    """Run `pipeline` on `kernel`, attaching the right source to any error: the pipeline
+    text for pipeline errors, the file for pass errors (their locations are in it)."""
+    from passes.base import PassError, PipelineError, parse_pipeline, run_pipeline
+
+    try:
+        ps = parse_pipeline(pipeline)
+    except PipelineError as e:
+        raise e.with_source(Source("--passes", pipeline)) from None
+    try:
+        return run_pipeline(kernel, ps, target)
+    except PassError as e:
+        raise e.with_source(_source(path)) from None
+
+
+def _maybe_target(name: str | None) -> Any:
+    return load_target(name) if name else None
+
+
+# --------------------------------------------------------------------------------------
+# transform
+
+
+@click.command("transform")
+@click.argument("file")
+@click.option("--passes", "pipeline", required=True, metavar="PIPELINE",
+              help="Passes to run, e.g. `fuse,interchange{mm.i,mm.j},unroll{mm.k=4}` (see `ascx passes`).")
+@size_option
+@target_option
+@click.option("-o", "--output", metavar="OUT.ir", help="Write the transformed IR here instead of stdout.")
+@click.option("--force", is_flag=True, help="Allow -o to overwrite FILE itself.")
+@click.option("--explain", is_flag=True, help="Print what each pass did and why (stderr when the IR goes to stdout).")
+@handle_errors
+def transform_cmd(file: str, pipeline: str, sizes: tuple[str, ...], target_name: str | None,
+                  output: str | None, force: bool, explain: bool) -> None:
+    """Run a pass pipeline on FILE and print (or write) the transformed IR."""
+    from .printer import print_kernel
+
+    if output and file != "-" and os.path.exists(output) and os.path.realpath(output) == os.path.realpath(file) and not force:
+        raise UsageError(f"-o {output} would overwrite the input file", hint="write elsewhere, or pass --force")
+    kernel = load_kernel(file, sizes)
+    target = _maybe_target(target_name)
+    out, trace = transform_kernel(file, kernel, pipeline, target)
+    text = print_kernel(out)
+    if output:
+        write_output_file(output, text)
+    else:
+        click.echo(text, nl=False)
+    if explain:
+        report = "\n".join(e.render() for e in trace)
+        click.echo(report, err=not output)
+
+
+# --------------------------------------------------------------------------------------
+# verify
+
+
+@dataclass
+class OutputReport:
+    name: str
+    dtype: str
+    max_abs: float = 0.0
+    max_rel: float = 0.0
+    ok: bool = True
+    rtol: float = 0.0
+    atol: float = 0.0
+
+
+@dataclass
+class VerifyReport:
+    file: str
+    pipeline: str
+    seed: int
+    trials: int
+    outputs: list[OutputReport] = field(default_factory=list)
+    error: str | None = None  # the transformed kernel failed to run
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and all(o.ok for o in self.outputs)
+
+    def to_json(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["ok"] = self.ok
+        return d
+
+
+def verify_kernels(original: ir.Kernel, transformed: ir.Kernel, *, trials: int, seed: int,
+                   file: str = "", pipeline: str = "") -> VerifyReport:
+    """Interpret both kernels on `trials` random input sets drawn from `seed` and compare
+    every output with its dtype's tolerance. Errors of the original propagate (bad
+    input); errors of the transformed kernel are a verification failure."""
+    from .interp import compare_outputs, random_inputs, run
+
+    t0 = time.perf_counter()
+    rep = VerifyReport(file, pipeline, seed, trials)
+    by_name: dict[str, OutputReport] = {}
+    for t in range(trials):
+        rng = np.random.default_rng([seed, t])
+        inputs = random_inputs(original, rng)
+        expected = run(original, inputs)
+        try:
+            actual = run(transformed, inputs)
+        except AscxError as e:
+            rep.error = f"the transformed kernel failed in the interpreter: {e.short()}"
+            break
+        for d in compare_outputs(original, expected, actual):
+            o = by_name.setdefault(d.name, OutputReport(d.name, getattr(d, "dtype", ""), rtol=d.rtol, atol=d.atol))
+            o.max_abs = max(o.max_abs, float(d.max_abs))
+            o.max_rel = max(o.max_rel, float(d.max_rel))
+            o.ok = o.ok and bool(d.ok)
+    rep.outputs = list(by_name.values())
+    rep.seconds = time.perf_counter() - t0
+    return rep
+
+
+def _junit(rep: VerifyReport) -> str:
+    cases = []
+    for o in rep.outputs:
+        body = ""
+        if not o.ok:
+            body = (f"<failure message={quoteattr(f'{o.name}: max abs {o.max_abs:.3g}, max rel {o.max_rel:.3g}')}>"
+                    f"{escape(f'rtol {o.rtol} atol {o.atol} seed {rep.seed}')}</failure>")
+        cases.append(f'  <testcase classname={quoteattr(rep.file)} name={quoteattr(o.name)} time="{rep.seconds:.3f}">{body}</testcase>')
+    if rep.error:
+        cases.append(f'  <testcase classname={quoteattr(rep.file)} name="run"><error message={quoteattr(rep.error)}/></testcase>')
+    failures = sum(1 for o in rep.outputs if not o.ok)
+    return ("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n"
+            f"<testsuite name={quoteattr('ascx verify ' + rep.pipeline)} tests=\"{len(cases)}\" "
+            f"failures=\"{failures}\" errors=\"{1 if rep.error else 0}\" time=\"{rep.seconds:.3f}\">\n"
+            + "\n".join(cases) + "\n</testsuite>\n")
+
+
+@click.command("verify")
+@click.argument("file")
+@click.option("--passes", "pipeline", required=True, metavar="PIPELINE", help="Passes to run (see `ascx passes`).")
+@size_option
+@target_option
+@click.option("--trials", type=click.IntRange(min=1), default=DEFAULT_TRIALS, show_default=True,
+              help="Random input sets to compare on.")
+@click.option("--seed", type=int, default=None, help="Seed for the inputs (default: fresh, printed).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--junit", "junit_path", metavar="PATH", help="Also write a JUnit XML report.")
+@handle_errors
+def verify_cmd(file: str, pipeline: str, sizes: tuple[str, ...], target_name: str | None, trials: int,
+               seed: int | None, as_json: bool, junit_path: str | None) -> None:
+    """Check that a pipeline preserves FILE's meaning: interpret the original and the
+    transformed kernel on fresh random inputs and compare every output within its dtype's
+    tolerance. Exit 1 on a mismatch."""
+    kernel = load_kernel(file, sizes)
+    target = _maybe_target(target_name)
+    out, _ = transform_kernel(file, kernel, pipeline, target)
+    if seed is None:
+        seed = int(np.random.SeedSequence().entropy % (2**63))
+    rep = verify_kernels(kernel, out, trials=trials, seed=seed, file=file, pipeline=pipeline)
+    if junit_path:
+        write_output_file(junit_path, _junit(rep))
+    if as_json:
+        click.echo(json.dumps(rep.to_json(), indent=2))
+    else:
+        click.echo(f"verify {file} --passes {pipeline}: {trials} trial(s), seed {seed}")
+        for o in rep.outputs:
+            status = "ok" if o.ok else "MISMATCH"
+            click.echo(f"  {o.name}: max abs err {o.max_abs:.3g}, max rel err {o.max_rel:.3g} "
+                       f"(rtol {o.rtol:g}, atol {o.atol:g}) {status}")
+        if rep.error:
+            click.echo(f"  error: {rep.error}")
+        click.echo("ok" if rep.ok else f"FAILED (reproduce with --seed {seed})")
+    if not rep.ok:
+        raise CheckFailed()
+
+
+# --------------------------------------------------------------------------------------
+# passes
+
+
+def describe_params(cls: type) -> str:
+    doc = getattr(cls, "params_doc", "")
+    if doc:
+        return doc
+    fields = [f"{f.name}: {getattr(f.type, '__name__', f.type)}" for f in dataclasses.fields(cls)]
+    return "{" + ", ".join(fields) + "}" if fields else "(no parameters)"
+
+
+@click.command("passes")
+@click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
+@handle_errors
+def passes_cmd(as_json: bool) -> None:
+    """List every registered pass with its parameters and a one-line summary."""
+    from passes.base import registry
+
+    reg = registry()
+    rows = [(name, describe_params(cls), cls.summary, cls.__module__) for name, cls in sorted(reg.items())]
+    if as_json:
+        click.echo(json.dumps([{"name": n, "params": p, "summary": s, "module": m} for n, p, s, m in rows], indent=2))
+        return
+    for name, params, summary, _ in rows:
+        click.echo(f"{name}  {params}")
+        click.echo(f"    {summary}")
+
+
+def register(group: click.Group) -> None:
+    group.add_command(transform_cmd)
+    group.add_command(verify_cmd)
+    group.add_command(passes_cmd)
+
+
+_ = sys
