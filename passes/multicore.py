@@ -1,0 +1,140 @@
+"""`multicore`: split an outer parallel loop across AI cores (`@cores(n)`).
+
+args:
+    `multicore{L}`     mark `L` `@cores(n)` with n = the target's core count (`--target`), or
+                       DEFAULT_CORES (24, the vector cores of an Ascend 910B2) without a target;
+                       never more than `L`'s trip count
+    `multicore{L=8}`   use 8 cores
+
+The loop stays in the IR as written; the annotation tells the code generator to give each
+core a contiguous block of `L`'s iterations (`GetBlockIdx()`).
+
+It requires:
+    1) `L` exists and is named unambiguously;
+    2) `L` is outermost (not nested in another loop) and not already split across cores;
+    3) `L` carries no dependence (`transformer.deps.is_parallel`): iterations on different
+       cores run at the same time. Reductions count: a `+=`/`max=` into one element across
+       `L`'s iterations would need a cross-core combine, which ascx does not generate;
+    4) an explicit n is at least 1 and at most `L`'s trip count (when it is constant).
+
+rewrite (multicore{rows=8}):
+    rows: for r in 0..R {          @cores(8)
+      ...                    ->    rows: for r in 0..R {
+    }                                ...
+                                   }
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from transformer import ir
+from transformer.deps import carries_dependence
+
+from ._rewrite import const_trip, loop_header
+from .base import Args, Pass, PassError, PipelineError, TraceEntry, name_of_loop, register, replace_at, resolve_loop
+
+DEFAULT_CORES = 24
+
+
+def target_cores(target: Any) -> int | None:
+    try:
+        n = getattr(target, "cores", None) if target is not None else None
+        return int(n) if n else None
+    except Exception:  # a target table without a core count
+        return None
+
+
+@register
+@dataclass(frozen=True)
+class Multicore(Pass):
+    name: ClassVar[str] = "multicore"
+    summary: ClassVar[str] = "split an outermost parallel loop across AI cores (@cores(n)); refused if it carries a dependence"
+    params_doc: ClassVar[str] = "{LOOP} or {LOOP=N} (N cores; default: the target's, else 24)"
+    loop: str = ""
+    cores: int = 0  # 0: from the target, else DEFAULT_CORES
+
+    @classmethod
+    def from_args(cls, args: Args) -> "Multicore":
+        if len(args) != 1:
+            raise PipelineError(f"`multicore` takes exactly one loop, got {len(args)} items",
+                                hint="e.g. `multicore{qk}` or `multicore{qk=8}`")
+        key, value = args[0]
+        if value is None:
+            return cls(key, 0)
+        try:
+            n = int(value)
+        except ValueError:
+            raise PipelineError(f"`multicore` core count for `{key}` must be a positive integer, got `{value}`") from None
+        if n < 1:
+            raise PipelineError(f"`multicore` core count for `{key}` must be at least 1, got {n}")
+        return cls(key, n)
+
+    def to_text(self) -> str:
+        return f"multicore{{{self.loop}" + (f"={self.cores}" if self.cores else "") + "}"
+
+    def run(self, kernel: ir.Kernel, target: Any, trace: TraceEntry) -> ir.Kernel:
+        if not self.loop:
+            raise PassError(self.name, "no loop given", hint="e.g. `multicore{qk}`")
+        ref = resolve_loop(kernel, self.loop, self.name)
+        loop = ref.loop
+        check_outermost(kernel, ref.path, self.loop)
+        if loop.annotation("cores") is not None:
+            raise PassError(self.name, f"`{self.loop}` is already split across cores", loc=loop.loc)
+        dep = carries_dependence(kernel, ref.path)
+        if dep is not None:
+            what = (f"carries a {dep.src.reduction} reduction into `{dep.src.tensor}` across its iterations; "
+                    "splitting it across cores would need a cross-core combine, which ascx does not generate"
+                    if dep.reduction else f"carries a dependence: the {dep.describe()}")
+            raise PassError(self.name, f"loop `{self.loop}` is not parallel: it {what}", loc=loop.loc,
+                            notes=dep.notes(), hint=_alternatives(kernel))
+        ct = const_trip(loop, kernel.size_values())
+        trip = ct[1] if ct else None
+        if self.cores:
+            n, why = self.cores, "given"
+            if trip is not None and n > trip:
+                raise PassError(self.name, f"{n} cores for `{loop_header(loop)}`, which has only {trip} iterations",
+                                loc=loop.loc, hint=f"use at most {trip} cores")
+        else:
+            tc = target_cores(target)
+            n, why = (tc, f"the target's core count") if tc else (DEFAULT_CORES, f"default (no target): {DEFAULT_CORES}")
+            if trip is not None and n > trip:
+                n, why = trip, why + f", capped at the trip count {trip}"
+        ann = ir.Annotation("cores", (("n", n),))
+        new_loop = dataclasses.replace(loop, annotations=loop.annotations + (ann,))
+        trace.changes.append(f"`{loop_header(loop)}` split across {n} cores (@cores({n}))")
+        trace.decisions.append(f"n = {n}: {why}; the loop carries no dependence")
+        return dataclasses.replace(kernel, body=replace_at(kernel.body, ref.path, [new_loop]))
+
+    @classmethod
+    def space(cls, kernel: ir.Kernel, target: Any = None) -> list[Pass]:
+        out: list[Pass] = []
+        for i, s in enumerate(kernel.body):
+            if isinstance(s, ir.For) and s.annotation("cores") is None:
+                name = name_of_loop(kernel, (i,))
+                if name and carries_dependence(kernel, (i,)) is None:
+                    out.append(cls(name, 0))
+        return out
+
+
+def check_outermost(kernel: ir.Kernel, path: tuple[int, ...], name: str) -> None:
+    """Legality 2: the loop is not nested in another loop."""
+    if len(path) > 1:
+        outer = kernel.body[path[0]]
+        raise PassError("multicore", f"`{name}` is nested inside `{loop_header(outer)}`; only an outermost loop "  # type: ignore[arg-type]
+                        "can be split across cores", loc=getattr(get_loop(kernel, path), "loc", None),
+                        hint=_alternatives(kernel))
+
+
+def get_loop(kernel: ir.Kernel, path: tuple[int, ...]) -> ir.Stmt:
+    from .base import get_at
+
+    return get_at(kernel.body, path)
+
+
+def _alternatives(kernel: ir.Kernel) -> str:
+    ok = [p.loop for p in Multicore.space(kernel)]  # type: ignore[attr-defined]
+    return ("loops that can be split across cores: " + ", ".join(f"`{n}`" for n in ok)) if ok else \
+        "no outermost loop here is parallel"
