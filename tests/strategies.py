@@ -340,3 +340,131 @@ def kernels(draw: st.DrawFn, max_depth: int = 3) -> ir.Kernel:
         buffers=buffers,
         body=body,
     )
+
+
+# --------------------------------------------------------------------------------------
+# runnable kernels: the interpreter accepts them (for semantic property tests of passes)
+
+_FLOAT_DTYPES = ("f16", "bf16", "f32")
+
+
+def _safe_value(draw: st.DrawFn, reads: list[ir.Expr], depth: int) -> ir.Expr:
+    """A float expression over `reads` that stays finite for inputs in [-1, 1]: no
+    division by something that can be zero, `exp`/`log`/`sqrt` only of bounded or
+    positive arguments."""
+    if depth <= 0 or draw(st.integers(0, 3)) == 0:
+        if reads and draw(st.integers(0, 3)):
+            return draw(st.sampled_from(reads))
+        return ir.FloatLit(draw(st.sampled_from((0.5, 1.0, 2.0, 0.125, 3.0, 1.0e-3))))
+    sub = lambda: _safe_value(draw, reads, depth - 1)  # noqa: E731
+    kind = draw(st.integers(0, 9))
+    if kind <= 3:
+        return ir.Binary(draw(st.sampled_from(("+", "-", "*"))), sub(), sub())
+    if kind == 4:
+        return ir.Unary("-", sub())
+    if kind == 5:  # division by a value >= 1
+        return ir.Binary("/", sub(), ir.Binary("+", ir.Call("abs", (sub(),)), ir.FloatLit(1.0)))
+    if kind == 6:
+        f = draw(st.sampled_from(("exp", "sqrt", "log", "rsqrt")))
+        bounded: ir.Expr = ir.Call("tanh", (sub(),))
+        if f != "exp":
+            bounded = ir.Binary("+", bounded, ir.FloatLit(2.0))
+        return ir.Call(f, (bounded,))
+    if kind == 7:
+        return ir.Call(draw(st.sampled_from(("max", "min"))), (sub(), sub()))
+    if kind == 8:
+        return ir.Call(draw(st.sampled_from(_FLOAT_DTYPES)), (sub(),))
+    cond = ir.Binary(draw(st.sampled_from(ir.COMPARE_OPS)), sub(), sub())
+    return ir.Call("select", (cond, sub(), sub()))
+
+
+@st.composite
+def runnable_kernels(draw: st.DrawFn) -> ir.Kernel:
+    """A kernel the interpreter runs without error on inputs in [-1, 1]: float tensors only,
+    a sequence of labelled stages, each a perfect loop nest over the whole of the tensor
+    it writes (optionally with an inner reduction loop), reading only inputs and tensors
+    already fully written, always in bounds. Outputs are all written; values stay finite."""
+    names = _Names()
+    sizes: dict[str, int] = {}
+    for _ in range(draw(st.integers(1, 3))):
+        sizes[names.fresh(draw, _SIZE_NAMES)] = draw(st.integers(1, 12))
+    size_names = sorted(sizes)
+
+    def shape() -> tuple[ir.Expr, ...]:
+        rank = draw(st.integers(1, 3))
+        return tuple(
+            ir.Name(draw(st.sampled_from(size_names))) if draw(st.integers(0, 3)) else ir.IntLit(draw(st.integers(1, 4)))
+            for _ in range(rank))
+
+    def tensor(kind: str) -> ir.TensorDecl:
+        return ir.TensorDecl(names.fresh(draw, ("A", "B", "X", "Y", "acc", "t")),
+                             draw(st.sampled_from(_FLOAT_DTYPES)), shape(), kind,
+                             scope=draw(st.sampled_from(ir.SCOPES)) if kind == "local" else None)
+
+    inputs = tuple(tensor("input") for _ in range(draw(st.integers(1, 3))))
+    outputs = tuple(tensor("output") for _ in range(draw(st.integers(1, 2))))
+    buffers = tuple(tensor(draw(st.sampled_from(("temp", "local")))) for _ in range(draw(st.integers(0, 2))))
+    consts = []
+    if draw(st.booleans()):
+        consts.append(ir.ConstDecl(names.fresh(draw, ("scale", "alpha")), "f32",
+                                   draw(st.sampled_from((0.5, 0.125, 2.0, -1.0)))))
+    extent = {}
+    sizes_env = dict(sizes)
+    from transformer.affine import eval_int
+
+    def value_of(d: ir.Expr) -> int:
+        return eval_int(d, sizes_env)
+
+    written: list[ir.TensorDecl] = list(inputs)
+    body: list[ir.Stmt] = []
+    # buffers first (so later stages can read them), then every output
+    for t in buffers + outputs:
+        vars_ = [names.fresh(draw, _VAR_NAMES) for _ in range(t.rank)]
+        for v, d in zip(vars_, t.shape):
+            extent[v] = d
+        red_var = None
+        red_extent: ir.Expr | None = None
+        if draw(st.booleans()):
+            red_var = names.fresh(draw, _VAR_NAMES)
+            red_extent = ir.Name(draw(st.sampled_from(size_names))) if draw(st.booleans()) else ir.IntLit(draw(st.integers(1, 4)))
+
+        def reads(avail_vars: list[tuple[str, ir.Expr]]) -> list[ir.Expr]:
+            out: list[ir.Expr] = [ir.Name(c.name) for c in consts]
+            for r in written:
+                idx = []
+                for d in r.shape:
+                    match = [v for v, e in avail_vars if e == d]
+                    if match and draw(st.integers(0, 4)):
+                        idx.append(ir.Name(draw(st.sampled_from(match))))
+                    else:
+                        idx.append(ir.IntLit(draw(st.integers(0, value_of(d) - 1))))
+                out.append(ir.Access(r.name, tuple(idx)))
+            return out
+
+        avail = list(zip(vars_, t.shape))
+        target = ir.Access(t.name, tuple(ir.Name(v) for v in vars_))
+        stmts: list[ir.Stmt] = [ir.Assign(target, "=", _safe_value(draw, reads(avail), 3))]
+        if red_var is not None and red_extent is not None:
+            op = draw(st.sampled_from(ir.REDUCE_OPS))
+            val = _safe_value(draw, reads(avail + [(red_var, red_extent)]), 2)
+            if op == "*=":  # keep products bounded
+                val = ir.Binary("+", ir.Binary("*", ir.Call("tanh", (val,)), ir.FloatLit(0.5)), ir.FloatLit(1.0))
+            stmts.append(ir.For(red_var, ir.IntLit(0), red_extent, (ir.Assign(target, op, val),)))
+        nest: tuple[ir.Stmt, ...] = tuple(stmts)
+        for v, d in reversed(list(zip(vars_, t.shape))):
+            nest = (ir.For(v, ir.IntLit(0), d, nest),)
+        loop = nest[0]
+        assert isinstance(loop, ir.For)
+        label = names.fresh(draw, ("stage", "s", "ew", "red"))
+        body.append(ir.For(loop.var, loop.lo, loop.hi, loop.body, label=label,
+                           annotations=_annotations(draw) if draw(st.integers(0, 3)) == 0 else ()))
+        written.append(t)
+        # loop variables may be reused by later stages
+        for v in vars_ + ([red_var] if red_var else []):
+            names.used.discard(v)
+    return ir.Kernel(
+        name=names.fresh(draw, ("k", "fused")),
+        inputs=inputs, outputs=outputs,
+        sizes=tuple(ir.SizeDecl(n, v) for n, v in sizes.items()),
+        consts=tuple(consts), buffers=buffers, body=tuple(body),
+    )
