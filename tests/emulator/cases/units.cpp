@@ -19,7 +19,7 @@ static void run(KernelMode mode, std::function<void()> body) {
 
 template <typename T> static void dump(const char* name, const LocalTensor<T>& t, int n) {
     std::printf("%s", name);
-    for (int i = 0; i < n; ++i) std::printf(" %.9g", static_cast<double>(static_cast<float>(t.GetValue(i))));
+    for (int i = 0; i < n; ++i) std::printf(" %.17g", static_cast<double>(static_cast<float>(t.GetValue(i))));
     std::printf("\n");
 }
 template <typename T> static void fill(const LocalTensor<T>& t, int n, std::function<float(int)> f) {
@@ -307,10 +307,11 @@ static void cube_units() {
         b2 = qb2.DeQue<half>();
         auto c1 = qc.AllocTensor<float>();
         MmadParams mp;
-        mp.m = M; mp.n = N; mp.k = 16;
-        Mmad(c1, a2, b2, mp);  // first K half
+        mp.m = M; mp.n = N;
+        mp.k = K;
+        Mmad(c1, a2, b2, mp);  // C = A x B (cmatrixInitVal = true)
         mp.cmatrixInitVal = false;
-        Mmad(c1, a2[256], b2[N1 * 256], mp);  // accumulate second K half (A fractal col 1, B fractal row 1)
+        Mmad(c1, a2, b2, mp);  // C += A x B  ->  2 A x B
         qa2.FreeTensor(a2);
         qb2.FreeTensor(b2);
         qc.EnQue(c1);

@@ -651,8 +651,12 @@ public:
     template <typename T> LocalTensor<T> AllocTensor(ASCX_LOC) {
         auto& c = Core("TQue::AllocTensor", loc);
         Inited("TQue::AllocTensor", loc);
-        for (auto* b : bufs_) {
+        // Buffers are handed out in ring order (as the device does), so consecutive
+        // allocations alternate between the buffers of a double-buffered queue.
+        for (size_t t = 0; t < bufs_.size(); ++t) {
+            auto* b = bufs_[(cursor_ + t) % bufs_.size()];
             if (b->state == ascx_emu::BUF_FREE) {
+                cursor_ = (cursor_ + t + 1) % bufs_.size();
                 b->state = ascx_emu::BUF_ALLOCATED;
                 std::vector<std::string> e;
                 if (!b->free_edge.empty()) e.push_back(b->free_edge);
@@ -720,6 +724,7 @@ public:
     ascx_emu::CoreState* core_ = nullptr;
     int id_ = -1;
     uint64_t enq_n_ = 0, free_n_ = 0;
+    size_t cursor_ = 0;
 
 private:
     ascx_emu::CoreState& Core(const char* api, SrcLoc loc) { return ascx_emu::core(api, loc); }
@@ -791,6 +796,7 @@ public:
         que.bufs_.clear();
         que.fifo_.clear();
         que.core_ = &c;
+        que.cursor_ = 0;
         que.id_ = c.que_count++;
         for (int i = 0; i < num; ++i) {
             auto* b = Alloc(c, SRC, len, "TPipe::InitBuffer", loc);
