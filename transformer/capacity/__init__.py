@@ -10,7 +10,8 @@
 
 Modules: `buffer` (Buffer), `model` (named constraints), `solve` (check, Z3), `explain`
 (unsat core -> sentences and hints), `search` (feasible_tiles, best_tiles), `evaluate`
-(compiled concrete evaluator), `result` (CapacityResult), `cache`, `errors`.
+(compiled concrete evaluator), `result` (CapacityResult), `cache`, `errors`; kernel wiring:
+`from_kernel` (kernel_buffers, check_kernel_capacity, capacity_gate), `tiles` (solver_tiles).
 See docs/capacity.md.
 """
 
@@ -28,12 +29,24 @@ from .result import CapacityResult, Explanation, ScopeUsage, UsageRow, fmt_bytes
 from .search import DEFAULT_CANDIDATES, best_tiles, certify_feasible, feasible_tiles
 from .solve import DEFAULT_TIMEOUT_MS, check
 
+# Kernel wiring (imports the IR; the modules above stay IR-independent).
+from .from_kernel import (  # noqa: E402
+    CapacityUnknownKernelError,
+    CapacityUnsatKernelError,
+    KernelCapacityError,
+    capacity_gate,
+    check_kernel_capacity,
+    kernel_buffers,
+)
+from .tiles import solver_tiles  # noqa: E402
+
 
 def clear_caches() -> None:
     """Forget every in-process cached result (cold timings, tests)."""
-    from . import evaluate, search, solve
+    from . import evaluate, search, solve, tiles
 
     solve.clear_cache()
+    tiles.clear_cache()
     search.clear_cache()
     evaluate._COMPILED.clear()
 
@@ -46,10 +59,13 @@ __all__ = [
     "CapacityError",
     "CapacityResult",
     "CapacityUnknownError",
+    "CapacityUnknownKernelError",
+    "CapacityUnsatKernelError",
     "CapacityUnsatError",
     "Constraint",
     "Explanation",
     "InvalidBufferError",
+    "KernelCapacityError",
     "NoFeasibleTilesError",
     "ScopeUsage",
     "System",
@@ -57,9 +73,13 @@ __all__ = [
     "UsageRow",
     "best_tiles",
     "build_system",
+    "capacity_gate",
     "certify_feasible",
     "check",
+    "check_kernel_capacity",
     "clear_caches",
     "feasible_tiles",
     "fmt_bytes",
+    "kernel_buffers",
+    "solver_tiles",
 ]
