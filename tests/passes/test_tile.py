@@ -1,0 +1,230 @@
+"""`tile`: golden text for small cases, differential tests on every example (tails included),
+the automatic policy and the action space."""
+
+from __future__ import annotations
+
+import pytest
+
+from passes_testutil import apply, canon, equivalent, example, kernel, roundtrips
+from passes.base import run_pipeline
+from passes.tile import Tile, choose_tiles
+from transformer.printer import print_kernel
+
+ADD = """
+kernel add(A: f16[M, N], B: f16[M, N]) -> (C: f16[M, N]) {
+  size M = 6
+  size N = 10
+  ew: for i in 0..M {
+    for j in 0..N {
+      C[i, j] = A[i, j] + B[i, j]
+    }
+  }
+}
+"""
+
+ADD_TILED = """
+kernel add(A: f16[M, N], B: f16[M, N]) -> (C: f16[M, N]) {
+  size M = 6
+  size N = 10
+  local A_ub: f16[4, 8] @ub
+  local B_ub: f16[4, 8] @ub
+  local C_ub: f16[4, 8] @ub
+  ew: for i0 in 0..2 {
+    for j0 in 0..2 {
+      copy A_ub[0:min(4, M - i0 * 4), 0:min(8, N - j0 * 8)] <- A[i0 * 4:i0 * 4 + min(4, M - i0 * 4), j0 * 8:j0 * 8 + min(8, N - j0 * 8)]
+      copy B_ub[0:min(4, M - i0 * 4), 0:min(8, N - j0 * 8)] <- B[i0 * 4:i0 * 4 + min(4, M - i0 * 4), j0 * 8:j0 * 8 + min(8, N - j0 * 8)]
+      for i in 0..min(4, M - i0 * 4) {
+        for j in 0..min(8, N - j0 * 8) {
+          C_ub[i, j] = A_ub[i, j] + B_ub[i, j]
+        }
+      }
+      copy C[i0 * 4:i0 * 4 + min(4, M - i0 * 4), j0 * 8:j0 * 8 + min(8, N - j0 * 8)] <- C_ub[0:min(4, M - i0 * 4), 0:min(8, N - j0 * 8)]
+    }
+  }
+}
+"""
+
+ROWSUM = """
+kernel rs(X: f32[R, C]) -> (Y: f32[R]) {
+  size R = 8
+  size C = 16
+  rows: for r in 0..R {
+    Y[r] = 0.0
+    for c in 0..C {
+      Y[r] += X[r, c]
+    }
+  }
+}
+"""
+
+ROWSUM_TILED = """
+kernel rs(X: f32[R, C]) -> (Y: f32[R]) {
+  size R = 8
+  size C = 16
+  local X_ub: f32[4, 8] @ub
+  local Y_ub: f32[4] @ub
+  rows: for r0 in 0..2 {
+    for r in 0..4 {
+      Y_ub[r] = 0.0
+    }
+    for c0 in 0..2 {
+      copy X_ub[0:4, 0:8] <- X[r0 * 4:r0 * 4 + 4, c0 * 8:c0 * 8 + 8]
+      for r in 0..4 {
+        for c in 0..8 {
+          Y_ub[r] += X_ub[r, c]
+        }
+      }
+    }
+    copy Y[r0 * 4:r0 * 4 + 4] <- Y_ub[0:4]
+  }
+}
+"""
+
+MATMUL = """
+kernel mm(A: f16[M, K], B: f16[K, N]) -> (C: f16[M, N]) {
+  size M = 32
+  size N = 16
+  size K = 32
+  temp acc: f32[M, N]
+  mm: for i in 0..M {
+    for j in 0..N {
+      acc[i, j] = 0.0
+      for k in 0..K {
+        acc[i, j] += f32(A[i, k]) * f32(B[k, j])
+      }
+      C[i, j] = f16(acc[i, j])
+    }
+  }
+}
+"""
+
+MATMUL_TILED = """
+kernel mm(A: f16[M, K], B: f16[K, N]) -> (C: f16[M, N]) {
+  size M = 32
+  size N = 16
+  size K = 32
+  local A_l1: f16[16, 16] @l1
+  local A_l0a: f16[16, 16] @l0a
+  local B_l1: f16[16, 16] @l1
+  local B_l0b: f16[16, 16] @l0b
+  local acc_l0c: f32[16, 16] @l0c
+  mm: for i0 in 0..2 {
+    for j0 in 0..1 {
+      for i in 0..16 {
+        for j in 0..16 {
+          acc_l0c[i, j] = 0.0
+        }
+      }
+      for k0 in 0..2 {
+        copy A_l1[0:16, 0:16] <- A[i0 * 16:i0 * 16 + 16, k0 * 16:k0 * 16 + 16]
+        copy A_l0a[0:16, 0:16] <- A_l1[0:16, 0:16]
+        copy B_l1[0:16, 0:16] <- B[k0 * 16:k0 * 16 + 16, j0 * 16:j0 * 16 + 16]
+        copy B_l0b[0:16, 0:16] <- B_l1[0:16, 0:16]
+        for i in 0..16 {
+          for j in 0..16 {
+            for k in 0..16 {
+              acc_l0c[i, j] += f32(A_l0a[i, k]) * f32(B_l0b[k, j])
+            }
+          }
+        }
+      }
+      for i in 0..16 {
+        for j in 0..16 {
+          C[i0 * 16 + i, j0 * 16 + j] = f16(acc_l0c[i, j])
+        }
+      }
+    }
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("src,pipeline,golden", [
+    (ADD, "tile{ew.i=4,ew.j=8}", ADD_TILED),
+    (ROWSUM, "tile{rows.r=4,rows.c=8}", ROWSUM_TILED),
+    (MATMUL, "tile{mm.i=16,mm.j=16,mm.k=16}", MATMUL_TILED),
+])
+def test_golden(src: str, pipeline: str, golden: str) -> None:
+    out = apply(src, pipeline)
+    assert print_kernel(out) == canon(golden)
+    assert roundtrips(out)
+    assert equivalent(kernel(src), out) == []
+
+
+def test_tails_use_min_and_verify() -> None:
+    out = apply(ADD, "tile{ew.i=4,ew.j=8}")
+    text = print_kernel(out)
+    assert "min(4, M - i0 * 4)" in text
+    assert equivalent(kernel(ADD), out, trials=3) == []
+
+
+def test_single_loop_tile_keeps_order_and_label() -> None:
+    out = apply(ROWSUM, "tile{rows.r=4}")
+    assert out.body[0].label == "rows" and out.body[0].var == "r0"
+    assert equivalent(kernel(ROWSUM), out) == []
+
+
+def test_matmul_scopes() -> None:
+    out = apply(MATMUL, "tile{mm.i=16,mm.j=16}")
+    scopes = {b.name: b.scope for b in out.buffers if b.kind == "local"}
+    assert scopes == {"A_l1": "l1", "A_l0a": "l0a", "B_l1": "l1", "B_l0b": "l0b", "acc_l0c": "l0c"}
+    assert "acc" not in {b.name for b in out.buffers}  # contracted
+    assert equivalent(kernel(MATMUL), out) == []
+
+
+CASES = [
+    ("add", "tile{ew.i=4,ew.j=4}"),
+    ("add", "tile{ew.j=3}"),
+    ("softmax", "tile{rmax.r=4,expo.r=4,norm.r=4,norm.c=5}"),
+    ("softmax", "tile{expo.c=5}"),
+    ("layernorm", "tile{mean.n=4,vari.n=4,vari.h=8,norm.n=4}"),
+    ("rmsnorm", "tile{sumsq.n=4,sumsq.h=5,scale.n=2,scale.h=8}"),
+    ("matmul", "tile{mm.i=4,mm.j=4,mm.k=4}"),
+    ("matmul", "tile{mm.k=3}"),
+    ("attention", "tile{qk.i=4,qk.j=8,pv.i=4,pv.j=5}"),
+    ("attention_causal", "tile{qk.i=8,rmax.i=5,expo.i=4,pv.i=4,pv.d=2}"),
+    ("conv2d", "tile{conv.n=1,conv.f=2,conv.y=3}"),
+]
+
+
+@pytest.mark.parametrize("name,pipeline", CASES)
+def test_examples_verify(name: str, pipeline: str) -> None:
+    k = example(name)
+    out, trace = run_pipeline(k, pipeline)
+    assert roundtrips(out)
+    assert any(c.startswith("staged") for c in trace[0].changes)
+    assert equivalent(k, out) == []
+
+
+@pytest.mark.parametrize("name", ["add", "softmax", "layernorm", "rmsnorm", "matmul", "attention", "conv2d"])
+def test_auto_tiles_verify(name: str) -> None:
+    k = example(name)
+    chosen = choose_tiles(k)
+    assert chosen
+    out, trace = run_pipeline(k, "tile")
+    assert "chose" in trace[0].decisions[0]
+    assert equivalent(k, out) == []
+
+
+def test_auto_tiles_fit_budget_at_default_sizes() -> None:
+    from passes.base import parse_pipeline
+
+    k = example("add", {})
+    assert choose_tiles(k) == {"ew": 128, "ew.j": 128} or all(v <= 256 for v in choose_tiles(k).values())
+
+
+def test_space_instances_apply() -> None:
+    k = example("softmax")
+    sp = Tile.space(k)
+    assert sp and all(isinstance(p, Tile) for p in sp)
+    for p in sp[:4]:
+        out, _ = run_pipeline(k, [p])
+        assert equivalent(k, out, trials=1) == []
+
+
+def test_pipeline_text_roundtrip() -> None:
+    from passes.base import parse_pipeline
+
+    (p,) = parse_pipeline("tile{qk.i=64,qk.j=128}")
+    assert p.to_text() == "tile{qk.i=64,qk.j=128}"
+    assert parse_pipeline("tile")[0].to_text() == "tile"
