@@ -1,0 +1,877 @@
+"""`tile`: split loops into tile/point loops and stage each tile into on-chip buffers.
+
+    tile{qk.i=64,qk.j=128}     explicit tile sizes, keyed by loop name
+    tile                       sizes chosen by `choose_tiles` (documented policy below)
+
+What it does, in three steps, for every nest (top-level loop) that holds a requested loop:
+
+1. **Split.** `for i in lo..hi` with tile `T` and concrete extent `N = hi - lo` becomes
+
+       for i0 in 0..ceil(N/T) {                  # tile loop (keeps the label, annotations)
+         for i in 0..min(T, N - i0*T) { ... }    # point loop (`0..T` when T divides N)
+       }
+
+   and `i` in the body is replaced by `lo + i0*T + i`. Trip counts are concrete integers
+   computed from the kernel's `size`s (the IR has no division), so **a tiled kernel is
+   specialised to its sizes**: change the sizes before tiling, not after.
+2. **Sink point loops** below the tile loops and block loops nested in them, so that the
+   tile loops form the outside of the nest: a perfect band `i0{i{j0{j}}}` becomes
+   `i0{j0{i{j}}}`; a point loop whose body holds a block loop is *distributed* around it
+   (`i{A; for jb{B}; C}` -> `i{A}; for jb{i{B}}; i{C}`). A *block loop* is a tile loop or a
+   loop whose variable appears in indices only as `c*jb` with `c > 1` (e.g. the K/V block
+   loop that `online_softmax` makes). Sinking is done only when `Check_point_loop_private`
+   holds; otherwise the point loop stays where it is (always correct, less reuse).
+3. **Stage.** Every GM tensor (input, output, temp) accessed in the nest gets a `local`
+   buffer holding its footprint at the outermost block loop that (a) encloses all its
+   accesses and (b) whose inner block loops do not move the footprint (so `Q` is staged
+   once per query tile and `K` once per K/V block). Accesses are rewritten to the local;
+   `copy` statements move the tile in (before the body, when some element is read before
+   the body writes it) and out (after the body, when it is written and is an output or a
+   temp used elsewhere). A temp used only inside the nest is contracted away (its local
+   replaces it). Scopes: vector work in `ub`; in a matmul-like nest (`acc += a * b`, with
+   `acc` only initialised, accumulated and read by a cast) the operands go GM -> `l1` ->
+   `l0a` / `l0b` and the accumulator lives in `l0c`; a tensor written only from the `l0c`
+   accumulator stays in GM (the FIX pipe writes it). The locals of a nest must fit the
+   scope budgets (target table, or the 910B numbers), else the request is refused.
+
+It requires: 1) every requested loop exists and has bounds that evaluate to integers;
+2) 1 <= T <= extent; 3) the requested loops of one nest are nested in one another.
+
+Rewrite (add, `tile{ew.i=64,ew.j=256}`):
+
+    ew: for i in 0..M {                      ew: for i0 in 0..4 {
+      for j in 0..N {                          for j0 in 0..4 {
+        C[i, j] = A[i, j] + B[i, j]    ->        copy A_ub[0:64, 0:256] <- A[i0 * 64:i0 * 64 + 64, j0 * 256:j0 * 256 + 256]
+      }                                          copy B_ub[...] <- B[...]
+    }                                            for i in 0..64 {
+                                                   for j in 0..256 { C_ub[i, j] = A_ub[i, j] + B_ub[i, j] }
+                                                 }
+                                                 copy C[i0 * 64:i0 * 64 + 64, j0 * 256:j0 * 256 + 256] <- C_ub[0:64, 0:256]
+                                               }
+                                             }
+
+Policy of `tile` without parameters (`choose_tiles`): for each nest, the band of its outer
+loop and, if perfectly nested, the next one; the largest power-of-two tiles (at most 256
+and at most the extent) whose staged buffers fit every scope budget, trying the same cap
+for all loops of the band and halving it until it fits. The capacity solver
+(`transformer.capacity.best_tiles`) is meant to replace this function.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, ClassVar, Mapping
+
+from transformer import ir
+from transformer.affine import Affine
+from transformer.diagnostics import did_you_mean
+
+from . import _loops as L
+from .base import Args, Pass, PassError, PipelineError, TraceEntry, all_loops, loop_names, register, resolve_loop
+
+Path = tuple[int, ...]
+
+
+# --------------------------------------------------------------------------------------
+# the pass
+
+
+@register
+@dataclass(frozen=True)
+class Tile(Pass):
+    """Split loops into tile/point loops and stage tiles into on-chip `local` buffers."""
+
+    name: ClassVar[str] = "tile"
+    summary: ClassVar[str] = "split loops into tiles and stage each tile into on-chip buffers (copy in/out)"
+    tiles: tuple[tuple[str, int], ...] = ()
+
+    @classmethod
+    def from_args(cls, args: Args) -> "Tile":
+        tiles = []
+        for key, value in args:
+            if value is None:
+                raise PipelineError(f"`tile` parameter `{key}` needs a tile size", hint=f"write `{key}=64`")
+            try:
+                size = int(value)
+            except ValueError:
+                raise PipelineError(f"`tile` size for `{key}` must be an integer, got `{value}`") from None
+            tiles.append((key, size))
+        return cls(tuple(tiles))
+
+    def to_text(self) -> str:
+        if not self.tiles:
+            return "tile"
+        return "tile{" + ",".join(f"{k}={v}" for k, v in self.tiles) + "}"
+
+    def run(self, kernel: ir.Kernel, target: Any, trace: TraceEntry) -> ir.Kernel:
+        tiles = self.tiles
+        if not tiles:
+            chosen = choose_tiles(kernel, target)
+            tiles = tuple(chosen.items())
+            trace.decisions.append("no sizes given: chose " + (", ".join(f"{k}={v}" for k, v in tiles) or "nothing")
+                                   + " (largest power-of-two tiles that fit the scope budgets)")
+        return tile_kernel(kernel, tiles, target, trace)
+
+    @classmethod
+    def space(cls, kernel: ir.Kernel, target: Any = None) -> list[Pass]:
+        out: list[Pass] = []
+        sizes = kernel.size_values()
+        for band in _default_bands(kernel):
+            name0, loop0 = band[0]
+            ext = L.loop_extent(loop0, sizes) or 0
+            for t in (16, 32, 64, 128):
+                if t > ext:
+                    continue
+                cand = [Tile(((name0, t),))]
+                if len(band) > 1:
+                    e1 = L.loop_extent(band[1][1], sizes) or 0
+                    if e1 >= t:
+                        cand.append(Tile(((name0, t), (band[1][0], t))))
+                for p in cand:
+                    try:
+                        tile_kernel(kernel, p.tiles, target, TraceEntry(p.to_text()))
+                    except PassError:
+                        continue
+                    out.append(p)
+        return out
+
+
+# --------------------------------------------------------------------------------------
+# choosing tiles (the seam for the capacity solver)
+
+
+def _floor_pow2(n: int) -> int:
+    p = 1
+    while p * 2 <= n:
+        p *= 2
+    return p
+
+
+def _default_bands(kernel: ir.Kernel) -> list[list[tuple[str, ir.For]]]:
+    """For each top-level nest: its outer loop and, when perfectly nested, the next loop,
+    with a name that designates each; loops without integer bounds are left out."""
+    names = loop_names(kernel)
+    by_id = {}
+    for n, ref in sorted(names.items(), key=lambda kv: (len(kv[0]), kv[0])):
+        by_id.setdefault(id(ref.loop), n)
+    sizes = kernel.size_values()
+    bands = []
+    for s in kernel.body:
+        if not isinstance(s, ir.For):
+            continue
+        band: list[tuple[str, ir.For]] = []
+        cur: ir.Stmt = s
+        while isinstance(cur, ir.For) and len(band) < 2:
+            ext = L.loop_extent(cur, sizes)
+            if ext is None or id(cur) not in by_id:
+                break
+            if ext < 2:  # nothing to tile here: look one level in
+                if band or len(cur.body) != 1:
+                    break
+                cur = cur.body[0]
+                continue
+            band.append((by_id[id(cur)], cur))
+            if len(cur.body) != 1:
+                break
+            cur = cur.body[0]
+        if band:
+            bands.append(band)
+    return bands
+
+
+def choose_tiles(kernel: ir.Kernel, target: Any = None) -> dict[str, int]:
+    """Tile sizes for `tile` without parameters (see the module docstring for the policy).
+
+    This is the one place to plug the capacity solver (`transformer.capacity.best_tiles`)
+    in: it returns `{loop name: tile size}` and `tile` does the rest."""
+    sizes = kernel.size_values()
+    chosen: dict[str, int] = {}
+    for band in _default_bands(kernel):
+        cap = 256
+        while cap >= 1:
+            req = []
+            for n, loop in band:
+                ext = L.loop_extent(loop, sizes) or 1
+                req.append((n, min(cap, _floor_pow2(ext))))
+            try:
+                tile_kernel(kernel, tuple(req), target, TraceEntry("tile"))
+            except PassError:
+                cap //= 2
+                continue
+            chosen.update(req)
+            break
+    return chosen
+
+
+# --------------------------------------------------------------------------------------
+# legality checks
+
+
+def Check_tile_size(loop_name: str, loop: ir.For, size: int, extent: int) -> None:
+    """Condition: 1 <= size <= extent (a tile of the whole loop is allowed)."""
+    if size < 1 or size > extent:
+        legal = [p for p in (8, 16, 32, 64, 128, 256, 512) if p <= extent]
+        why = "must be at least 1" if size < 1 else f"is larger than the loop's extent {extent}"
+        raise PassError("tile", f"tile size {size} for loop `{loop_name}` {why}", loop.loc,
+                        hint="accepted: 1.." + str(extent) + (" e.g. " + ", ".join(map(str, legal)) if legal else ""))
+
+
+def Check_constant_bounds(loop_name: str, loop: ir.For, sizes: Mapping[str, int]) -> int:
+    """Condition: lo and hi of the loop evaluate to integers from sizes and literals (the
+    number of tiles must be a concrete integer: the IR has no division)."""
+    ext = L.loop_extent(loop, sizes)
+    if ext is None:
+        raise PassError("tile", f"loop `{loop_name}` has bounds that depend on other loops; only loops with "
+                        "bounds made of sizes and integers can be tiled", loop.loc,
+                        hint="tile the enclosing loops, or a loop with constant bounds")
+    return ext
+
+
+def Check_tiled_loops_nested(nest_loops: list[tuple[str, Path, ir.For]]) -> None:
+    """Condition: the requested loops of one nest lie on one chain (each encloses the next)."""
+    ordered = sorted(nest_loops, key=lambda x: len(x[1]))
+    for (na, pa, _), (nb, pb, lb) in zip(ordered, ordered[1:]):
+        if pb[:len(pa)] != pa or len(pa) == len(pb):
+            raise PassError("tile", f"loops `{na}` and `{nb}` are not nested in one another; tile them in "
+                            "separate `tile` passes", lb.loc)
+
+
+def Check_point_loop_private(loop: ir.For, sizes: Mapping[str, int]) -> str | None:
+    """Condition for distributing / interchanging point loop `v` (returns the offending
+    tensor, or None when legal): for every tensor X written in the loop's body there is a
+    dimension d such that every access to X in the body has the same index in dimension d,
+    of the form `v + e` with e free of `v` and of loops inside the body. Then iterations
+    with different `v` touch disjoint elements of every written tensor, no dependence is
+    carried by `v`, and `v` may be distributed and moved inward freely."""
+    inner = {lp.var for lp in ir.iter_loops(loop.body)}
+    acc: dict[str, list[ir.Access]] = {}
+    written: set[str] = set()
+    for s in ir.iter_stmts(loop.body):
+        if isinstance(s, ir.Copy):
+            return s.dst.tensor
+        if isinstance(s, ir.Assign):
+            if not isinstance(s.target, ir.Access):
+                written.add(s.target.name)
+            for a, w in L.stmt_accesses(s):
+                acc.setdefault(a.tensor, []).append(a)
+                if w:
+                    written.add(a.tensor)
+    for x in sorted(written):
+        lst = acc.get(x, [])
+        if not lst:
+            return x
+        ok = False
+        for d in range(len(lst[0].indices)):
+            forms = [L.affine(a.indices[d], sizes) for a in lst]
+            f0 = forms[0]
+            if f0 is None or f0.coeff(loop.var) != 1 or any(f != f0 for f in forms):
+                continue
+            if any(f0.coeff(w) for w in inner):
+                continue
+            ok = True
+            break
+        if not ok:
+            return x
+    return None
+
+
+# --------------------------------------------------------------------------------------
+# the rewrite
+
+
+@dataclass
+class _NestState:
+    tile_vars: set[str]
+    point_vars: set[str]
+    point_size: dict[str, int]
+
+
+def tile_kernel(kernel: ir.Kernel, tiles: tuple[tuple[str, int], ...], target: Any, trace: TraceEntry) -> ir.Kernel:
+    """Apply `tile` with explicit sizes (resolve, check, rewrite, stage)."""
+    sizes = kernel.size_values()
+    req: dict[int, tuple[str, int, ir.For]] = {}
+    by_nest: dict[int, list[tuple[str, Path, ir.For]]] = {}
+    for name, size in tiles:
+        ref = resolve_loop(kernel, name, "tile")
+        ext = Check_constant_bounds(name, ref.loop, sizes)
+        Check_tile_size(name, ref.loop, size, ext)
+        if id(ref.loop) in req:
+            raise PassError("tile", f"loop `{name}` is named twice", ref.loop.loc)
+        req[id(ref.loop)] = (name, size, ref.loop)
+        by_nest.setdefault(ref.path[0], []).append((name, ref.path, ref.loop))
+    for lst in by_nest.values():
+        Check_tiled_loops_nested(lst)
+
+    taken = L.used_names(kernel)
+    body = list(kernel.body)
+    new_locals: list[ir.TensorDecl] = []
+    drop: set[str] = set()
+    global_names = {t.name for t in kernel.tensors()} | {x.name for x in kernel.sizes} | {c.name for c in kernel.consts}
+    global_names |= {lp.label for lp in ir.iter_loops(kernel.body) if lp.label}
+    for top in sorted(by_nest):
+        nest = body[top]
+        st = _NestState(set(), set(), {})
+        nest_names = global_names | {lp.var for lp in ir.iter_loops((nest,))} | {d.name for d in new_locals}
+        nest = _strip(nest, req, sizes, nest_names, st, trace)
+        taken |= st.tile_vars
+        (nest,) = _sink_all(nest, st, sizes, trace)
+        others = tuple(s for i, s in enumerate(body) if i != top)
+        nest, locs, dead = _stage(kernel, nest, st, sizes, taken, others, target, trace)
+        body[top] = nest
+        new_locals += locs
+        drop |= dead
+    buffers = tuple(b for b in kernel.buffers if b.name not in drop) + tuple(new_locals)
+    if drop:
+        trace.changes.append("contracted temps " + ", ".join(f"`{d}`" for d in sorted(drop)) + " into their locals")
+    return dataclasses.replace(kernel, body=tuple(body), buffers=buffers)
+
+
+def _strip(s: ir.Stmt, req: Mapping[int, tuple[str, int, ir.For]], sizes: Mapping[str, int], taken: set[str],
+           st: _NestState, trace: TraceEntry) -> ir.Stmt:
+    """Split every requested loop in `s` into a tile loop and a point loop."""
+    if not isinstance(s, ir.For):
+        return s
+    new_body = tuple(_strip(b, req, sizes, taken, st, trace) for b in s.body)
+    if id(s) not in req:
+        return dataclasses.replace(s, body=new_body)
+    lname, T, _ = req[id(s)]
+    N = L.loop_extent(s, sizes)
+    assert N is not None
+    ntiles = -(-N // T)
+    v0 = L.fresh(f"{s.var}0", taken)
+    offset = L.add(L.simp(s.lo), L.mul(ir.Name(v0), L.lit(T)))
+    inner_hi = L.lit(T) if N % T == 0 else L.imin(L.lit(T), L.sub(L.sub(s.hi, s.lo), L.mul(ir.Name(v0), L.lit(T))))
+    m = {s.var: L.add(offset, ir.Name(s.var))}
+    point = ir.For(s.var, L.lit(0), inner_hi, tuple(L.subst_stmt(b, m) for b in new_body))
+    st.tile_vars.add(v0)
+    st.point_vars.add(s.var)
+    st.point_size[s.var] = T
+    tail = "" if N % T == 0 else f", tail of {N % T}"
+    trace.changes.append(f"split `{lname}` ({N} iterations) into {ntiles} tiles of {T} (`{v0}` x `{s.var}`{tail})")
+    return ir.For(v0, L.lit(0), L.lit(ntiles), (point,), label=s.label, annotations=s.annotations, loc=s.loc)
+
+
+def is_block_loop(loop: ir.For, st: _NestState | None, sizes: Mapping[str, int]) -> bool:
+    """A tile loop made by this pass, or a loop whose variable appears in indices only with
+    a coefficient c > 1 (`jb*64 + j`), i.e. a loop that walks over blocks."""
+    if st is not None and loop.var in st.tile_vars:
+        return True
+    seen = False
+    for s in ir.iter_stmts(loop.body):
+        if isinstance(s, ir.Copy):
+            exprs = list(ir.region_exprs(s.dst)) + list(ir.region_exprs(s.src))
+        elif isinstance(s, ir.Assign):
+            exprs = [i for a, _ in L.stmt_accesses(s) for i in a.indices]
+        else:
+            exprs = [s.lo, s.hi]
+        for e in exprs:
+            if not any(isinstance(x, ir.Name) and x.name == loop.var for x in ir.sub_exprs(e)):
+                continue
+            a = L.affine(e, sizes)
+            if a is None:
+                if isinstance(s, ir.For):
+                    continue
+                return False
+            if abs(a.coeff(loop.var)) <= 1:
+                return False
+            seen = True
+    return seen
+
+
+def _sink_all(s: ir.Stmt, st: _NestState, sizes: Mapping[str, int], trace: TraceEntry) -> tuple[ir.Stmt, ...]:
+    """Bottom-up: move every point loop below the block loops in its body. Returns the
+    statements that replace `s` (several when a point loop was distributed)."""
+    if not isinstance(s, ir.For):
+        return (s,)
+    body = tuple(x for b in s.body for x in _sink_all(b, st, sizes, trace))
+    s = dataclasses.replace(s, body=body)
+    if s.var in st.point_vars and not s.label and not s.annotations:
+        return _sink(s, st, sizes, trace)
+    return (s,)
+
+
+def _sink(p: ir.For, st: _NestState, sizes: Mapping[str, int], trace: TraceEntry) -> tuple[ir.Stmt, ...]:
+    """Distribute point loop `p` around the block loops of its body and move it inside them."""
+    blocks = [b for b in p.body if isinstance(b, ir.For) and is_block_loop(b, st, sizes)]
+    if not blocks:
+        return (p,)
+    if any(any(isinstance(x, ir.Name) and x.name == p.var for e in (b.lo, b.hi) for x in ir.sub_exprs(e))
+           for b in blocks):
+        return (p,)
+    bad = Check_point_loop_private(p, sizes)
+    if bad is not None:
+        trace.decisions.append(f"kept point loop `{p.var}` outside block loop `{blocks[0].var}`: `{bad}` is not "
+                               f"private to one `{p.var}` iteration")
+        return (p,)
+    out: list[ir.Stmt] = []
+    group: list[ir.Stmt] = []
+    for b in p.body:
+        if isinstance(b, ir.For) and is_block_loop(b, st, sizes):
+            if group:
+                out.append(dataclasses.replace(p, body=tuple(group)))
+                group = []
+            inner = _sink(dataclasses.replace(p, body=b.body), st, sizes, trace)
+            out.append(dataclasses.replace(b, body=inner))
+        else:
+            group.append(b)
+    if group:
+        out.append(dataclasses.replace(p, body=tuple(group)))
+    trace.decisions.append(f"moved point loop `{p.var}` inside block loop(s) "
+                           + ", ".join(f"`{b.var}`" for b in blocks)
+                           + ("" if len(out) == 1 else f" (distributed into {len(out)} loops)"))
+    return tuple(out)
+
+
+# --------------------------------------------------------------------------------------
+# staging
+
+
+@dataclass
+class _Acc:
+    """One access to a tensor inside a nest."""
+
+    access: ir.Access
+    write: bool
+    plain: bool  # a plain `=` write
+    stmt_path: Path
+    loops: tuple[tuple[Path, ir.For], ...]  # enclosing loops inside the nest, outermost first
+    stmt: ir.Assign
+
+
+@dataclass
+class _Box:
+    """Per dimension: (lo expression, extent expression, max extent, uses inner vars)."""
+
+    dims: list[tuple[ir.Expr, ir.Expr, int, bool]]
+
+
+def _collect(nest: ir.For) -> tuple[dict[str, list[_Acc]], set[str], dict[Path, ir.For]]:
+    accs: dict[str, list[_Acc]] = {}
+    in_copies: set[str] = set()
+    loops: dict[Path, ir.For] = {(): nest}
+
+    def walk(stmts: tuple[ir.Stmt, ...], path: Path, stack: tuple[tuple[Path, ir.For], ...]) -> None:
+        for i, s in enumerate(stmts):
+            p = path + (i,)
+            if isinstance(s, ir.For):
+                loops[p] = s
+                walk(s.body, p, stack + ((p, s),))
+            elif isinstance(s, ir.Copy):
+                in_copies.update((s.dst.tensor, s.src.tensor))
+            elif isinstance(s, ir.Assign):
+                if not isinstance(s.target, ir.Access):
+                    in_copies.add(s.target.name)
+                for a, w in L.stmt_accesses(s):
+                    accs.setdefault(a.tensor, []).append(_Acc(a, w, w and s.op == "=", p, stack, s))
+
+    walk(nest.body, (), (((), nest),))
+    return accs, in_copies, loops
+
+
+def _box_of(acc: _Acc, level: Path, sizes: Mapping[str, int], st: _NestState) -> _Box | None:
+    """Footprint of one access over the loops strictly inside `level`."""
+    inner = [(p, lp) for p, lp in acc.loops if p[:len(level)] == level and len(p) > len(level)]
+    inner_vars = {lp.var for _, lp in inner}
+    rng: dict[str, tuple[ir.Expr, ir.Expr, int]] = {}
+    for _, lp in inner:
+        for e in (lp.lo, lp.hi):
+            if any(isinstance(x, ir.Name) and x.name in inner_vars for x in ir.sub_exprs(e)):
+                return None
+        ext = L.simp(ir.Binary("-", lp.hi, lp.lo))
+        mx = L.eval_const(ext, sizes)
+        if mx is None:
+            if lp.var in st.point_size:
+                mx = st.point_size[lp.var]
+            else:
+                return None
+        rng[lp.var] = (L.simp(lp.lo), ext, mx)
+    dims = []
+    for e in acc.access.indices:
+        a = L.affine(e, sizes)
+        if a is None:
+            return None
+        used = [v for v in inner_vars if a.coeff(v)]
+        if any(a.coeff(v) < 0 for v in used):
+            return None
+        lo = L.simp(L.subst_expr(e, {v: rng[v][0] for v in inner_vars}))
+        ext: ir.Expr | None = None
+        mx = 1
+        const = 1
+        for v in sorted(used):
+            c = a.coeff(v)
+            term = L.mul(L.lit(c), rng[v][1])
+            ext = term if ext is None else L.add(ext, term)
+            const -= c
+            mx += c * (rng[v][2] - 1)
+        ext = L.lit(1) if ext is None else L.add(ext, L.lit(const))
+        dims.append((lo, L.simp(ext), mx, bool(used)))
+    return _Box(dims)
+
+
+def _merge(boxes: list[_Box], sizes: Mapping[str, int]) -> _Box | None:
+    """The smallest box holding all `boxes` (None when their corners are not comparable)."""
+    out = boxes[0].dims[:]
+    for b in boxes[1:]:
+        for d, (lo2, ext2, mx2, u2) in enumerate(b.dims):
+            lo1, ext1, mx1, u1 = out[d]
+            a1, a2 = L.affine(lo1, sizes), L.affine(lo2, sizes)
+            if a1 is None or a2 is None:
+                return None
+            diff = a2 - a1
+            if not diff.is_const():
+                return None
+            if diff.const == 0 and ext1 == ext2:
+                out[d] = (lo1, ext1, max(mx1, mx2), u1 or u2)
+                continue
+            e1, e2 = L.const_value(ext1), L.const_value(ext2)
+            if e1 is None or e2 is None:
+                return None
+            lo = lo1 if diff.const >= 0 else lo2
+            start = min(0, diff.const)
+            end = max(e1, diff.const + e2)
+            out[d] = (lo, L.lit(end - start), end - start, True)
+    return _Box(out)
+
+
+def _contains(big: _Box, small: _Box, sizes: Mapping[str, int]) -> bool:
+    for (lo1, e1, _, _), (lo2, e2, _, _) in zip(big.dims, small.dims):
+        a1, a2 = L.affine(lo1, sizes), L.affine(lo2, sizes)
+        if a1 is None or a2 is None:
+            return False
+        diff = a2 - a1
+        if not diff.is_const() or diff.const < 0:
+            return False
+        c1, c2 = L.const_value(e1), L.const_value(e2)
+        if c1 is not None and c2 is not None:
+            if diff.const + c2 > c1:
+                return False
+        elif not (diff.const == 0 and e1 == e2):
+            return False
+    return True
+
+
+def _dense(acc: _Acc, level: Path) -> bool:
+    """A plain write whose elements fill its box: each index uses at most one loop inside
+    `level`, with coefficient 1, and no two indices use the same loop."""
+    inner = {lp.var for p, lp in acc.loops if len(p) > len(level) and p[:len(level)] == level}
+    seen: set[str] = set()
+    for e in acc.access.indices:
+        a = L.affine(e, {})
+        if a is None:
+            return False
+        used = [v for v in inner if a.coeff(v)]
+        if len(used) > 1 or (used and a.coeff(used[0]) != 1) or (used and used[0] in seen):
+            return False
+        seen.update(used)
+    return True
+
+
+def _reads_covered(x: str, accs: list[_Acc], level: Path, sizes: Mapping[str, int], st: _NestState,
+                   loops: Mapping[Path, ir.For]) -> tuple[bool, list[_Box]]:
+    """Whether every read of `x` in the body of the loop at `level` is preceded, in the same
+    iteration of that loop, by plain writes covering it; and the dense write boxes of the
+    body's statements (relative to `level`)."""
+    by_top: dict[int, list[_Acc]] = {}
+    for a in accs:
+        by_top.setdefault(a.stmt_path[len(level)], []).append(a)
+    ok, dense = _covered_rec(by_top, loops[level].body, level, [], sizes, st)
+    return ok, [b for lv, b in dense if lv == level]
+
+
+Written = list[tuple[Path, _Box]]
+
+
+def _covered_rec(by_top: Mapping[int, list[_Acc]], body: tuple[ir.Stmt, ...], level: Path,
+                 inherited: Written, sizes: Mapping[str, int], st: _NestState) -> tuple[bool, Written]:
+    """Walk `body` (the body of the loop at `level`) in order; a read is covered when its
+    footprint, measured at the level of an earlier dense write, lies inside that write's box."""
+    dense: Written = []
+
+    def covered(a: _Acc) -> bool:
+        for lv, w in inherited + dense:
+            b = _box_of(a, lv, sizes, st)
+            if b is not None and _contains(w, b, sizes):
+                return True
+        return False
+
+    for i in range(len(body)):
+        lst = by_top.get(i, [])
+        if not lst:
+            continue
+        s = body[i]
+        here = level + (i,)
+        if isinstance(s, ir.Assign):
+            if any(not a.write and not covered(a) for a in lst):
+                return False, dense
+        elif isinstance(s, ir.For):
+            sub: dict[int, list[_Acc]] = {}
+            for a in lst:
+                sub.setdefault(a.stmt_path[len(here)], []).append(a)
+            ok, _ = _covered_rec(sub, s.body, here, inherited + dense, sizes, st)
+            if not ok:
+                return False, dense
+        for a in lst:
+            if a.plain and _dense(a, level):
+                b = _box_of(a, level, sizes, st)
+                if b is not None:
+                    dense.append((level, b))
+    return True, dense
+
+
+def _strip_casts(e: ir.Expr) -> ir.Expr:
+    while isinstance(e, ir.Call) and e.func in ir.DTYPES and len(e.args) == 1:
+        e = e.args[0]
+    return e
+
+
+def _matmul_roles(nest: ir.For, accs: Mapping[str, list[_Acc]], allowed: set[str]) -> dict[str, str]:
+    """tensor -> `l0a` / `l0b` / `l0c` for a matmul-like nest (see the module docstring)."""
+    roles: dict[str, str] = {}
+    for s in ir.iter_stmts(nest.body):
+        if not (isinstance(s, ir.Assign) and s.op == "+=" and isinstance(s.target, ir.Access)):
+            continue
+        v = s.value
+        if not (isinstance(v, ir.Binary) and v.op == "*"):
+            continue
+        a, b = _strip_casts(v.lhs), _strip_casts(v.rhs)
+        if not (isinstance(a, ir.Access) and isinstance(b, ir.Access)) or a.tensor == b.tensor:
+            continue
+        c = s.target.tensor
+        if c in (a.tensor, b.tensor):
+            continue
+        roles.setdefault(a.tensor, "l0a")
+        roles.setdefault(b.tensor, "l0b")
+        roles.setdefault(c, "l0c")
+    # validate: the accumulator is only initialised with a literal, accumulated, or read by a cast
+    for t, r in list(roles.items()):
+        for acc in accs.get(t, []):
+            s = acc.stmt
+            ok = False
+            if r == "l0c":
+                if acc.write and s.op == "=" and isinstance(s.value, (ir.FloatLit, ir.IntLit)):
+                    ok = True
+                elif s.op == "+=" and isinstance(s.value, ir.Binary) and s.value.op == "*" and \
+                        isinstance(s.target, ir.Access) and s.target.tensor == t:
+                    ok = True
+                elif not acc.write and s.op == "=" and _strip_casts(s.value) == acc.access and s.value != acc.access:
+                    ok = True
+            else:
+                v = s.value
+                ok = (not acc.write and s.op == "+=" and isinstance(v, ir.Binary) and v.op == "*"
+                      and (_strip_casts(v.lhs) == acc.access if r == "l0a" else _strip_casts(v.rhs) == acc.access))
+            if not ok:
+                roles.pop(t, None)
+                break
+    roles = {t: r for t, r in roles.items() if t in allowed}
+    # a matmul statement goes to the cube only when all three of its tensors do
+    changed = True
+    while changed:
+        changed = False
+        for s in ir.iter_stmts(nest.body):
+            if isinstance(s, ir.Assign) and s.op == "+=" and isinstance(s.target, ir.Access) \
+                    and isinstance(s.value, ir.Binary) and s.value.op == "*":
+                a, b = _strip_casts(s.value.lhs), _strip_casts(s.value.rhs)
+                if not (isinstance(a, ir.Access) and isinstance(b, ir.Access)):
+                    continue
+                trio = (roles.get(a.tensor) == "l0a", roles.get(b.tensor) == "l0b", roles.get(s.target.tensor) == "l0c")
+                if any(trio) and not all(trio):
+                    for t in (a.tensor, b.tensor, s.target.tensor):
+                        if t in roles:
+                            roles.pop(t)
+                            changed = True
+    return roles
+
+
+def _fixpipe_written(nest: ir.For, accs: Mapping[str, list[_Acc]], roles: Mapping[str, str]) -> set[str]:
+    """Tensors written only by `Y = cast(acc)` from an `l0c` accumulator and never read."""
+    out = set()
+    for t, lst in accs.items():
+        if t in roles:
+            continue
+        ok = bool(lst)
+        for a in lst:
+            v = _strip_casts(a.stmt.value)
+            if not (a.write and a.plain and isinstance(v, ir.Access) and roles.get(v.tensor) == "l0c"):
+                ok = False
+        if ok:
+            out.add(t)
+    return out
+
+
+@dataclass
+class _Plan:
+    tensor: str
+    level: Path
+    box: _Box
+    locals_: list[tuple[str, str]]  # (local name, scope): first is the GM-facing one, last the compute one
+    copy_in: bool
+    copy_out: bool
+    dtype: str
+
+
+def _stage(kernel: ir.Kernel, nest: ir.Stmt, st: _NestState, sizes: Mapping[str, int], taken: set[str],
+           others: tuple[ir.Stmt, ...], target: Any, trace: TraceEntry) -> tuple[ir.Stmt, list[ir.TensorDecl], set[str]]:
+    assert isinstance(nest, ir.For)
+    accs, in_copies, loops = _collect(nest)
+    block_paths = {p for p, lp in loops.items() if is_block_loop(lp, st, sizes)}
+    used_outside = L.tensors_in(others)
+    plans: list[_Plan] = []
+    new_decls: list[ir.TensorDecl] = []
+    dead: set[str] = set()
+    label = nest.label or nest.var
+    found: dict[str, tuple[Path, _Box, bool, bool]] = {}
+    for x in sorted(accs):
+        decl = kernel.tensor(x)
+        if decl is None or decl.kind == "local" or decl.rank == 0 or x in in_copies:
+            continue
+        lst = accs[x]
+        # deepest block loop enclosing every access
+        common = lst[0].stmt_path[:-1]
+        for a in lst[1:]:
+            n = 0
+            while n < min(len(common), len(a.stmt_path) - 1) and common[n] == a.stmt_path[n]:
+                n += 1
+            common = common[:n]
+        cands = [common[:k] for k in range(len(common), -1, -1) if common[:k] in block_paths]
+        if not cands:
+            trace.decisions.append(f"`{x}` stays in GM: no tile loop of `{label}` encloses all its accesses")
+            continue
+        level = cands[0]
+        # hoist while the footprint does not move with the loops we leave
+        mentioned = {n.name for a in lst for i in a.access.indices for n in ir.sub_exprs(i) if isinstance(n, ir.Name)}
+        for outer in cands[1:]:
+            between = [loops[level[:k]].var for k in range(len(outer) + 1, len(level) + 1)]
+            if any(v in mentioned for v in between):
+                break
+            level = outer
+        boxes = [_box_of(a, level, sizes, st) for a in lst]
+        if any(b is None for b in boxes):
+            trace.decisions.append(f"`{x}` stays in GM: its footprint in `{label}` is not a box")
+            continue
+        box = _merge(boxes, sizes)  # type: ignore[arg-type]
+        if box is None:
+            trace.decisions.append(f"`{x}` stays in GM: its accesses do not share one box")
+            continue
+        written = any(a.write for a in lst)
+        covered, dense = _reads_covered(x, lst, level, sizes, st, loops)
+        copy_in = not covered
+        copy_out = written and (decl.kind == "output" or x in used_outside)
+        if copy_out and not copy_in and not any(_contains(w, box, sizes) for w in dense):
+            if decl.kind == "output":
+                trace.decisions.append(f"`{x}` stays in GM: the nest does not write its whole footprint")
+                continue
+            copy_in = True
+        found[x] = (level, box, copy_in, copy_out)
+    roles = _matmul_roles(nest, accs, set(found))
+    for x in sorted(_fixpipe_written(nest, accs, roles) & set(found)):
+        trace.decisions.append(f"`{x}` stays in GM: written only from the l0c accumulator (FIX pipe)")
+        del found[x]
+    for x, (level, box, copy_in, copy_out) in found.items():
+        decl = kernel.tensor(x)
+        assert decl is not None
+        scope = roles.get(x, "ub")
+        if scope in ("l0a", "l0b"):
+            locs = [(L.fresh(f"{x}_l1", taken), "l1"), (L.fresh(f"{x}_{scope}", taken), scope)]
+        else:
+            locs = [(L.fresh(f"{x}_{scope}", taken), scope)]
+        plans.append(_Plan(x, level, box, locs, copy_in, copy_out, decl.dtype))
+        shape = tuple(L.lit(mx) for (_, _, mx, _), k in zip(box.dims, _index_dims(box)) if k)
+        for n, sc in locs:
+            new_decls.append(ir.TensorDecl(n, decl.dtype, shape, "local", scope=sc))
+        if decl.kind == "temp" and x not in used_outside:
+            dead.add(x)
+        where = f"`{loops[level].var}`" if level else f"`{nest.var}`"
+        trace.changes.append(f"staged `{x}` in " + " -> ".join(f"`{n}` @{sc}" for n, sc in locs)
+                             + f" per iteration of {where}" + (" (copy in)" if copy_in else "")
+                             + (" (copy out)" if copy_out else ""))
+    _check_capacity(label, new_decls, sizes, target, nest.loc)
+    nest = _rewrite(nest, (), plans, sizes)
+    return nest, new_decls, dead
+
+
+def _index_dims(box: _Box) -> list[bool]:
+    """True for dimensions kept in the local (slices), False for single indices."""
+    out = [used or mx != 1 for (_, _, mx, used) in box.dims]
+    if not any(out):
+        out = [False] * (len(out) - 1) + [True]
+    return out
+
+
+def _rewrite(s: ir.For, path: Path, plans: list[_Plan], sizes: Mapping[str, int]) -> ir.For:
+    here = [p for p in plans if p.level == path]
+    body = tuple(_rewrite(b, path + (i,), plans, sizes) if isinstance(b, ir.For) else b for i, b in enumerate(s.body))
+    for p in here:
+        body = tuple(_rewrite_accesses(b, p, sizes) for b in body)
+    pre: list[ir.Stmt] = []
+    post: list[ir.Stmt] = []
+    for p in here:
+        keep = _index_dims(p.box)
+        gm_dims: list[Any] = []
+        loc_dims: list[Any] = []
+        for (lo, ext, mx, _), k in zip(p.box.dims, keep):
+            if k:
+                gm_dims.append(ir.Slice(lo, L.add(lo, ext)))
+                loc_dims.append(ir.Slice(L.lit(0), ext))
+            else:
+                gm_dims.append(lo)
+        if not loc_dims:
+            loc_dims = [ir.Slice(L.lit(0), L.lit(1))]
+        gm = ir.Region(p.tensor, tuple(gm_dims))
+        chain = [ir.Region(n, tuple(loc_dims)) for n, _ in p.locals_]
+        if p.copy_in:
+            pre.append(ir.Copy(chain[0], gm))
+            for a, b in zip(chain, chain[1:]):
+                pre.append(ir.Copy(b, a))
+        if p.copy_out:
+            post.append(ir.Copy(gm, chain[-1]))
+    return dataclasses.replace(s, body=tuple(pre) + body + tuple(post))
+
+
+def _rewrite_accesses(s: ir.Stmt, p: _Plan, sizes: Mapping[str, int]) -> ir.Stmt:
+    keep = _index_dims(p.box)
+    los = [L.affine(lo, sizes) for (lo, _, _, _) in p.box.dims]
+    local = p.locals_[-1][0]
+
+    def f(e: ir.Expr) -> ir.Expr:
+        if isinstance(e, ir.Access):
+            idx = tuple(f(i) for i in e.indices)
+            if e.tensor != p.tensor:
+                return dataclasses.replace(e, indices=idx)
+            new = []
+            for i, k, lo in zip(idx, keep, los):
+                if not k:
+                    continue
+                a = L.affine(i, sizes)
+                assert a is not None and lo is not None
+                order = [n.name for n in ir.sub_exprs(i) if isinstance(n, ir.Name)]
+                new.append(L.expr_of_affine(a - lo, order))
+            if not new:
+                new = [L.lit(0)]
+            return ir.Access(local, tuple(new), e.loc)
+        if isinstance(e, ir.Unary):
+            return dataclasses.replace(e, operand=f(e.operand))
+        if isinstance(e, ir.Binary):
+            return dataclasses.replace(e, lhs=f(e.lhs), rhs=f(e.rhs))
+        if isinstance(e, ir.Call):
+            return dataclasses.replace(e, args=tuple(f(a) for a in e.args))
+        return e
+
+    return L.map_exprs(s, f)
+
+
+def _check_capacity(label: str, decls: list[ir.TensorDecl], sizes: Mapping[str, int], target: Any,
+                    loc: ir.Loc | None) -> None:
+    """Condition: for every scope, the bytes of the nest's staged buffers fit the usable
+    capacity of that scope (target table, or the 910B numbers)."""
+    per: dict[str, list[ir.TensorDecl]] = {}
+    for d in decls:
+        per.setdefault(str(d.scope), []).append(d)
+    for scope, ds in per.items():
+        total = sum(L.tensor_bytes(d, sizes) for d in ds)
+        budget = L.scope_budget(target, scope)
+        if total > budget:
+            parts = ", ".join(f"`{d.name}` {L.tensor_bytes(d, sizes)} B" for d in ds)
+            raise PassError("tile", f"the tiles of `{label}` need {total} bytes of {scope} "
+                            f"({parts}), more than the {budget} bytes usable", loc,
+                            hint="use smaller tiles, or tile more loops of the nest")
