@@ -215,3 +215,11 @@ def test_compare_outputs_reports_mismatch_and_tolerance():
     assert ok[0].ok and ok[0].rtol == tolerance("f16")[0]
     bad = compare_outputs(k, e, {"Y": np.array([1, 2, 3.5, np.inf], np.float16)})
     assert not bad[0].ok and bad[0].worst_index == (2,) and bad[0].max_abs == pytest.approx(0.5)
+
+
+def test_compare_outputs_scales_atol_for_small_outputs():
+    k = kernel("kernel p(X: f16[N]) -> (Y: f16[N]) { size N = 4\n for i in 0..N { Y[i] = X[i] } }")
+    e = {"Y": np.full(4, 1e-3, np.float16)}
+    # a constant 0 is within the unscaled atol (2e-3) but must not pass for outputs ~1e-3
+    assert not compare_outputs(k, e, {"Y": np.zeros(4, np.float16)})[0].ok
+    assert compare_outputs(k, e, {"Y": np.full(4, 1.004e-3, np.float16)})[0].ok
