@@ -597,7 +597,7 @@ ASCX_EMU_BINARY(AddRelu, (x + y > 0 ? x + y : 0.0))
 #define ASCX_EMU_SCALAR_ARG_ASCX_EMU_WITHSCALAR , scalarValue
 
 #define ASCX_EMU_UNARY(NAME, EXPR) ASCX_EMU_UNARY_BODY(NAME, EXPR, , ASCX_EMU_NOSCALAR)
-#define ASCX_EMU_SCALAR(NAME, EXPR) ASCX_EMU_UNARY_BODY(NAME, EXPR, ASCX_EMU_COMMA const T& scalarValue, ASCX_EMU_WITHSCALAR)
+#define ASCX_EMU_SCALAR(NAME, EXPR) ASCX_EMU_UNARY_BODY(NAME, EXPR, ASCX_EMU_COMMA const ascx_emu::nondeduced_t<T>& scalarValue, ASCX_EMU_WITHSCALAR)
 #define ASCX_EMU_COMMA ,
 
 ASCX_EMU_UNARY(Exp, std::exp(x))
@@ -615,7 +615,7 @@ ASCX_EMU_SCALAR(Mins, (x < s ? x : s))
 ASCX_EMU_SCALAR(LeakyRelu, (x >= 0 ? x : x * s))
 
 // ---- Duplicate
-template <typename T> inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, const int32_t& count, ASCX_LOC) {
+template <typename T> inline void Duplicate(const LocalTensor<T>& dst, const ascx_emu::nondeduced_t<T>& scalarValue, const int32_t& count, ASCX_LOC) {
     const char* api = "Duplicate";
     auto& c = ascx_emu::core(api, loc);
     if (count < 0) ascx_emu::fail(api, loc, "negative count %d", count);
@@ -625,7 +625,7 @@ template <typename T> inline void Duplicate(const LocalTensor<T>& dst, const T& 
     detail::trace_vec<T>(c, api, count, detail::repeats_for<T>(count), loc);
 }
 template <typename T, bool isSetMask = true>
-inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, uint64_t mask, const int32_t repeatTimes, const uint16_t dstBlockStride,
+inline void Duplicate(const LocalTensor<T>& dst, const ascx_emu::nondeduced_t<T>& scalarValue, uint64_t mask, const int32_t repeatTimes, const uint16_t dstBlockStride,
                       const uint8_t dstRepeatStride, ASCX_LOC) {
     const char* api = "Duplicate";
     auto& c = ascx_emu::core(api, loc);
@@ -639,7 +639,7 @@ inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, uint64_t 
     detail::trace_vec<T>(c, api, n, g.repeat, loc, "repeat");
 }
 template <typename T, bool isSetMask = true>
-inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, const uint64_t mask[], const int32_t repeatTimes,
+inline void Duplicate(const LocalTensor<T>& dst, const ascx_emu::nondeduced_t<T>& scalarValue, const uint64_t mask[], const int32_t repeatTimes,
                       const uint16_t dstBlockStride, const uint8_t dstRepeatStride, ASCX_LOC) {
     const char* api = "Duplicate";
     auto& c = ascx_emu::core(api, loc);

@@ -63,6 +63,11 @@ inline float bf16_to_f32(uint16_t b) { return bits_f32(static_cast<uint32_t>(b) 
 
 struct raw_bits_tag {};
 
+// Scalar operands (Adds(dst, src, 2.0f, n) on half tensors) take the tensor's type, so a
+// literal of another arithmetic type converts instead of failing template deduction.
+template <typename T> struct nondeduced { using type = T; };
+template <typename T> using nondeduced_t = typename nondeduced<T>::type;
+
 }  // namespace ascx_emu
 
 // The two 16-bit float types. Arithmetic is done in float and rounded once (RNE).
