@@ -120,9 +120,7 @@ class Tile(Pass):
         for band in _default_bands(kernel):
             name0, loop0 = band[0]
             ext = L.loop_extent(loop0, sizes) or 0
-            for t in (16, 32, 64, 128):
-                if t > ext:
-                    continue
+            for t in [p for p in (4, 8, 16, 32, 64, 128, 256) if p <= ext][-3:]:
                 cand = [Tile(((name0, t),))]
                 if len(band) > 1:
                     e1 = L.loop_extent(band[1][1], sizes) or 0
