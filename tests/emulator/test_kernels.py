@@ -140,3 +140,9 @@ def test_trace_parser_handles_records():
     assert unmatched_edges(ev) == (set(), set())
     with pytest.raises(ValueError, match="trace line 1"):
         parse_lines(["{not json"])
+
+
+def test_mix_mode_under_sanitizers(emu_cache):
+    r = run_binary(build(emu_cache, "mix_matmul_relu", sanitize=True))
+    assert r.returncode == 0, r.stderr
+    assert "runtime error" not in r.stderr and "AddressSanitizer" not in r.stderr

@@ -321,16 +321,15 @@ template <typename T> inline void DataCopy(const LocalTensor<T>& dst, const Glob
     const int64_t C0 = 32 / static_cast<int64_t>(sizeof(T));
     int64_t dpad = (p.dValue + C0 - 1) / C0 * C0;
     for (int64_t i = 0; i < p.ndNum; ++i)
-        for (int64_t r = 0; r < p.nValue; ++r)
+        for (int64_t r = 0; r < p.nValue; ++r) {
+            int64_t srow = i * p.srcNdMatrixStride + r * p.srcDValue;
+            src.Check(api, static_cast<uint64_t>(srow), p.dValue, loc);
+            const T* s = src.address_() + srow;
             for (int64_t col = 0; col < dpad; ++col) {
                 int64_t di = i * p.dstNzMatrixStride + (col / C0) * p.dstNzC0Stride * C0 + r * p.dstNzNStride * C0 + col % C0;
-                T v = T(0);
-                if (col < p.dValue) {
-                    int64_t si = i * p.srcNdMatrixStride + r * p.srcDValue + col;
-                    v = src.GetValue(static_cast<uint64_t>(si), loc);
-                }
-                *dst.Ptr(api, di, 1, loc) = v;
+                *dst.Ptr(api, di, 1, loc) = col < p.dValue ? s[col] : T(0);
             }
+        }
     long long n = static_cast<long long>(p.ndNum) * p.nValue * p.dValue;
     ascx_emu::trace_emit(c, PIPE_MTE2, "DataCopyNd2Nz", ascx_emu::copy_extra("GM", "L1", ascx_emu::type_name<T>(), n * static_cast<long long>(sizeof(T)), n,
                                                                              static_cast<long long>(p.ndNum) * p.nValue), loc);
