@@ -13,6 +13,7 @@ import numpy as np
 
 from passes.base import run_pipeline
 from transformer import ir
+from transformer.diagnostics import AscxError
 from transformer.interp import compare_outputs, random_inputs, run
 from transformer.parser import parse, parse_file
 from transformer.printer import print_kernel
@@ -60,7 +61,12 @@ def equivalent(a: ir.Kernel, b: ir.Kernel, *, trials: int = 2, seed: int | None 
     problems = []
     for t in range(trials):
         inputs = random_inputs(a, np.random.default_rng([seed, t]))
-        exp, got = run(a, inputs), run(b, inputs)
+        exp = run(a, inputs)
+        try:
+            got = run(b, inputs)
+        except AscxError as e:
+            problems.append(f"the transformed kernel fails in the interpreter: {e.short()}")
+            return problems
         for d in compare_outputs(a, exp, got):
             if not d.ok:
                 problems.append(f"{d.name}: max abs {d.max_abs:.3g} max rel {d.max_rel:.3g} (seed {seed}, trial {t})")
