@@ -281,8 +281,9 @@ def test_gate_unknown_error_type(monkeypatch) -> None:
 
 # ---- solver-chosen tiles --------------------------------------------------------------
 def test_tile_candidates() -> None:
-    assert tile_candidates(1024) == (16, 32, 64, 128, 256, 512, 1024)
-    assert tile_candidates(64) == (16, 32, 64)
+    assert tile_candidates(1024) == (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+    assert tile_candidates(64) == (1, 2, 4, 8, 16, 32, 64)
+    assert tile_candidates(64, [16, 48, 128]) == (16,)
     assert tile_candidates(8) == (1, 2, 4, 8)
     assert 1000 in tile_candidates(1000) and all(v <= 1000 for v in tile_candidates(1000))
 

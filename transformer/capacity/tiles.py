@@ -44,6 +44,7 @@ from .solve import DEFAULT_TIMEOUT_MS, resolve_target
 Apply = Callable[[ir.Kernel, Mapping[str, int]], ir.Kernel]
 
 MAX_DRY_RUNS = 200
+SMALL = (1, 2, 4, 8)
 _CACHE: LRU[dict[str, int]] = LRU(256)
 
 
@@ -52,14 +53,13 @@ class _Infeasible(Exception):
 
 
 def tile_candidates(extent: int, values: Iterable[int] | None = None) -> tuple[int, ...]:
-    """Tile sizes to try for a loop of `extent`: the candidates (default
+    """Tile sizes to try for a loop of `extent`: the candidates (default 1, 2, 4, 8 and
     `DEFAULT_CANDIDATES`) that are <= extent, the divisors of extent among them when there
-    are any (no tails), plus the extent itself (one tile) when <= 1024; for extents below
-    16, the powers of two below it and the extent."""
-    base = tuple(values) if values is not None else DEFAULT_CANDIDATES
+    are any (no tails), plus the extent itself (one tile) when <= 1024.  Small sizes are
+    there for long rows (a 16-row tile of 8192 f16 already needs 256 KiB); the search
+    prefers larger ones, and the cube constraints rule them out for cube operands."""
+    base = tuple(values) if values is not None else SMALL + DEFAULT_CANDIDATES
     vals = [v for v in base if 1 <= v <= extent]
-    if extent < 16 and values is None:
-        vals = [v for v in (1, 2, 4, 8) if v <= extent]
     divs = [v for v in vals if extent % v == 0]
     out = set(divs or vals)
     if extent <= max(1024, max(base, default=0)) and (values is None or extent in base):
