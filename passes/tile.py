@@ -52,7 +52,8 @@ Rewrite (add, `tile{ew.i=64,ew.j=256}`):
 
 Policy of `tile` without parameters (`choose_tiles`): for each nest, the band of its outer
 loop and, if perfectly nested, the next one; the largest power-of-two tiles (at most 256
-and at most the extent) whose staged buffers fit every scope budget, trying the same cap
+and at most the extent) whose staged buffers fit every scope budget *twice* (room for
+`double_buffer` afterwards), trying the same cap
 for all loops of the band and halving it until it fits. The capacity solver
 (`transformer.capacity.best_tiles`) is meant to replace this function.
 """
@@ -151,7 +152,7 @@ def _default_bands(kernel: ir.Kernel) -> list[list[tuple[str, ir.For]]]:
     with a name that designates each; loops without integer bounds are left out."""
     names = loop_names(kernel)
     by_id = {}
-    for n, ref in sorted(names.items(), key=lambda kv: (len(kv[0]), kv[0])):
+    for n, ref in sorted(names.items(), key=lambda kv: (kv[0] != kv[1].loop.label, len(kv[0]), kv[0])):
         by_id.setdefault(id(ref.loop), n)
     sizes = kernel.size_values()
     bands = []
@@ -193,7 +194,7 @@ def choose_tiles(kernel: ir.Kernel, target: Any = None) -> dict[str, int]:
                 ext = L.loop_extent(loop, sizes) or 1
                 req.append((n, min(cap, _floor_pow2(ext))))
             try:
-                tile_kernel(kernel, tuple(req), target, TraceEntry("tile"))
+                tile_kernel(kernel, tuple(req), target, TraceEntry("tile"), reserve=2)
             except PassError:
                 cap //= 2
                 continue
@@ -285,8 +286,10 @@ class _NestState:
     point_size: dict[str, int]
 
 
-def tile_kernel(kernel: ir.Kernel, tiles: tuple[tuple[str, int], ...], target: Any, trace: TraceEntry) -> ir.Kernel:
-    """Apply `tile` with explicit sizes (resolve, check, rewrite, stage)."""
+def tile_kernel(kernel: ir.Kernel, tiles: tuple[tuple[str, int], ...], target: Any, trace: TraceEntry,
+                *, reserve: int = 1) -> ir.Kernel:
+    """Apply `tile` with explicit sizes (resolve, check, rewrite, stage). The staged buffers
+    of each nest, times `reserve`, must fit the scope budgets."""
     sizes = kernel.size_values()
     req: dict[int, tuple[str, int, ir.For]] = {}
     by_nest: dict[int, list[tuple[str, Path, ir.For]]] = {}
@@ -315,7 +318,7 @@ def tile_kernel(kernel: ir.Kernel, tiles: tuple[tuple[str, int], ...], target: A
         taken |= st.tile_vars
         (nest,) = _sink_all(nest, st, sizes, trace)
         others = tuple(s for i, s in enumerate(body) if i != top)
-        nest, locs, dead = _stage(kernel, nest, st, sizes, taken, others, target, trace)
+        nest, locs, dead = _stage(kernel, nest, st, sizes, taken, others, target, trace, reserve)
         body[top] = nest
         new_locals += locs
         drop |= dead
@@ -479,9 +482,8 @@ def _box_of(acc: _Acc, level: Path, sizes: Mapping[str, int], st: _NestState) ->
         ext = L.simp(ir.Binary("-", lp.hi, lp.lo))
         mx = L.eval_const(ext, sizes)
         if mx is None:
-            if lp.var in st.point_size:
-                mx = st.point_size[lp.var]
-            else:
+            mx = _max_extent(lp, sizes)
+            if mx is None:
                 return None
         rng[lp.var] = (L.simp(lp.lo), ext, mx)
     dims = []
@@ -505,6 +507,16 @@ def _box_of(acc: _Acc, level: Path, sizes: Mapping[str, int], st: _NestState) ->
         ext = L.lit(1) if ext is None else L.add(ext, L.lit(const))
         dims.append((lo, L.simp(ext), mx, bool(used)))
     return _Box(dims)
+
+
+def _max_extent(lp: ir.For, sizes: Mapping[str, int]) -> int | None:
+    """Largest trip count of a tail loop `for v in lo..min(T, ...)` (lo constant): T - lo."""
+    lo = L.eval_const(lp.lo, sizes)
+    if lo is None or not (isinstance(lp.hi, ir.Call) and lp.hi.func == "min"):
+        return None
+    cs = [L.eval_const(a, sizes) for a in lp.hi.args]
+    cs = [c for c in cs if c is not None]
+    return min(cs) - lo if cs else None
 
 
 def _merge(boxes: list[_Box], sizes: Mapping[str, int]) -> _Box | None:
@@ -709,7 +721,8 @@ class _Plan:
 
 
 def _stage(kernel: ir.Kernel, nest: ir.Stmt, st: _NestState, sizes: Mapping[str, int], taken: set[str],
-           others: tuple[ir.Stmt, ...], target: Any, trace: TraceEntry) -> tuple[ir.Stmt, list[ir.TensorDecl], set[str]]:
+           others: tuple[ir.Stmt, ...], target: Any, trace: TraceEntry,
+           reserve: int = 1) -> tuple[ir.Stmt, list[ir.TensorDecl], set[str]]:
     assert isinstance(nest, ir.For)
     accs, in_copies, loops = _collect(nest)
     block_paths = {p for p, lp in loops.items() if is_block_loop(lp, st, sizes)}
@@ -783,7 +796,7 @@ def _stage(kernel: ir.Kernel, nest: ir.Stmt, st: _NestState, sizes: Mapping[str,
         trace.changes.append(f"staged `{x}` in " + " -> ".join(f"`{n}` @{sc}" for n, sc in locs)
                              + f" per iteration of {where}" + (" (copy in)" if copy_in else "")
                              + (" (copy out)" if copy_out else ""))
-    _check_capacity(label, new_decls, sizes, target, nest.loc)
+    _check_capacity(label, new_decls, sizes, target, nest.loc, reserve)
     nest = _rewrite(nest, (), plans, sizes)
     return nest, new_decls, dead
 
@@ -859,15 +872,16 @@ def _rewrite_accesses(s: ir.Stmt, p: _Plan, sizes: Mapping[str, int]) -> ir.Stmt
 
 
 def _check_capacity(label: str, decls: list[ir.TensorDecl], sizes: Mapping[str, int], target: Any,
-                    loc: ir.Loc | None) -> None:
-    """Condition: for every scope, the bytes of the nest's staged buffers fit the usable
+                    loc: ir.Loc | None, reserve: int = 1) -> None:
+    """Condition: for every scope, the bytes of the nest's staged buffers (times `reserve`,
+    2 when the tiles are chosen to leave room for double buffering) fit the usable
     capacity of that scope (target table, or the 910B numbers)."""
     per: dict[str, list[ir.TensorDecl]] = {}
     for d in decls:
         per.setdefault(str(d.scope), []).append(d)
     for scope, ds in per.items():
         total = sum(L.tensor_bytes(d, sizes) for d in ds)
-        budget = L.scope_budget(target, scope)
+        budget = L.scope_budget(target, scope) // reserve
         if total > budget:
             parts = ", ".join(f"`{d.name}` {L.tensor_bytes(d, sizes)} B" for d in ds)
             raise PassError("tile", f"the tiles of `{label}` need {total} bytes of {scope} "

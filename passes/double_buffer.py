@@ -1,0 +1,371 @@
+"""`double_buffer`: give staged buffers two stages and pipeline the tile loop.
+
+    double_buffer                 every loop whose body stages tiles (has `copy` statements)
+    double_buffer{loop=kv}        one loop, by name
+    double_buffer{stages=3}       more stages
+
+The buffers a loop stages -- the destinations of its copy-ins and the sources of its
+copy-outs, copied directly in its body -- get `stages` copies, and the loop is marked
+`@pipeline(stages=2)`: the copy-in of tile n+1 (MTE2) overlaps the compute of tile n (V or
+M) and the copy-out of tile n-1 (MTE3). This is the `BUFFER_NUM = 2` of hand-written Ascend C.
+
+Stages are a *resource annotation*: the program text, and so its meaning under the
+interpreter, is unchanged apart from the annotation. The stage count of every buffer is
+read back with `buffer_stages(kernel)`, which is what the capacity model and the lowering
+use (a buffer staged in a `@pipeline(stages=n)` loop has n stages, every other buffer 1).
+
+It requires (each a named check below):
+1) `Check_no_carried_value`: no staged buffer is read in an iteration before that iteration
+   writes it (else iteration n would read stage n % 2, written two iterations ago);
+2) `Check_no_gm_overlap`: a GM tensor both read (copy-in) and written in the loop touches
+   disjoint regions in different iterations (else the early copy-in of tile n+1 reads
+   what iteration n has not written yet: a read-after-write / write-after-read hazard);
+3) the buffers of each nest, times their stages, fit the scope budgets.
+
+Rewrite:
+
+    for j0 in 0..4 {                              @pipeline(stages=2)
+      copy A_ub[0:256] <- A[j0 * 256:...]   ->    for j0 in 0..4 {
+      ...                                           copy A_ub[0:256] <- A[j0 * 256:...]
+    }                                               ...
+                                                  }
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, ClassVar, Mapping
+
+from transformer import ir
+from transformer.affine import Affine
+
+from . import _loops as L
+from .base import Pass, PassError, TraceEntry, all_loops, loop_names, register, replace_at, resolve_loop
+
+Path = tuple[int, ...]
+
+
+@register
+@dataclass(frozen=True)
+class DoubleBuffer(Pass):
+    """Two-stage (or n-stage) buffers for the tiles a loop stages; `@pipeline` on the loop."""
+
+    name: ClassVar[str] = "double_buffer"
+    summary: ClassVar[str] = "double-buffer staged tiles and mark the tile loop @pipeline(stages=2)"
+    loop: str = ""
+    stages: int = 2
+
+    def run(self, kernel: ir.Kernel, target: Any, trace: TraceEntry) -> ir.Kernel:
+        if self.stages < 2:
+            raise PassError("double_buffer", f"stages must be at least 2, got {self.stages}", hint="stages=2")
+        if self.loop:
+            ref = resolve_loop(kernel, self.loop, "double_buffer")
+            if not _staged_buffers(ref.loop, kernel):
+                raise PassError("double_buffer", f"loop `{self.loop}` stages no buffers (no `copy` in its body)",
+                                ref.loop.loc, hint=_candidates_hint(kernel))
+            _check_loop(kernel, ref.loop, self.loop)
+            chosen = [(ref.path, ref.loop, self.loop)]
+        else:
+            chosen = []
+            first_error: PassError | None = None
+            for path, loop, name in _candidates(kernel):
+                try:
+                    _check_loop(kernel, loop, name)
+                except PassError as e:
+                    first_error = first_error or e
+                    trace.decisions.append(f"skipped `{name}`: {e.message}")
+                    continue
+                chosen.append((path, loop, name))
+            if not chosen:
+                if first_error is not None:
+                    raise first_error
+                raise PassError("double_buffer", "no loop stages buffers; run `tile` first",
+                                hint="e.g. `tile,double_buffer`")
+        out = kernel
+        for path, loop, name in chosen:
+            ann = tuple(a for a in loop.annotations if a.name != "pipeline") + \
+                (ir.Annotation("pipeline", (("stages", self.stages),)),)
+            cand = dataclasses.replace(out, body=replace_at(out.body, path, [dataclasses.replace(loop, annotations=ann)]))
+            try:
+                _check_capacity(cand, target)
+            except PassError as e:
+                if self.loop:
+                    raise
+                trace.decisions.append(f"skipped `{name}`: {e.message}")
+                continue
+            out = cand
+            bufs = sorted(_staged_buffers(loop, kernel))
+            trace.changes.append(f"pipelined `{name}` with {self.stages} stages for " + ", ".join(f"`{b}`" for b in bufs))
+        if out is kernel:
+            raise PassError("double_buffer", "no loop can be double-buffered within the scope budgets",
+                            hint="tile with smaller tiles first")
+        return out
+
+    @classmethod
+    def space(cls, kernel: ir.Kernel, target: Any = None) -> list[Pass]:
+        out: list[Pass] = []
+        for _, loop, name in _candidates(kernel):
+            p = DoubleBuffer(loop=name)
+            try:
+                p.run(kernel, target, TraceEntry(p.to_text()))
+            except PassError:
+                continue
+            out.append(p)
+        return out
+
+
+# --------------------------------------------------------------------------------------
+# what a loop stages
+
+
+def _staged_buffers(loop: ir.For, kernel: ir.Kernel) -> set[str]:
+    """Locals that are the destination of a copy-in or the source of a copy-out written
+    directly in the loop's body."""
+    out = set()
+    for s in loop.body:
+        if isinstance(s, ir.Copy):
+            for r in (s.dst, s.src):
+                t = kernel.tensor(r.tensor)
+                if t is not None and t.kind == "local":
+                    out.add(r.tensor)
+    return out
+
+
+def _candidates(kernel: ir.Kernel) -> list[tuple[Path, ir.For, str]]:
+    names = loop_names(kernel)
+    by_id: dict[int, str] = {}
+    for n, ref in sorted(names.items(), key=lambda kv: (kv[0] != kv[1].loop.label, len(kv[0]), kv[0])):
+        by_id.setdefault(id(ref.loop), n)
+    sizes = kernel.size_values()
+    out = []
+    for path, loop, _ in all_loops(kernel):
+        if not _staged_buffers(loop, kernel):
+            continue
+        ext = L.loop_extent(loop, sizes)
+        if ext is not None and ext < 2:
+            continue
+        if id(loop) in by_id:
+            out.append((path, loop, by_id[id(loop)]))
+    return out
+
+
+def _candidates_hint(kernel: ir.Kernel) -> str:
+    c = [n for _, _, n in _candidates(kernel)]
+    return ("loops that stage buffers: " + ", ".join(f"`{n}`" for n in c)) if c else "run `tile` first"
+
+
+def buffer_stages(kernel: ir.Kernel) -> dict[str, int]:
+    """Stages of every `local` buffer: n for a buffer staged (copied in or out) directly in
+    the body of a loop marked `@pipeline(stages=n)`, else 1. The capacity model multiplies
+    a buffer's bytes by this number."""
+    out = {t.name: 1 for t in kernel.buffers if t.kind == "local"}
+    for loop in ir.iter_loops(kernel.body):
+        ann = loop.annotation("pipeline")
+        if ann is None:
+            continue
+        n = ann.get("stages", 2) or 2
+        for b in _staged_buffers(loop, kernel):
+            out[b] = max(out.get(b, 1), n)
+    return out
+
+
+# --------------------------------------------------------------------------------------
+# legality
+
+
+def _check_loop(kernel: ir.Kernel, loop: ir.For, name: str) -> None:
+    for b in sorted(_staged_buffers(loop, kernel)):
+        Check_no_carried_value(kernel, loop, name, b)
+    Check_no_gm_overlap(kernel, loop, name)
+
+
+def _events(stmts: tuple[ir.Stmt, ...], buf: str, depth: int = 0) -> list[tuple[str, Any, int, ir.Stmt]]:
+    """Accesses of `buf` in program order: (kind, access-or-region, depth, stmt), kind in
+    read / write / copy_in (whole-buffer write) / copy_out (whole-buffer read)."""
+    ev: list[tuple[str, Any, int, ir.Stmt]] = []
+    for s in stmts:
+        if isinstance(s, ir.For):
+            ev += _events(s.body, buf, depth + 1)
+        elif isinstance(s, ir.Copy):
+            if s.src.tensor == buf:
+                ev.append(("copy_out", s.src, depth, s))
+            if s.dst.tensor == buf:
+                ev.append(("copy_in", s.dst, depth, s))
+        elif isinstance(s, ir.Assign):
+            for a, w in L.stmt_accesses(s):
+                if a.tensor == buf and not w:
+                    ev.append(("read", a, depth, s))
+            for a, w in L.stmt_accesses(s):
+                if a.tensor == buf and w:
+                    ev.append(("write" if s.op == "=" else "update", a, depth, s))
+    return ev
+
+
+def Check_no_carried_value(kernel: ir.Kernel, loop: ir.For, name: str, buf: str) -> None:
+    """Condition: every read of staged buffer `buf` in an iteration of `loop` reads an
+    element written earlier in the same iteration: either a copy into `buf` precedes it,
+    or a plain write `buf[f] = ...` with the identical index f precedes it at the same or an
+    enclosing depth, or (for whole-buffer reads by a copy-out) `buf` was written in the
+    iteration. Otherwise the value flows from iteration n-1, which has another stage."""
+    ev = _events(loop.body, buf)
+    whole = False
+    writes: list[tuple[ir.Access, int]] = []
+    last_write: ir.Stmt | None = None
+    for kind, x, depth, s in ev:
+        if kind == "copy_in":
+            whole = True
+            last_write = s
+        elif kind == "write":
+            writes.append((x, depth))
+            last_write = s
+        elif kind in ("read", "update"):
+            if kind == "update":
+                last_write = s
+                continue
+            if whole or any(w == x and d <= depth for w, d in writes):
+                continue
+            src = _last_writer(ev)
+            raise _carried(name, buf, loop, s, src)
+        elif kind == "copy_out":
+            if not (whole or writes):
+                raise _carried(name, buf, loop, s, _last_writer(ev))
+
+
+def _last_writer(ev: list[tuple[str, Any, int, ir.Stmt]]) -> ir.Stmt | None:
+    for kind, _, _, s in reversed(ev):
+        if kind in ("write", "update", "copy_in"):
+            return s
+    return None
+
+
+def _where(s: ir.Stmt | None) -> str:
+    loc = getattr(s, "loc", None)
+    return f"line {loc.line}:{loc.col}" if loc is not None else "a statement made by a pass"
+
+
+def _carried(name: str, buf: str, loop: ir.For, read: ir.Stmt, write: ir.Stmt | None) -> PassError:
+    return PassError(
+        "double_buffer",
+        f"cannot double-buffer loop `{name}`: buffer `{buf}` carries a value from one iteration to the next "
+        f"(read at {_where(read)} before this iteration writes it; written at {_where(write)} in the previous "
+        f"iteration, which uses the other stage)",
+        getattr(read, "loc", None),
+        notes=[(getattr(write, "loc", None), f"`{buf}` written here")],
+        hint="initialise the buffer inside the loop, or keep it single-buffered (it is not a staged tile)")
+
+
+def Check_no_gm_overlap(kernel: ir.Kernel, loop: ir.For, name: str) -> None:
+    """Condition: for every GM tensor X that the loop body both reads (copy source or
+    assignment read) and writes (copy destination or assignment target), the regions that
+    two different iterations v != v' touch are disjoint: in some dimension both the read and
+    the written index/region are `c*v + e` with the same c != 0, the same e, and an extent
+    of at most |c|. Otherwise the copy-in of iteration v+1, issued early, may read X before
+    iteration v writes it (or be overwritten by it)."""
+    sizes = kernel.size_values()
+    reads: dict[str, list[tuple[list[tuple[ir.Expr, ir.Expr]], ir.Stmt]]] = {}
+    writes: dict[str, list[tuple[list[tuple[ir.Expr, ir.Expr]], ir.Stmt]]] = {}
+    inner: dict[str, int | None] = {}
+    for lp in ir.iter_loops(loop.body):
+        ext = L.loop_extent(lp, sizes)
+        if ext is None:
+            lo = L.eval_const(lp.lo, sizes)
+            if lo is not None and isinstance(lp.hi, ir.Call) and lp.hi.func == "min":
+                cs = [c for c in (L.eval_const(x, sizes) for x in lp.hi.args) if c is not None]
+                ext = min(cs) - lo if cs else None
+        inner[lp.var] = ext
+
+    def region_dims(r: ir.Region) -> list[tuple[ir.Expr, ir.Expr]]:
+        return [(d.lo, d.hi) if isinstance(d, ir.Slice) else (d, L.add(d, L.lit(1))) for d in r.dims]
+
+    def access_dims(a: ir.Access) -> list[tuple[ir.Expr, ir.Expr]]:
+        return [(i, L.add(i, L.lit(1))) for i in a.indices]
+
+    for s in ir.iter_stmts(loop.body):
+        if isinstance(s, ir.Copy):
+            for r, dst in ((s.src, reads), (s.dst, writes)):
+                t = kernel.tensor(r.tensor)
+                if t is not None and t.kind != "local":
+                    dst.setdefault(r.tensor, []).append((region_dims(r), s))
+        elif isinstance(s, ir.Assign):
+            for a, w in L.stmt_accesses(s):
+                t = kernel.tensor(a.tensor)
+                if t is not None and t.kind != "local":
+                    (writes if w else reads).setdefault(a.tensor, []).append((access_dims(a), s))
+    for x in sorted(set(reads) & set(writes)):
+        for rd, rs in reads[x]:
+            for wd, ws in writes[x]:
+                if not _disjoint_across(rd, wd, loop.var, inner, sizes):
+                    raise PassError(
+                        "double_buffer",
+                        f"cannot double-buffer loop `{name}`: `{x}` is read at {_where(rs)} and written at "
+                        f"{_where(ws)}; with two stages the read for iteration n+1 is issued before iteration n's "
+                        f"write, and the regions of different iterations overlap",
+                        getattr(rs, "loc", None), notes=[(getattr(ws, "loc", None), f"`{x}` written here")],
+                        hint="stage the tensor at an outer loop, or do not pipeline this loop")
+
+
+def _disjoint_across(rd: list[tuple[ir.Expr, ir.Expr]], wd: list[tuple[ir.Expr, ir.Expr]], v: str,
+                     inner: Mapping[str, int | None], sizes: Mapping[str, int]) -> bool:
+    """Some dimension where read and write are `c*v + e + (inner terms)` with the same c != 0
+    and e, and the width of each (its extent plus the span of the inner loops) is <= |c|."""
+    for (rlo, rhi), (wlo, whi) in zip(rd, wd):
+        a_r, a_w = L.affine(rlo, sizes), L.affine(wlo, sizes)
+        if a_r is None or a_w is None:
+            continue
+        c = a_r.coeff(v)
+        if c == 0 or a_w.coeff(v) != c:
+            continue
+        strip = lambda a: Affine.make({k: x for k, x in a.coeffs if k not in inner}, a.const)  # noqa: E731
+        if strip(a_r) != strip(a_w):
+            continue
+        ok = True
+        for a, lo, hi in ((a_r, rlo, rhi), (a_w, wlo, whi)):
+            ext = _max_ext(lo, hi, sizes)
+            span = 0
+            for w, cw in a.coeffs:
+                if w in inner:
+                    if inner[w] is None:
+                        ok = False
+                        break
+                    span += abs(cw) * (inner[w] - 1)  # type: ignore[operator]
+            if not ok or ext is None or ext + span > abs(c):
+                ok = False
+                break
+        if ok:
+            return True
+    return False
+
+
+def _max_ext(lo: ir.Expr, hi: ir.Expr, sizes: Mapping[str, int]) -> int | None:
+    a, b = L.affine(lo, sizes), L.affine(hi, sizes)
+    if a is not None and b is not None:
+        d = b - a
+        return d.const if d.is_const() else None
+    # hi = lo + min(T, ...): at most T
+    if isinstance(hi, ir.Binary) and hi.op == "+" and L.affine(hi.lhs, sizes) == a and isinstance(hi.rhs, ir.Call) \
+            and hi.rhs.func == "min":
+        cs = [L.eval_const(x, sizes) for x in hi.rhs.args]
+        cs = [c for c in cs if c is not None]
+        return min(cs) if cs else None
+    return None
+
+
+def _check_capacity(kernel: ir.Kernel, target: Any) -> None:
+    """Condition: per nest and scope, sum(bytes x stages) of the locals used fits the budget."""
+    sizes = kernel.size_values()
+    stages = buffer_stages(kernel)
+    decls = {t.name: t for t in kernel.buffers if t.kind == "local"}
+    for nest in kernel.body:
+        used = L.tensors_in((nest,)) & set(decls)
+        per: dict[str, int] = {}
+        for b in used:
+            per[str(decls[b].scope)] = per.get(str(decls[b].scope), 0) + L.tensor_bytes(decls[b], sizes) * stages[b]
+        for scope, total in per.items():
+            budget = L.scope_budget(target, scope)
+            if total > budget:
+                parts = ", ".join(f"`{b}` {L.tensor_bytes(decls[b], sizes)} B x {stages[b]}"
+                                  for b in sorted(used) if str(decls[b].scope) == scope)
+                raise PassError("double_buffer", f"with stages the buffers of one nest need {total} bytes of "
+                                f"{scope} ({parts}), more than the {budget} bytes usable",
+                                getattr(nest, "loc", None), hint="tile with smaller tiles first")
