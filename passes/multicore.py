@@ -14,7 +14,10 @@ It requires:
     2) `L` is outermost (not nested in another loop) and not already split across cores;
     3) `L` carries no dependence (`transformer.deps.is_parallel`): iterations on different
        cores run at the same time. Reductions count: a `+=`/`max=` into one element across
-       `L`'s iterations would need a cross-core combine, which ascx does not generate;
+       `L`'s iterations would need a cross-core combine, which ascx does not generate.
+       Exception: buffers every iteration writes before reading (a contracted row buffer
+       after `fuse`, a staged tile after `tile`) are private to each core
+       (`transformer.deps.privatizable`), so dependences on them do not count;
     4) an explicit n is at least 1 and at most `L`'s trip count (when it is constant).
 
 rewrite (multicore{rows=8}):
@@ -31,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from transformer import ir
-from transformer.deps import carries_dependence
+from transformer.deps import parallel_blockers
 
 from ._rewrite import const_trip, loop_header
 from .base import Args, Pass, PassError, PipelineError, TraceEntry, name_of_loop, register, replace_at, resolve_loop
@@ -83,7 +86,8 @@ class Multicore(Pass):
         check_outermost(kernel, ref.path, self.loop)
         if loop.annotation("cores") is not None:
             raise PassError(self.name, f"`{self.loop}` is already split across cores", loc=loop.loc)
-        dep = carries_dependence(kernel, ref.path)
+        blockers = parallel_blockers(kernel, ref.path)
+        dep = blockers[0] if blockers else None
         if dep is not None:
             what = (f"carries a {dep.src.reduction} reduction into `{dep.src.tensor}` across its iterations; "
                     "splitting it across cores would need a cross-core combine, which ascx does not generate"
@@ -105,7 +109,12 @@ class Multicore(Pass):
         ann = ir.Annotation("cores", (("n", n),))
         new_loop = dataclasses.replace(loop, annotations=loop.annotations + (ann,))
         trace.changes.append(f"`{loop_header(loop)}` split across {n} cores (@cores({n}))")
-        trace.decisions.append(f"n = {n}: {why}; the loop carries no dependence")
+        from transformer.deps import carried_dependences
+
+        private = sorted({d.src.tensor for d in carried_dependences(kernel, ref.path)})
+        trace.decisions.append(f"n = {n}: {why}; the loop carries no dependence"
+                               + (f" except on " + ", ".join(f"`{t}`" for t in private)
+                                  + ", written before read in every iteration: private per core" if private else ""))
         return dataclasses.replace(kernel, body=replace_at(kernel.body, ref.path, [new_loop]))
 
     @classmethod
@@ -114,7 +123,7 @@ class Multicore(Pass):
         for i, s in enumerate(kernel.body):
             if isinstance(s, ir.For) and s.annotation("cores") is None:
                 name = name_of_loop(kernel, (i,))
-                if name and carries_dependence(kernel, (i,)) is None:
+                if name and not parallel_blockers(kernel, (i,)):
                     out.append(cls(name, 0))
         return out
 

@@ -34,7 +34,6 @@ vectors level by level. A Z3 timeout keeps `*` (conservative, never unsound).
 from __future__ import annotations
 
 import functools
-import itertools
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Sequence, Union
 
@@ -599,10 +598,12 @@ def carries_dependence(kernel: ir.Kernel, loop_path: Path, *, include_reductions
 
 
 def is_parallel(kernel: ir.Kernel, loop_path: Path) -> bool:
-    """L's iterations may run in any order, or at once, on separate cores.
-    Condition: L carries no dependence, reductions included (a reduction split across
-    cores would need a cross-core combine)."""
-    return carries_dependence(kernel, loop_path, include_reductions=True) is None
+    """L's iterations may run at once on separate cores, each with private copies of
+    the buffers it writes before reading.
+    Condition: every dependence L carries (reductions included: a reduction split across
+    cores would need a cross-core combine) is on a buffer privatizable in L
+    (`parallel_blockers` is empty)."""
+    return not parallel_blockers(kernel, loop_path)
 
 
 def perfect_band(kernel: ir.Kernel, loop_path: Path) -> list[Path]:
@@ -721,4 +722,97 @@ __all__ = [
     "carries_dependence", "dependence_graph", "fusion_conflict", "interchange_violation",
     "is_parallel", "is_reduction_stmt", "perfect_band", "raw_vectors", "statements",
 ]
-_ = itertools  # keep import for future use
+
+
+# --------------------------------------------------------------------------------------
+# privatisation (for multicore): a buffer each iteration writes before it reads
+
+
+def privatizable(kernel: ir.Kernel, loop_path: Path, tensor: str) -> bool:
+    """Each iteration of L could use its own copy of `tensor` (e.g. each core its own
+    UB buffer), so dependences on it carried by L do not order L's iterations.
+    Condition: `tensor` is a temp or local; every access to it is inside L; and every read
+    R of it is *covered*: some write W (`=` assignment or copy destination), earlier in
+    program order inside the same iteration of L, writes the element R reads for every
+    instance of R. W covers R when each dimension of W is either an expression over the
+    loops W shares with R (equal to R's), a variable of a loop of W not shared with R used
+    only there (R's index lies in that loop's range), or a copy range (R's index lies in
+    it) -- checked with Z3 for all instances of R."""
+    decl = kernel.tensor(tensor)
+    if decl is None or decl.kind not in ("temp", "local"):
+        return False
+    n = len(loop_path)
+    accs = [a for st in statements(kernel) for a in accesses(kernel, st) if a.tensor == tensor]
+    if any(a.stmt.path[:n] != loop_path for a in accs):
+        return False
+    sizes = kernel.size_values()
+    writes = [a for a in accs if a.write and (isinstance(a.stmt.stmt, ir.Copy) or a.stmt.stmt.op == "=")]
+    for r in accs:
+        if r.write:
+            continue
+        if not any(w.stmt.path < r.stmt.path and _covers(w, r, sizes) for w in writes):
+            return False
+    return True
+
+
+def _covers(w: AccessInfo, r: AccessInfo, sizes: dict[str, int]) -> bool:
+    import z3
+
+    shared = _common_depth(w.stmt, r.stmt)
+    sw, sr = _Side(w, "w", sizes), _Side(r, "r", sizes)
+    # W's loops shared with R are R's loops: name them alike
+    for k in range(shared):
+        sw.ren[w.stmt.loops[k].loop.var] = f"r{k}"
+    private = {w.stmt.loops[k].loop.var: k for k in range(shared, len(w.stmt.loops))}
+    vars_: dict[str, object] = {}
+    s = z3.Solver()
+    s.set("timeout", Z3_TIMEOUT_MS)
+    try:
+        for k, lc in enumerate(r.stmt.loops):
+            v = z3.Int(f"r{k}")
+            vars_[f"r{k}"] = v
+            s.add(_z3_expr(lc.loop.lo, sr, vars_) <= v, v < _z3_expr(lc.loop.hi, sr, vars_))
+        fails = []
+        used_private: set[str] = set()
+        for dw, dr in zip(w.dims, r.dims):
+            if dr[0] != "pt":
+                return False
+            er = _z3_expr(dr[1], sr, vars_)
+            if dw[0] == "rng":
+                fails.append(z3.Or(er < _z3_expr(dw[1], sw, vars_), er >= _z3_expr(dw[2], sw, vars_)))
+                continue
+            names = {x.name for x in ir.sub_exprs(dw[1]) if isinstance(x, ir.Name)}
+            priv = names & set(private)
+            if not priv:
+                fails.append(er != _z3_expr(dw[1], sw, vars_))
+                continue
+            if not (isinstance(dw[1], ir.Name) and dw[1].name not in used_private):
+                return False
+            used_private.add(dw[1].name)
+            loop = w.stmt.loops[private[dw[1].name]].loop
+            for b in (loop.lo, loop.hi):  # bounds must use shared loops only
+                if any(isinstance(x, ir.Name) and x.name in private for x in ir.sub_exprs(b)):
+                    return False
+            fails.append(z3.Or(er < _z3_expr(loop.lo, sw, vars_), er >= _z3_expr(loop.hi, sw, vars_)))
+        if len(used_private) != len(private):
+            # a private loop of W that indexes nothing: W's element does not depend on it
+            pass
+        s.add(z3.Or(*fails) if fails else z3.BoolVal(False))
+    except (_Complex, KeyError):
+        return False
+    return s.check() == z3.unsat
+
+
+def parallel_blockers(kernel: ir.Kernel, loop_path: Path) -> list[Dependence]:
+    """Dependences that stop L's iterations from running on different cores: every
+    dependence L carries (reductions included), except those on buffers that are
+    privatizable in L (`privatizable`)."""
+    out = []
+    priv: dict[str, bool] = {}
+    for d in carried_dependences(kernel, loop_path, include_reductions=True):
+        t = d.src.tensor
+        if t not in priv:
+            priv[t] = privatizable(kernel, loop_path, t)
+        if not priv[t]:
+            out.append(d)
+    return out
