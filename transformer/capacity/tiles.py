@@ -240,17 +240,26 @@ def _nest_of(kernel: ir.Kernel, name: str) -> int:
 def solver_tiles(kernel: ir.Kernel, loops: Mapping[str, int], target: Target | str | None = None,
                  *, candidates: Mapping[str, Iterable[int]] | None = None,
                  objective: Any = "footprint", api_temp: bool | None = None,
-                 apply: Apply | None = None,
+                 apply: Apply | None = None, partial: bool = False,
                  timeout_ms: int = DEFAULT_TIMEOUT_MS) -> dict[str, int]:
     """The largest feasible tile sizes for `loops` ({loop name: extent}) of `kernel`.
 
     For `passes/tile.py`'s `choose_tiles(kernel, target)` seam:
 
         def choose_tiles(kernel, target=None):
-            from transformer.capacity.tiles import solver_tiles
-            loops = {n: L.loop_extent(lp, kernel.size_values())
-                     for band in _default_bands(kernel) for n, lp in band}
-            return solver_tiles(kernel, loops, target)    # {loop name: tile size}
+            sizes = kernel.size_values()
+            loops = {n: L.loop_extent(lp, sizes) for band in _default_bands(kernel)
+                     for n, lp in band}
+            try:
+                from transformer.capacity import CapacityError, solver_tiles
+                return solver_tiles(kernel, loops, target, partial=True)
+            except (ImportError, CapacityError):
+                pass                                  # the power-of-two policy below
+            ...
+
+    partial:    leave out (do not tile) the loops of a nest where nothing fits, instead of
+                raising `NoFeasibleTilesError` (e.g. attention fused without K/V blocking:
+                whole K and V rows are staged whatever the query tile).
 
     candidates: per loop, the sizes to try (default `tile_candidates(extent)`).
     objective:  "footprint" (largest tiles that fit), "reuse", or callable(env) -> float.
@@ -290,13 +299,18 @@ def solver_tiles(kernel: ir.Kernel, loops: Mapping[str, int], target: Target | s
         groups.setdefault(_nest_of(kernel, n), {})[n] = cands[n]
     chosen: dict[str, int] = {}
     for _, g in sorted(groups.items()):
-        chosen.update(_solve_group(kernel, g, tgt, run, api_temp, objective, timeout_ms))
-    if len(groups) > 1 and not _fits(run, kernel, chosen, tgt, api_temp, timeout_ms):
+        try:
+            chosen.update(_solve_group(kernel, g, tgt, run, api_temp, objective, timeout_ms))
+        except NoFeasibleTilesError:
+            if not partial:
+                raise
+    if len(groups) > 1 and chosen and not _fits(run, kernel, chosen, tgt, api_temp, timeout_ms):
         # Nests coupled through a shared local: solve them together.
-        chosen = _solve_group(kernel, cands, tgt, run, api_temp, objective, timeout_ms)
+        chosen = _solve_group(kernel, {n: cands[n] for n in chosen}, tgt, run, api_temp,
+                              objective, timeout_ms)
     if key is not None:
         _CACHE.put(key, dict(chosen))
-    return {n: chosen[n] for n in loops}
+    return {n: chosen[n] for n in loops if n in chosen}
 
 
 def clear_cache() -> None:
