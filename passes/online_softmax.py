@@ -1,0 +1,314 @@
+"""`online_softmax`: stream softmax(QK^T)V over blocks of keys (running max and sum).
+
+    online_softmax               blocks of 64 keys
+    online_softmax{block=32}
+
+Works on the attention shape, fused (`fuse`) or not: row loops `for i in ...` whose bodies,
+read in order, hold
+  1) optional score producers: loops `for j in 0..N` writing the scores,
+  2) the row max `MX = -inf; for j { MX max= Z }`,
+  3) the exponentials and their sum `SM = 0.0; for j { P = exp(Z - MX); SM += P }`,
+  4) the weighted sum `for d { ACC = 0.0; for j { ACC += P * W }; ...ACC... }`.
+It rewrites them into *one* row loop `attn` with a K/V block loop `kv` that streams the
+keys once: per block it computes the block's scores, the new running max `mb`, the
+rescale factor `al = exp(MX - mb)`, rescales the running sum and accumulator, adds the
+block's contribution, and finally normalises once per row. The safe max
+`ms = select(mb == -inf, 0.0, mb)` keeps fully masked blocks (causal attention) from making
+NaNs. This is the FlashAttention recurrence; it needs no full row of scores, so long
+sequences fit on chip. It does its own blocking (the `block` parameter), so it runs
+before `tile`: `tile{attn.i=64}` then tiles the query rows and stages K/V per block.
+
+Temps are made row-private: every temp keeps its name but gets the row index first and
+block-sized key dimensions (`s: f32[S, S]` -> `s: f32[S, 64]`, a contracted `mx: f32` ->
+`mx: f32[S]`), so that `tile` can distribute the row loop around the block loop.
+
+It requires: 1) the pattern above (softmax alone, without the weighted sum, is refused:
+its normalisation needs the final max, a second pass); 2) `block` divides the key extent;
+3) the accumulator starts at 0.0 (rescaling is linear).
+
+Result verifies within f32 accumulation tolerance (the sums are reassociated per block).
+
+    rmax: for i in 0..S { mx[i] = -inf; for j in 0..S { mx[i] max= s[i, j] } }
+    expo: for i in 0..S { sm[i] = 0.0; for j in 0..S { s[i, j] = exp(s[i, j] - mx[i]); sm[i] += s[i, j] } }
+    pv:   for i in 0..S { for d in 0..D { acc[i, d] = 0.0; for j ... acc[i, d] += s[i, j] * f32(V[j, d]) ... } }
+  ->
+    attn: for i in 0..S {
+      mx[i] = -inf;  sm[i] = 0.0;  for d in 0..D { acc[i, d] = 0.0 }
+      kv: for jb in 0..S/64 {
+        for j in 0..64 { ...scores s[i, j] of keys jb * 64 + j... }
+        mb[i] = mx[i];  for j in 0..64 { mb[i] max= s[i, j] }
+        ms[i] = select(mb[i] == -inf, 0.0, mb[i]);  al[i] = exp(mx[i] - ms[i])
+        sm[i] = sm[i] * al[i];  for d in 0..D { acc[i, d] = acc[i, d] * al[i] }
+        for j in 0..64 { s[i, j] = exp(s[i, j] - ms[i]); sm[i] += s[i, j] }
+        for d in 0..D { for j in 0..64 { acc[i, d] += s[i, j] * f32(V[jb * 64 + j, d]) } }
+        mx[i] = mb[i]
+      }
+      for d in 0..D { O[i, d] = f16(acc[i, d] / sm[i]) }
+    }
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar, Mapping
+
+from transformer import ir
+
+from . import _loops as L
+from .base import Pass, PassError, TraceEntry, register
+
+_PAT = ("online_softmax needs attention's shape: row loops holding `MX = -inf; for j { MX max= Z }`, "
+        "`SM = 0.0; for j { P = exp(Z - MX); SM += P }` and `for d { ACC = 0.0; for j { ACC += P * W } ... }`")
+
+
+def _fail(msg: str, node: Any = None) -> PassError:
+    return PassError("online_softmax", msg, getattr(node, "loc", None), hint=_PAT)
+
+
+@register
+@dataclass(frozen=True)
+class OnlineSoftmax(Pass):
+    """Rewrite max / exp-sum / normalise over the key axis into one streaming pass over blocks."""
+
+    name: ClassVar[str] = "online_softmax"
+    summary: ClassVar[str] = "stream softmax(S)V over key blocks with a running max and rescaled sum"
+    block: int = 64
+
+    def run(self, kernel: ir.Kernel, target: Any, trace: TraceEntry) -> ir.Kernel:
+        return rewrite(kernel, self.block, trace)
+
+    @classmethod
+    def space(cls, kernel: ir.Kernel, target: Any = None) -> list[Pass]:
+        out: list[Pass] = []
+        for b in (16, 32, 64, 128):
+            try:
+                rewrite(kernel, b, TraceEntry(""))
+            except PassError:
+                continue
+            out.append(cls(block=b))
+        return out
+
+
+def _is_var(e: ir.Expr, v: str) -> bool:
+    return isinstance(e, ir.Name) and e.name == v
+
+
+def _mentions(e: ir.Expr, v: str) -> bool:
+    return any(isinstance(x, ir.Name) and x.name == v for x in ir.sub_exprs(e))
+
+
+def rewrite(kernel: ir.Kernel, block: int, trace: TraceEntry) -> ir.Kernel:
+    sizes = kernel.size_values()
+    if block < 1:
+        raise _fail(f"block must be at least 1, got {block}")
+    # ---- the row loops: every top-level statement, same bounds; merge their bodies
+    if not kernel.body or not all(isinstance(s, ir.For) for s in kernel.body):
+        raise _fail("the kernel's top level must be row loops", kernel.body[0] if kernel.body else kernel)
+    first = kernel.body[0]
+    assert isinstance(first, ir.For)
+    iv = first.var
+    rows: list[ir.Stmt] = []
+    for s in kernel.body:
+        assert isinstance(s, ir.For)
+        if L.eval_const(s.lo, sizes) != L.eval_const(first.lo, sizes) or \
+                L.eval_const(s.hi, sizes) != L.eval_const(first.hi, sizes) or L.eval_const(s.hi, sizes) is None:
+            raise _fail(f"row loops `{first.var}` and `{s.var}` have different bounds", s)
+        rows += [L.subst_stmt(b, {s.var: ir.Name(iv)}) if s.var != iv else b for b in s.body]
+    temps = {t.name: t for t in kernel.buffers if t.kind == "temp"}
+
+    # ---- find the three parts
+    def j_loop(s: ir.Stmt) -> bool:
+        return isinstance(s, ir.For) and L.eval_const(s.lo, sizes) == 0 and L.eval_const(s.hi, sizes) is not None
+
+    mx_stmt = next((s for s in rows for s in ([s] + (list(s.body) if isinstance(s, ir.For) else []))
+                    if isinstance(s, ir.Assign) and s.op == "max="), None)
+    if mx_stmt is None:
+        raise _fail("no row max (`MX max= ...`) in the kernel", first)
+    MX = _row_name(mx_stmt.target)
+    # position of the exp loop
+    exp_idx = None
+    for n, s in enumerate(rows):
+        if j_loop(s) and len(s.body) == 2 and isinstance(s.body[0], ir.Assign) and isinstance(s.body[0].value, ir.Call) \
+                and s.body[0].value.func == "exp":
+            exp_idx = n
+            break
+    if exp_idx is None:
+        raise _fail("no exponential loop (`for j { P = exp(Z - MX); SM += P }`)", first)
+    eloop = rows[exp_idx]
+    assert isinstance(eloop, ir.For)
+    jv = eloop.var
+    N = L.eval_const(eloop.hi, sizes)
+    assert N is not None
+    if N % block:
+        divs = [d for d in (8, 16, 32, 64, 128, 256) if N % d == 0]
+        raise PassError("online_softmax", f"block {block} does not divide the key extent {N}", eloop.loc,
+                        hint="accepted blocks: " + ", ".join(map(str, divs)) if divs else None)
+    pstmt, sstmt = eloop.body
+    assert isinstance(pstmt, ir.Assign)
+    if not (isinstance(sstmt, ir.Assign) and sstmt.op == "+=" and sstmt.value == pstmt.target):
+        raise _fail("the exponential loop must be `P = exp(Z - MX); SM += P`", sstmt)
+    SM = _row_name(sstmt.target)
+    arg = pstmt.value.args[0]  # type: ignore[union-attr]
+    if not (isinstance(arg, ir.Binary) and arg.op == "-" and _row_name(arg.rhs) == MX):
+        raise _fail("the exponential must be `exp(Z - MX)` with the row max", pstmt)
+    Z2 = arg.lhs
+    # before the exp loop: MX init, SM init, producers and the max loop
+    pre = rows[:exp_idx]
+    producers: list[ir.Stmt] = []
+    max_val: ir.Expr | None = None
+    for s in pre:
+        if isinstance(s, ir.Assign) and s.op == "=" and _row_name(s.target) in (MX, SM):
+            continue
+        if not j_loop(s):
+            raise _fail("before the exponentials only key loops and the MX / SM initialisation may appear", s)
+        assert isinstance(s, ir.For)
+        if L.eval_const(s.hi, sizes) != N:
+            raise _fail("key loops must all run over the same extent", s)
+        body = [L.subst_stmt(b, {s.var: ir.Name(jv)}) if s.var != jv else b for b in s.body]
+        for b in body:
+            if isinstance(b, ir.Assign) and b.op == "max=" and _row_name(b.target) == MX:
+                max_val = b.value
+            else:
+                producers.append(b)
+    if max_val is None or max_val != Z2:
+        raise _fail("the row max must be taken over the same scores the exponentials use", mx_stmt)
+    # after: the weighted sum loop
+    post = rows[exp_idx + 1:]
+    if len(post) != 1 or not isinstance(post[0], ir.For):
+        raise _fail("after the exponentials exactly one loop `for d { ACC = 0.0; for j { ACC += P * W } ... }` "
+                    "must follow", post[0] if post else eloop)
+    dloop = post[0]
+    inits = [b for b in dloop.body if isinstance(b, ir.Assign) and b.op == "=" and isinstance(b.value, ir.FloatLit)
+             and b.value.value == 0.0]
+    jl = [b for b in dloop.body if isinstance(b, ir.For)]
+    if len(jl) != 1 or len(inits) != 1 or dloop.body[0] is not inits[0] or dloop.body[1] is not jl[0]:
+        raise _fail("the weighted sum must be `for d { ACC = 0.0; for j { ACC += P * W }; ... }`", dloop)
+    pvl = jl[0]
+    if L.eval_const(pvl.hi, sizes) != N or len(pvl.body) != 1:
+        raise _fail("the weighted sum's key loop must run over the keys with one statement", pvl)
+    pv = L.subst_stmt(pvl.body[0], {pvl.var: ir.Name(jv)}) if pvl.var != jv else pvl.body[0]
+    if not (isinstance(pv, ir.Assign) and pv.op == "+=" and pv.target == inits[0].target
+            and isinstance(pv.value, ir.Binary) and pv.value.op == "*"
+            and (pv.value.lhs == pstmt.target or pv.value.rhs == pstmt.target)):
+        raise _fail("the weighted sum must be `ACC += P * W`", pv)
+    dpost = list(dloop.body[2:])
+
+    # ---- build the streaming nest
+    taken = L.used_names(kernel)
+    jb = L.fresh(f"{jv}b", taken)
+    dv = dloop.var
+    D_hi = dloop.hi
+    lo_i, hi_i = first.lo, first.hi
+    nb = N // block
+    new_shapes: dict[str, tuple[ir.Expr, ...]] = {}
+    dext = {dv: D_hi}
+
+    def rowify(e: ir.Expr) -> ir.Expr:
+        """Temps become row-private with block-sized key dims; key index j -> jb*B + j for
+        every other tensor."""
+        if isinstance(e, ir.Name) and e.name in temps and temps[e.name].rank == 0:
+            new_shapes[e.name] = (hi_i,)
+            return ir.Access(e.name, (ir.Name(iv),), e.loc)
+        if isinstance(e, ir.Access):
+            idx = tuple(rowify(x) for x in e.indices)
+            if e.tensor in temps:
+                rest = [x for x in e.indices if not _is_var(x, iv)]
+                if not all(isinstance(x, ir.Name) and (x.name == jv or x.name in dext) for x in rest):
+                    raise _fail(f"temp `{e.tensor}` is indexed by something other than the row, key and "
+                                "head loops", e)
+                shape = (hi_i,) + tuple(L.lit(block) if x.name == jv else dext[x.name] for x in rest)  # type: ignore[union-attr]
+                if new_shapes.setdefault(e.tensor, shape) != shape:
+                    raise _fail(f"temp `{e.tensor}` is used with two different shapes", e)
+                return ir.Access(e.tensor, (ir.Name(iv),) + tuple(rest), e.loc)
+            return ir.Access(e.tensor, tuple(L.simp(L.subst_expr(x, {jv: key})) for x in e.indices), e.loc)
+        if isinstance(e, ir.Unary):
+            return dataclasses.replace(e, operand=rowify(e.operand))
+        if isinstance(e, ir.Binary):
+            return dataclasses.replace(e, lhs=rowify(e.lhs), rhs=rowify(e.rhs))
+        if isinstance(e, ir.Call):
+            return dataclasses.replace(e, args=tuple(rowify(a) for a in e.args))
+        if isinstance(e, ir.Name) and e.name == jv:
+            return key
+        return e
+
+    key = L.add(L.mul(ir.Name(jb), L.lit(block)), ir.Name(jv))
+
+    def rs(s: ir.Stmt) -> ir.Stmt:
+        if isinstance(s, ir.For):
+            return dataclasses.replace(s, lo=rowify(s.lo), hi=rowify(s.hi), body=tuple(rs(b) for b in s.body))
+        if isinstance(s, ir.Assign):
+            return dataclasses.replace(s, target=rowify(s.target), value=rowify(s.value))  # type: ignore[arg-type]
+        raise _fail("copies are not supported inside the softmax pattern", s)
+
+    def row(n: str) -> ir.Access:
+        return ir.Access(n, (ir.Name(iv),))
+
+    mb, ms, al = (L.fresh(n, taken) for n in ("mb", "ms", "al"))
+    mxr, smr = rowify(_as_expr(MX, temps, iv)), rowify(_as_expr(SM, temps, iv))
+    neg_inf = ir.Unary("-", ir.FloatLit(math.inf))
+    jloop = lambda body: ir.For(jv, L.lit(0), L.lit(block), tuple(body))  # noqa: E731
+    dloop_ = lambda body: ir.For(dv, dloop.lo, D_hi, tuple(body))  # noqa: E731
+    acc_t = rs(inits[0]).target  # type: ignore[union-attr]
+    z = rowify(Z2)
+    p_t = rowify(pstmt.target)
+    kv_body: list[ir.Stmt] = []
+    if producers:
+        kv_body.append(jloop([rs(p) for p in producers]))
+    kv_body += [
+        ir.Assign(row(mb), "=", mxr),
+        jloop([ir.Assign(row(mb), "max=", z)]),
+        ir.Assign(row(ms), "=", ir.Call("select", (ir.Binary("==", row(mb), neg_inf), ir.FloatLit(0.0), row(mb)))),
+        ir.Assign(row(al), "=", ir.Call("exp", (ir.Binary("-", mxr, row(ms)),))),
+        ir.Assign(smr, "=", ir.Binary("*", smr, row(al))),  # type: ignore[arg-type]
+        dloop_([ir.Assign(acc_t, "=", ir.Binary("*", acc_t, row(al)))]),
+        jloop([ir.Assign(p_t, "=", ir.Call("exp", (ir.Binary("-", z, row(ms)),)), pstmt.loc),  # type: ignore[arg-type]
+               ir.Assign(smr, "+=", p_t, sstmt.loc)]),  # type: ignore[arg-type]
+        dloop_([jloop([rs(pv)])]),
+        ir.Assign(mxr, "=", row(mb)),  # type: ignore[arg-type]
+    ]
+    body: list[ir.Stmt] = [
+        ir.Assign(mxr, "=", neg_inf), ir.Assign(smr, "=", ir.FloatLit(0.0)),  # type: ignore[arg-type]
+        dloop_([rs(inits[0])]),
+        ir.For(jb, L.lit(0), L.lit(nb), tuple(kv_body), label=L.fresh("kv", taken)),
+    ]
+    if dpost:
+        body.append(dloop_([rs(s) for s in dpost]))
+    label = L.fresh("attn", taken)
+    nest = ir.For(iv, lo_i, hi_i, tuple(body), label=label, loc=first.loc)
+
+    # ---- declarations: reshaped temps, new row temps; drop temps no longer used
+    used = L.tensors_in((nest,))
+    f32 = "f32"
+    buffers: list[ir.TensorDecl] = []
+    for t in kernel.buffers:
+        if t.name not in used:
+            continue
+        if t.name in new_shapes:
+            buffers.append(dataclasses.replace(t, shape=new_shapes[t.name]))
+        else:
+            buffers.append(t)
+    dt = temps[MX].dtype if MX in temps else f32
+    for n in (mb, ms, al):
+        buffers.append(ir.TensorDecl(n, dt, (hi_i,), "temp"))
+    trace.changes.append(f"streamed the softmax over key blocks of {block}: one nest `{label}` with block loop "
+                         f"`{label}.{jb}` (label `{body[3].label}`), {nb} blocks")  # type: ignore[union-attr]
+    trace.decisions.append(f"running max `{MX}`, rescaled sum `{SM}` and accumulator `{acc_t.tensor}` "  # type: ignore[union-attr]
+                           f"with the safe max `{ms}` and rescale factor `{al}`")
+    return dataclasses.replace(kernel, body=(nest,), buffers=tuple(buffers))
+
+
+def _row_name(e: ir.Expr) -> str:
+    if isinstance(e, ir.Name):
+        return e.name
+    if isinstance(e, ir.Access):
+        return e.tensor
+    raise _fail("expected a row value", e)
+
+
+def _as_expr(n: str, temps: Mapping[str, ir.TensorDecl], iv: str) -> ir.Expr:
+    t = temps.get(n)
+    if t is None:
+        raise _fail(f"`{n}` must be a temp")
+    return ir.Name(n) if t.rank == 0 else ir.Access(n, (ir.Name(iv),))
