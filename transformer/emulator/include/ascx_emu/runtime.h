@@ -273,6 +273,7 @@ struct CrossCore {
     std::mutex mu;
     std::condition_variable cv;
     int live = 0, blocked = 0;
+    uint64_t progress = 0;  // bumped by every cross-core set and core exit (deadlock detection)
     // received[core name][flag] -> pending sets, per sender sub-block (index 0/1) for the AIC
     std::map<std::string, std::vector<uint64_t>> recv;
     std::map<std::string, std::vector<std::vector<std::string>>> recv_edges;
@@ -372,6 +373,7 @@ inline void launch(const char* name, uint32_t block_dim, const std::function<voi
                 run_one(*cp, body, loc);
                 std::lock_guard<std::mutex> g(xc.mu);
                 xc.live--;
+                xc.progress++;
                 xc.cv.notify_all();
             });
         }
@@ -927,8 +929,15 @@ inline void cross_wait_until(ascx_emu::CrossCore& x, std::unique_lock<std::mutex
     x.blocked++;
     auto t0 = std::chrono::steady_clock::now();
     while (!ready()) {
-        if (x.blocked >= x.live)
-            ascx_emu::fail("CrossCoreWaitFlag", loc, "deadlock: every running core is blocked; this core waits for %s", what);
+        if (x.blocked >= x.live) {
+            // Every live core is in a wait, but a core just released by a set may not have
+            // woken up yet: it is a deadlock only if nothing progresses for a while.
+            uint64_t seen = x.progress;
+            x.cv.wait_for(lk, std::chrono::milliseconds(200));
+            if (!ready() && x.blocked >= x.live && x.progress == seen)
+                ascx_emu::fail("CrossCoreWaitFlag", loc, "deadlock: every running core is blocked; this core waits for %s", what);
+            continue;
+        }
         x.cv.wait_for(lk, std::chrono::milliseconds(50));
         double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         if (el > x.timeout_s && !ready())
@@ -973,6 +982,7 @@ template <uint8_t MODE, pipe_t P> inline void CrossCoreSetFlag(uint16_t flagId, 
         ve[flagId].push_back(e);
         edges.push_back(e);
     }
+    x->progress++;
     x->cv.notify_all();
     lk.unlock();
     ascx_emu::trace_sync(c, P, "CrossCoreSetFlag", "set", edges, P, -1, loc, ascx_emu::kv("mode", MODE) + ascx_emu::kv("flag", flagId));
