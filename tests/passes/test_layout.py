@@ -1,0 +1,88 @@
+"""`layout`: permutations, fractal layouts on split loops, conversion nests for parameters."""
+
+from __future__ import annotations
+
+import pytest
+
+from passes_testutil import apply, canon, equivalent, example, kernel, roundtrips
+from passes.base import PassError
+from transformer.printer import print_kernel
+
+TEMP_NCHW = """
+kernel t(X: f32[N, C, H, W] layout NCHW) -> (Y: f32[N, C, H, W] layout NCHW) {
+  size N = 2
+  size C = 3
+  size H = 4
+  size W = 5
+  temp T: f32[N, C, H, W] layout NCHW
+  a: for n in 0..N {
+    for c in 0..C {
+      for h in 0..H {
+        for w in 0..W {
+          T[n, c, h, w] = X[n, c, h, w] * 2.0
+          Y[n, c, h, w] = T[n, c, h, w] + 1.0
+        }
+      }
+    }
+  }
+}
+"""
+
+TEMP_NHWC = TEMP_NCHW.replace("temp T: f32[N, C, H, W] layout NCHW", "temp T: f32[N, H, W, C] layout NHWC") \
+    .replace("T[n, c, h, w]", "T[n, h, w, c]")
+
+
+def test_golden_temp_permutation() -> None:
+    out = apply(TEMP_NCHW, "layout{T=NHWC}")
+    assert print_kernel(out) == canon(TEMP_NHWC)
+    assert equivalent(kernel(TEMP_NCHW), out) == []
+
+
+def test_parameter_gets_conversion_nest() -> None:
+    out = apply(TEMP_NCHW, "layout{X=NHWC,Y=NHWC}")
+    text = print_kernel(out)
+    assert "X: f32[N, C, H, W] layout NCHW" in text  # signature unchanged
+    assert "temp X_nhwc: f32[N, H, W, C] layout NHWC" in text
+    assert "to_X_nhwc: for" in text and "from_Y_nhwc: for" in text
+    assert roundtrips(out)
+    assert equivalent(kernel(TEMP_NCHW), out) == []
+
+
+@pytest.mark.parametrize("pipeline", ["layout{X=NHWC}", "layout{Y=NHWC}", "layout{X=NHWC,Wt=NHWC}"])
+def test_conv2d_verifies(pipeline: str) -> None:
+    k = example("conv2d")
+    out = apply(k, pipeline)
+    assert equivalent(k, out) == []
+
+
+def test_nc1hwc0() -> None:
+    k = example("conv2d", {"N": 1, "C": 16, "H": 5, "W": 5, "F": 2})
+    out = apply(k, "layout{X=NC1HWC0}")
+    text = print_kernel(out)
+    assert "X_nc1hwc0: f16[N, 1, H, W, 16] layout NC1HWC0" in text
+    assert "X_nc1hwc0[n, 0, y + r, x + s, c]" in text
+    assert equivalent(k, out) == []
+
+
+def test_nz_on_fractal_tiles() -> None:
+    k = example("matmul", {"M": 32, "N": 16, "K": 32})
+    out = apply(k, "tile{mm.i=16,mm.j=16,mm.k=16},layout{A_l0a=NZ,B_l0b=NZ}")
+    text = print_kernel(out)
+    assert "local A_l0a: f16[1, 1, 16, 16] layout NZ @l0a" in text
+    assert "A_l0a[0, 0, i, k]" in text
+    assert roundtrips(out)
+    assert equivalent(k, out) == []
+
+
+def test_nz_back_to_nd_through_copies_refused() -> None:
+    k = example("matmul", {"M": 32, "N": 16, "K": 32})
+    with pytest.raises(PassError) as e:
+        apply(k, "tile{mm.i=16,mm.j=16,mm.k=16},layout{A_l0a=NZ},layout{A_l0a=ND}")
+    assert "cannot be converted back to ND" in str(e.value)
+
+
+def test_nz_needs_split_loops() -> None:
+    with pytest.raises(PassError) as e:
+        apply(example("matmul", {"M": 32, "N": 16, "K": 32}), "layout{A=NZ}")
+    assert "cannot be split into 16-element fractals" in str(e.value) and "tile" in e.value.hint
+    assert e.value.loc is not None

@@ -1,0 +1,61 @@
+"""`online_softmax`: the streaming form of attention, fused or not, causal or not."""
+
+from __future__ import annotations
+
+import pytest
+
+from passes_testutil import apply, equivalent, example, roundtrips
+from passes.base import PassError, run_pipeline
+from passes.online_softmax import OnlineSoftmax
+from transformer import ir
+from transformer.printer import print_kernel
+
+
+@pytest.mark.parametrize("name", ["attention", "attention_causal"])
+@pytest.mark.parametrize("pre", ["", "fuse,"])
+@pytest.mark.parametrize("block", [4, 6, 12])
+def test_verifies(name: str, pre: str, block: int) -> None:
+    k = example(name, {"S": 12, "D": 4})
+    out = apply(k, f"{pre}online_softmax{{block={block}}}")
+    assert roundtrips(out)
+    assert len(out.body) == 1 and out.body[0].label == "attn"
+    assert equivalent(k, out) == []
+
+
+def test_shape_of_result() -> None:
+    k = example("attention", {"S": 16, "D": 4})
+    out, trace = run_pipeline(k, "online_softmax{block=8}")
+    text = print_kernel(out)
+    assert "kv: for jb in 0..2 {" in text
+    assert "temp s: f32[S, 8]" in text
+    assert "ms[i] = select(mb[i] == -inf, 0.0, mb[i])" in text
+    assert "al[i] = exp(mx[i] - ms[i])" in text
+    assert "acc[i, d] += s[i, j] * f32(V[jb * 8 + j, d])" in text
+    assert "streamed" in trace[0].changes[0]
+
+
+def test_then_tile_stages_kv_per_block() -> None:
+    k = example("attention_causal", {"S": 32, "D": 4})
+    out = apply(k, "fuse,online_softmax{block=8},tile{attn.i=8}")
+    text = print_kernel(out)
+    assert "copy K_ub[0:8, 0:D] <- K[jb * 8:jb * 8 + 8, 0:D]" in text
+    assert "copy Q_ub[0:8, 0:D] <- Q[i0 * 8:i0 * 8 + 8, 0:D]" in text
+    assert equivalent(k, out) == []
+
+
+def test_block_must_divide() -> None:
+    with pytest.raises(PassError) as e:
+        apply(example("attention", {"S": 12, "D": 4}), "online_softmax{block=5}")
+    assert "does not divide" in str(e.value) and e.value.hint
+
+
+@pytest.mark.parametrize("name", ["add", "softmax", "matmul", "layernorm"])
+def test_refused_without_pattern(name: str) -> None:
+    with pytest.raises(PassError) as e:
+        apply(example(name), "online_softmax")
+    assert str(e.value).count("online_softmax") >= 1 and e.value.hint
+
+
+def test_space() -> None:
+    k = example("attention", {"S": 32, "D": 4})
+    assert [p.block for p in OnlineSoftmax.space(k)] == [16, 32]
