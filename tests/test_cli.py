@@ -111,3 +111,26 @@ def test_module_entry_point_runs(add_ir):
     r = subprocess.run([sys.executable, "-m", "transformer.cli", "parse", "-q", str(add_ir)],
                        capture_output=True, text=True)
     assert r.returncode == 0 and r.stdout == ""
+
+
+def test_transform_refuses_over_capacity_kernel(tmp_path):
+    p = tmp_path / "big.ir"
+    p.write_text("""kernel big(X: f16[N]) -> (Y: f16[N]) {
+  size N = 131072
+  local xt: f16[N] @ub
+  copy xt[0:N] <- X[0:N]
+  for i in 0..N { xt[i] = xt[i] * 2.0 }
+  copy Y[0:N] <- xt[0:N]
+}
+""")
+    r = invoke("transform", str(p), "--passes", "unroll{i=2}")
+    assert r.exit_code == 1, r.output
+    assert "UB" in r.output and "xt" in r.output and "256 KiB" in r.output
+    # the coupled 310P has a 256 KiB UB: the same kernel fits there
+    ok = invoke("transform", str(p), "--passes", "unroll{i=2}", "--target", "ascend310p")
+    assert ok.exit_code == 0, ok.output
+
+
+def test_unknown_target_is_a_usage_error(add_ir):
+    r = invoke("transform", str(add_ir), "--passes", "unroll{i=2}", "--target", "ascend9l0b2")
+    assert r.exit_code == 2 and "unknown target" in r.output and "ascend910b2" in r.output

@@ -65,12 +65,13 @@ def target_option(f: F) -> F:
 def load_target(name: str | None) -> Any:
     from .targets import DEFAULT_TARGET, get_target
 
+    from .targets import list_targets
+
     try:
         return get_target(name or DEFAULT_TARGET)
-    except AscxError:
-        raise
-    except KeyError as e:  # pragma: no cover - targets raise their own typed error
-        raise UsageError(str(e)) from None
+    except LookupError:
+        raise UsageError(f"--target {name}: unknown target",
+                         hint=did_you_mean(str(name), list_targets()) or ("targets: " + ", ".join(list_targets()))) from None
 
 
 def load_kernel(path: str, sizes: tuple[str, ...] = ()) -> ir.Kernel:

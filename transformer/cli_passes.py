@@ -59,7 +59,8 @@ def transform_kernel(path: str, kernel: ir.Kernel, pipeline: str, target: Any) -
 
 
 def _maybe_target(name: str | None) -> Any:
-    return load_target(name) if name else None
+    """The --target table, or the default target's when none is given."""
+    return load_target(name)
 
 
 # --------------------------------------------------------------------------------------
@@ -86,6 +87,9 @@ def transform_cmd(file: str, pipeline: str, sizes: tuple[str, ...], target_name:
     kernel = load_kernel(file, sizes)
     target = _maybe_target(target_name)
     out, trace = transform_kernel(file, kernel, pipeline, target)
+    from .cli_check import enforce_capacity
+
+    enforce_capacity(out, target)  # refuse to hand out a kernel whose buffers do not fit (exit 1)
     text = print_kernel(out)
     if output:
         write_output_file(output, text)
