@@ -318,7 +318,10 @@ def tile_kernel(kernel: ir.Kernel, tiles: tuple[tuple[str, int], ...], target: A
         taken |= st.tile_vars
         (nest,) = _sink_all(nest, st, sizes, trace)
         others = tuple(s for i, s in enumerate(body) if i != top)
-        nest, locs, dead = _stage(kernel, nest, st, sizes, taken, others, target, trace, reserve)
+        written_before = {x.target.tensor if isinstance(x.target, ir.Access) else x.target.name
+                          for x in ir.iter_stmts(tuple(body[:top])) if isinstance(x, ir.Assign)}
+        written_before |= {x.dst.tensor for x in ir.iter_stmts(tuple(body[:top])) if isinstance(x, ir.Copy)}
+        nest, locs, dead = _stage(kernel, nest, st, sizes, taken, others, target, trace, reserve, written_before)
         body[top] = nest
         new_locals += locs
         drop |= dead
@@ -544,6 +547,54 @@ def _merge(boxes: list[_Box], sizes: Mapping[str, int]) -> _Box | None:
     return _Box(out)
 
 
+def _union(boxes: list[_Box], sizes: Mapping[str, int]) -> list[_Box]:
+    """Merge boxes that agree in every dimension but one, where they touch or overlap with
+    constant extents (e.g. the writes `e[r, 0]` and `e[r, 1]` of an unrolled loop)."""
+    out = list(boxes)
+    changed = True
+    while changed:
+        changed = False
+        for x in range(len(out)):
+            for y in range(len(out)):
+                if x == y:
+                    continue
+                m = _merge_adjacent(out[x], out[y], sizes)
+                if m is not None:
+                    out = [b for k, b in enumerate(out) if k not in (x, y)] + [m]
+                    changed = True
+                    break
+            if changed:
+                break
+    return out
+
+
+def _merge_adjacent(a: _Box, b: _Box, sizes: Mapping[str, int]) -> _Box | None:
+    diff_dim = None
+    for d, (x, y) in enumerate(zip(a.dims, b.dims)):
+        ax, ay = L.affine(x[0], sizes), L.affine(y[0], sizes)
+        if ax is None or ay is None:
+            return None
+        if ax == ay and x[1] == y[1]:
+            continue
+        if diff_dim is not None:
+            return None
+        diff_dim = d
+    if diff_dim is None:
+        return a
+    (lo1, e1, m1, u1), (lo2, e2, m2, u2) = a.dims[diff_dim], b.dims[diff_dim]
+    c1, c2 = L.const_value(e1), L.const_value(e2)
+    a1, a2 = L.affine(lo1, sizes), L.affine(lo2, sizes)
+    if c1 is None or c2 is None or a1 is None or a2 is None or not (a2 - a1).is_const():
+        return None
+    off = (a2 - a1).const
+    if off < 0 or off > c1:
+        return None
+    dims = list(a.dims)
+    ext = max(c1, off + c2)
+    dims[diff_dim] = (lo1, L.lit(ext), ext, True)
+    return _Box(dims)
+
+
 def _contains(big: _Box, small: _Box, sizes: Mapping[str, int]) -> bool:
     for (lo1, e1, _, _), (lo2, e2, _, _) in zip(big.dims, small.dims):
         a1, a2 = L.affine(lo1, sizes), L.affine(lo2, sizes)
@@ -599,9 +650,12 @@ def _covered_rec(by_top: Mapping[int, list[_Acc]], body: tuple[ir.Stmt, ...], le
     dense: Written = []
 
     def covered(a: _Acc) -> bool:
+        by_level: dict[Path, list[_Box]] = {}
         for lv, w in inherited + dense:
+            by_level.setdefault(lv, []).append(w)
+        for lv, ws in by_level.items():
             b = _box_of(a, lv, sizes, st)
-            if b is not None and _contains(w, b, sizes):
+            if b is not None and any(_contains(w, b, sizes) for w in _union(ws, sizes)):
                 return True
         return False
 
@@ -722,7 +776,7 @@ class _Plan:
 
 def _stage(kernel: ir.Kernel, nest: ir.Stmt, st: _NestState, sizes: Mapping[str, int], taken: set[str],
            others: tuple[ir.Stmt, ...], target: Any, trace: TraceEntry,
-           reserve: int = 1) -> tuple[ir.Stmt, list[ir.TensorDecl], set[str]]:
+           reserve: int = 1, written_before: set[str] | None = None) -> tuple[ir.Stmt, list[ir.TensorDecl], set[str]]:
     assert isinstance(nest, ir.For)
     accs, in_copies, loops = _collect(nest)
     block_paths = {p for p, lp in loops.items() if is_block_loop(lp, st, sizes)}
@@ -768,11 +822,16 @@ def _stage(kernel: ir.Kernel, nest: ir.Stmt, st: _NestState, sizes: Mapping[str,
         covered, dense = _reads_covered(x, lst, level, sizes, st, loops)
         copy_in = not covered
         copy_out = written and (decl.kind == "output" or x in used_outside)
-        if copy_out and not copy_in and not any(_contains(w, box, sizes) for w in dense):
+        if copy_out and not copy_in and not any(_contains(w, box, sizes) for w in _union(dense, sizes)):
             if decl.kind == "output":
                 trace.decisions.append(f"`{x}` stays in GM: the nest does not write its whole footprint")
                 continue
             copy_in = True
+        if copy_in and decl.kind == "temp" and written_before is not None and x not in written_before:
+            # the analysis could not prove the tile written before it is read, and nothing
+            # before this nest writes the temp: leave it in GM rather than copy in garbage
+            trace.decisions.append(f"`{x}` stays in GM: cannot show the nest writes its tile before reading it")
+            continue
         found[x] = (level, box, copy_in, copy_out)
     roles = _matmul_roles(nest, accs, set(found))
     for x in sorted(_fixpipe_written(nest, accs, roles) & set(found)):
