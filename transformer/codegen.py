@@ -1,0 +1,288 @@
+"""Emit Ascend C for a kernel, and build + run it on the clean-room emulator.
+
+    emitted = emit_ascendc(kernel, target)            # source, harness, warnings, template_map
+    outputs = build_and_run(kernel, target, inputs)   # g++ -Werror against the emulator, run
+    diffs   = verify_emitted(kernel, target, trials=2, seed=1)   # vs the interpreter
+
+The kernel is lowered to a `KernelPlan` (`transformer.lower`) and rendered by the Jinja2
+templates `kernel.cpp.j2` and `harness.cpp.j2` (strict: an undefined variable is an error).
+A compiler error in emitted code is a bug of ascx: it is raised as `EmittedCodeError` with
+the offending emitted line and the template / plan item / IR location it came from
+(`Emitted.template_map`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+from . import ir
+from .diagnostics import AscxError
+from .lower import KernelPlan, Line, lower_kernel
+
+KERNEL_TEMPLATE = "kernel.cpp.j2"
+HARNESS_TEMPLATE = "harness.cpp.j2"
+_MARK = re.compile("\x1e([0-9]+)\x1f")
+
+
+class EmittedCodeError(AscxError):
+    """g++ rejected emitted code (a bug of ascx, reported with its origin)."""
+
+
+class EmulatorRunError(AscxError):
+    """The emitted kernel stopped on the emulator (a hardware rule broken, or a crash)."""
+
+
+@dataclass
+class Emitted:
+    source: str  # the kernel (.cpp, no main)
+    harness: str  # host harness (main); `#include "kernel.cpp"`
+    warnings: list[str]
+    template_map: dict[int, str]  # 1-based line of `source` -> origin (template, plan item, IR location)
+    plan: KernelPlan | None = None
+    harness_map: dict[int, str] = field(default_factory=dict)
+
+    def combined(self) -> tuple[str, dict[int, str]]:
+        """Kernel + harness as one translation unit (what `build_and_run` compiles)."""
+        body = "\n".join(l for l in self.harness_standalone.splitlines())
+        text = self.source + "\n// ---- host harness ----\n" + body + "\n"
+        tmap = dict(self.template_map)
+        off = self.source.count("\n") + 1
+        for k in range(1, body.count("\n") + 2):
+            tmap[off + k] = self.harness_map.get(k, f"templates/{HARNESS_TEMPLATE}")
+        return text, tmap
+
+    harness_standalone: str = ""
+
+
+# --------------------------------------------------------------------------------------
+# rendering
+
+
+def _env() -> Any:
+    import jinja2
+
+    from .resources import templates_dir
+
+    root = templates_dir()
+
+    def load(name: str) -> str:
+        return root.joinpath(name).read_text(encoding="utf-8")
+
+    return jinja2.Environment(loader=jinja2.FunctionLoader(load), undefined=jinja2.StrictUndefined,
+                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+                              autoescape=False)
+
+
+def _code(lines: list[Line], base: int, origins: list[str], where: str) -> str:
+    out = []
+    for l in lines:
+        origins.append(f"{where}" + (f" <- {l.origin}" if l.origin else ""))
+        out.append(" " * (base + 4 * l.depth) + l.text + f"\x1e{len(origins) - 1}\x1f")
+    return "".join(o + "\n" for o in out)
+
+
+def _strip_marks(text: str, origins: list[str], template: str) -> tuple[str, dict[int, str]]:
+    tmap: dict[int, str] = {}
+    out = []
+    for i, line in enumerate(text.split("\n"), start=1):
+        m = _MARK.search(line)
+        if m:
+            tmap[i] = f"templates/{template}: {origins[int(m.group(1))]}"
+            line = _MARK.sub("", line)
+        else:
+            tmap[i] = f"templates/{template}"
+        out.append(line)
+    return "\n".join(out), tmap
+
+
+def render(plan: KernelPlan, *, source_name: str = "", pipeline: str = "", kernel_file: str = "kernel.cpp") -> Emitted:
+    env = _env()
+    origins: list[str] = []
+    gm_params = [p for p in plan.params if p.role != "workspace"]
+    entry_params = ", ".join(f"GM_ADDR {p.cname}" for p in plan.params)
+    entry_args = ", ".join(p.cname for p in plan.params)
+    methods = []
+    buffers = []
+    init_lines: list[Line] = []
+    tmp_buffers = []
+    for ph in plan.phases:
+        buffers.extend(ph.buffers)
+        init_lines.extend(ph.init)
+        if ph.tmp_bytes:
+            tmp_buffers.append(ph.index)
+        for m in ph.methods:
+            methods.append({
+                "name": m.name,
+                "signature": ", ".join(f"int32_t {p}" for p in m.params),
+                "code": _code(m.body, 8, origins, f"method {m.name} ({m.stage or 'phase'} of phase `{ph.label}`)"),
+            })
+    ctx = dict(
+        plan=plan, source_name=source_name or f"{plan.name}.ir",
+        pipeline_text=f" --passes {pipeline}" if pipeline else "",
+        gm_params=gm_params, entry_params=entry_params, entry_args=entry_args, methods=methods,
+        buffers=buffers, tmp_buffers=tmp_buffers,
+        init_code=_code(init_lines, 8, origins, "Init (InitBuffer)"),
+        process_code=_code(plan.process, 8, origins, "Process"),
+    )
+    raw = env.get_template(KERNEL_TEMPLATE).render(**ctx)
+    source, tmap = _strip_marks(raw, origins, KERNEL_TEMPLATE)
+    hctx = dict(plan=plan, entry_args=entry_args, include_kernel=True, kernel_file=kernel_file)
+    harness = env.get_template(HARNESS_TEMPLATE).render(**hctx)
+    standalone = env.get_template(HARNESS_TEMPLATE).render(**{**hctx, "include_kernel": False})
+    e = Emitted(source, harness, list(plan.warnings), tmap, plan)
+    e.harness_standalone = standalone
+    return e
+
+
+def emit_ascendc(kernel: ir.Kernel, target: Any = None, *, select: bool = True, source_name: str = "",
+                 pipeline: str = "") -> Emitted:
+    """Lower `kernel` for `target` (a Target, a name, or None for the default) and render it."""
+    plan = lower_kernel(kernel, target, select=select, source_name=source_name)
+    return render(plan, source_name=source_name, pipeline=pipeline)
+
+
+# --------------------------------------------------------------------------------------
+# building and running
+
+
+def _to_bytes(arr: np.ndarray, dtype: str) -> bytes:
+    a = np.ascontiguousarray(arr)
+    if dtype == "f16":
+        return a.astype(np.float16).tobytes()
+    if dtype == "bf16":
+        bits = a.astype(np.float32).view(np.uint32)
+        return (bits >> 16).astype(np.uint16).tobytes()
+    return a.astype({"f32": np.float32, "i8": np.int8, "i32": np.int32}[dtype]).tobytes()
+
+
+def _from_bytes(data: bytes, dtype: str, shape: tuple[int, ...]) -> np.ndarray:
+    if dtype == "f16":
+        return np.frombuffer(data, np.float16).reshape(shape).copy()
+    if dtype == "bf16":
+        u = np.frombuffer(data, np.uint16).astype(np.uint32) << 16
+        return u.view(np.float32).reshape(shape).copy()
+    return np.frombuffer(data, {"f32": np.float32, "i8": np.int8, "i32": np.int32}[dtype]).reshape(shape).copy()
+
+
+def _compile_error(err: Exception, text: str, tmap: dict[int, str]) -> EmittedCodeError:
+    stderr = getattr(err, "stderr", str(err))
+    lines = text.split("\n")
+    m = re.search(r"kernel\.cpp:(\d+):(\d+): error: (.*)", stderr)
+    if not m:
+        return EmittedCodeError(f"g++ rejected the emitted Ascend C (an ascx bug):\n{stderr[:4000]}")
+    n = int(m.group(1))
+    src_line = lines[n - 1].strip() if 0 < n <= len(lines) else ""
+    return EmittedCodeError(
+        f"g++ rejected the emitted Ascend C at line {n}: {m.group(3)}\n"
+        f"  emitted: {src_line}\n  from: {tmap.get(n, '?')}",
+        hint="this is a bug in ascx's code generator; please report it with the kernel and pipeline\n"
+             + stderr[:3000])
+
+
+def compile_emitted(emitted: Emitted, *, sanitize: bool = False, optimize: str = "-O1") -> Path:
+    from .emulator import CompileError, compile_source
+
+    text, tmap = emitted.combined()
+    scope = emitted.plan.scope_bytes if emitted.plan else None
+    try:
+        return compile_source(text, sanitize=sanitize, optimize=optimize, scope_bytes=scope, name="kernel")
+    except CompileError as e:
+        raise _compile_error(e, text, tmap) from None
+
+
+def run_compiled(binary: Path, plan: KernelPlan, inputs: Mapping[str, np.ndarray], workdir: Path,
+                 timeout: float = 300.0) -> dict[str, np.ndarray]:
+    from .emulator import run_binary
+
+    workdir.mkdir(parents=True, exist_ok=True)
+    for p in plan.inputs:
+        (workdir / f"{p.name}.bin").write_bytes(_to_bytes(np.asarray(inputs[p.name]), p.dtype))
+    r = run_binary(binary, [str(workdir)], timeout=timeout)
+    if r.returncode != 0:
+        raise EmulatorRunError(f"the emitted kernel `{plan.entry}` failed on the emulator (exit {r.returncode}):\n"
+                               + (r.stderr.strip() or r.stdout.strip())[:4000])
+    out: dict[str, np.ndarray] = {}
+    for p in plan.outputs:
+        out[p.name] = _from_bytes((workdir / f"{p.name}.bin").read_bytes(), p.dtype, p.shape)
+    return out
+
+
+def build_and_run(kernel: ir.Kernel, target: Any, inputs: Mapping[str, np.ndarray], keep_dir: str | Path | None = None,
+                  sanitize: bool = False, *, emitted: Emitted | None = None, optimize: str = "-O1") -> dict[str, np.ndarray]:
+    """Emit, compile (g++ -std=c++17 -Wall -Wextra -Werror + emulator flags, cached by
+    source hash), run on `inputs` and return the outputs keyed by name. With `keep_dir`,
+    the kernel, harness, build script, binary and data files are kept there."""
+    em = emitted or emit_ascendc(kernel, target)
+    binary = compile_emitted(em, sanitize=sanitize, optimize=optimize)
+    assert em.plan is not None
+    if keep_dir is not None:
+        kd = Path(keep_dir)
+        write_sources(em, kd)
+        shutil.copyfile(binary, kd / "kernel")
+        os.chmod(kd / "kernel", 0o755)
+        return run_compiled(binary, em.plan, inputs, kd / "data")
+    with tempfile.TemporaryDirectory(prefix="ascx-run-") as tmp:
+        return run_compiled(binary, em.plan, inputs, Path(tmp))
+
+
+def write_sources(em: Emitted, directory: str | Path, kernel_file: str = "kernel.cpp") -> list[Path]:
+    """Write kernel, harness (`main.cpp`) and `build.sh` into `directory`."""
+    from .emulator import cflags
+
+    d = Path(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    (d / kernel_file).write_text(em.source)
+    harness = em.harness.replace('#include "kernel.cpp"', f'#include "{kernel_file}"')
+    (d / "main.cpp").write_text(harness)
+    scope = em.plan.scope_bytes if em.plan else None
+    flags = " ".join(cflags(scope))
+    (d / "build.sh").write_text(
+        "#!/bin/sh\n# Build the kernel and its CPU-debug harness against the ascx Ascend C emulator.\n"
+        f"# Flags: `ascx emulator --cflags` (plus this target's memory sizes).\nset -e\ncd \"$(dirname \"$0\")\"\n"
+        f"g++ {flags} -O1 -Wall -Wextra -Werror main.cpp -o kernel\n"
+        "echo \"built ./kernel; run: ./kernel DATA_DIR (reads <input>.bin, writes <output>.bin)\"\n")
+    os.chmod(d / "build.sh", 0o755)
+    return [d / kernel_file, d / "main.cpp", d / "build.sh"]
+
+
+def verify_emitted(kernel: ir.Kernel, target: Any = None, trials: int = 1, seed: int | None = None, *,
+                   reference: ir.Kernel | None = None, sanitize: bool = False, keep_dir: str | Path | None = None,
+                   emitted: Emitted | None = None) -> list[Any]:
+    """Compile the emitted Ascend C once, run it on `trials` random input sets drawn from
+    `seed`, and compare each output with the interpreter running `reference` (default: the
+    kernel itself). Returns one `OutputDiff` per output (the worst over trials)."""
+    from .interp import OutputDiff, compare_outputs, random_inputs, run
+
+    ref = reference or kernel
+    if seed is None:
+        seed = int(np.random.SeedSequence().entropy % (2**63))
+    em = emitted or emit_ascendc(kernel, target)
+    binary = compile_emitted(em, sanitize=sanitize)
+    assert em.plan is not None
+    worst: dict[str, OutputDiff] = {}
+    for t in range(trials):
+        rng = np.random.default_rng([seed, t])
+        inputs = random_inputs(ref, rng)
+        expected = run(ref, inputs)
+        if keep_dir is not None:
+            kd = Path(keep_dir)
+            write_sources(em, kd)
+            shutil.copyfile(binary, kd / "kernel")
+            os.chmod(kd / "kernel", 0o755)
+            actual = run_compiled(binary, em.plan, inputs, kd / f"data{t}")
+        else:
+            with tempfile.TemporaryDirectory(prefix="ascx-verify-") as tmp:
+                actual = run_compiled(binary, em.plan, inputs, Path(tmp))
+        for d in compare_outputs(ref, expected, actual):
+            w = worst.get(d.name)
+            if w is None or (w.ok and not d.ok) or (w.ok == d.ok and d.max_abs > w.max_abs):
+                worst[d.name] = d
+    return list(worst.values())

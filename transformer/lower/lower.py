@@ -1,0 +1,745 @@
+"""Lowering: a (transformed) kernel -> `KernelPlan`.
+
+The pipeline, one step per function:
+
+    phases      = split_phases(kernel)          # one per top-level nest
+    core kind   = classify(phase)                # l1/l0 locals -> AIC (cube), else AIV (vec)
+    kind, mode  = kernel_kind(phases)            # vector / cube / mix, blockDim from @cores
+    buffers     = plan_buffers(phase)            # TPosition, queue or TBuf, depth, layout
+    cube        = select_cube(phase)             # LoadData + Mmad + Fixpipe, else None
+    body        = PhaseEmitter(...).emit()       # CopyIn / Compute / CopyOut per staged tile;
+                                                 # vector instructions per innermost nest,
+                                                 # scalar GetValue/SetValue fallback (warned)
+
+Correctness first: every nest has a scalar fallback that computes exactly what the
+interpreter computes; instruction selection (`vector.py`, `cube.py`) only replaces a nest
+when its pattern is recognised and its preconditions (alignment, dtypes, capacity) hold.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import ir
+from ..affine import Affine, to_affine
+from ..diagnostics import AscxError
+from ..dtypes import Ty, promote
+from .cexpr import CTYPE, RESERVED, ExprEmitter, Names, affine_cpp, const_value
+from .plan import Buffer, GmParam, KernelPlan, Line, Method, NestChoice, Phase, Scalar, WorkspaceSlot
+
+CUBE_SCOPES = frozenset({"l1", "l0a", "l0b", "l0c"})
+WS_ALIGN = 512
+
+
+class LoweringError(AscxError):
+    """The kernel cannot be lowered to Ascend C (a construct the code generator lacks)."""
+
+
+def _ceil_to(x: int, m: int) -> int:
+    return -(-x // m) * m
+
+
+def _camel(label: str) -> str:
+    return "".join(p[:1].upper() + p[1:] for p in label.split("_") if p) or "Phase"
+
+
+# --------------------------------------------------------------------------------------
+# facts about the kernel
+
+
+def tensors_in(stmts: tuple[ir.Stmt, ...]) -> set[str]:
+    out: set[str] = set()
+    for s in ir.iter_stmts(stmts):
+        if isinstance(s, ir.Copy):
+            out.add(s.dst.tensor)
+            out.add(s.src.tensor)
+        for e in ir.stmt_exprs(s):
+            for x in ir.sub_exprs(e):
+                if isinstance(x, ir.Access):
+                    out.add(x.tensor)
+                elif isinstance(x, ir.Name):
+                    out.add(x.name)
+    return out
+
+
+@dataclass
+class TensorInfo:
+    """Where a tensor lives in the emitted code and how it is addressed."""
+
+    name: str
+    kind: str  # gm | local | scalar
+    cname: str  # GlobalTensor / LocalTensor member, or scalar variable
+    dtype: str
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+    scope: str = "gm"
+
+    @property
+    def esize(self) -> int:
+        return ir.DTYPE_BYTES[self.dtype]
+
+
+def dense_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    st = [1] * len(shape)
+    for d in range(len(shape) - 2, -1, -1):
+        st[d] = st[d + 1] * shape[d + 1]
+    return tuple(st)
+
+
+def padded_strides(shape: tuple[int, ...], esize: int) -> tuple[int, ...]:
+    """Row-major with the innermost dimension padded to 32 B (so every row starts aligned)."""
+    if len(shape) < 2:
+        return dense_strides(shape)
+    st = [1] * len(shape)
+    st[-2] = _ceil_to(shape[-1], 32 // esize)
+    for d in range(len(shape) - 3, -1, -1):
+        st[d] = st[d + 1] * shape[d + 1]
+    return tuple(st)
+
+
+def extent_bytes(shape: tuple[int, ...], strides: tuple[int, ...], esize: int) -> int:
+    if not shape:
+        return _ceil_to(esize, 32)
+    return _ceil_to(shape[0] * strides[0] * esize, 32)
+
+
+# --------------------------------------------------------------------------------------
+# the lowering
+
+
+@dataclass
+class _PhaseSrc:
+    index: int
+    label: str
+    stmts: tuple[ir.Stmt, ...]
+    core: str = "vec"
+    cores: int = 1
+    loc: ir.Loc | None = None
+
+
+class Lowering:
+    def __init__(self, kernel: ir.Kernel, target: Any = None, *, select: bool = True, source_name: str = "") -> None:
+        from ..targets import DEFAULT_TARGET, get_target
+
+        self.kernel = kernel
+        self.target = target if target is not None and not isinstance(target, str) else get_target(target or DEFAULT_TARGET)
+        self.select = select
+        self.source_name = source_name or f"{kernel.name}.ir"
+        self.names = Names(kernel)
+        self.sizes = kernel.size_values()
+        self.decls = {t.name: t for t in kernel.tensors()}
+        self.warnings: list[str] = []
+        self.nests: list[NestChoice] = []
+        self.info: dict[str, TensorInfo] = {}
+        self.scope_cap = {s: int(self.target.scopes[s].usable.value) for s in ("ub", "l1", "l0a", "l0b", "l0c")}
+
+    # ---- helpers ----------------------------------------------------------------------
+    def shape_of(self, t: ir.TensorDecl) -> tuple[int, ...]:
+        from ..affine import eval_int
+
+        return tuple(eval_int(d, self.sizes) for d in t.shape)
+
+    def where(self, node: Any) -> str:
+        loc = getattr(node, "loc", None)
+        return f"{self.source_name}:{loc}" if loc else self.source_name
+
+    def warn(self, node: Any, msg: str) -> None:
+        self.warnings.append(f"{self.where(node)}: warning: {msg}")
+
+    # ---- phases -----------------------------------------------------------------------
+    def split_phases(self) -> list[_PhaseSrc]:
+        phases: list[_PhaseSrc] = []
+        pending: list[ir.Stmt] = []
+
+        def flush() -> None:
+            if pending:
+                phases.append(_PhaseSrc(len(phases), f"stmts{len(phases)}", tuple(pending), loc=pending[0].loc))
+                pending.clear()
+
+        for s in self.kernel.body:
+            if isinstance(s, ir.For):
+                flush()
+                label = s.label or f"loop{len(phases)}"
+                a = s.annotation("cores")
+                n = int(a.get("n", 1) or 1) if a else 1
+                phases.append(_PhaseSrc(len(phases), label, (s,), cores=max(1, n), loc=s.loc))
+            else:
+                pending.append(s)
+        flush()
+        for ph in phases:
+            used = tensors_in(ph.stmts)
+            ph.core = "cube" if any(self.decls[t].scope in CUBE_SCOPES for t in used
+                                    if t in self.decls and self.decls[t].kind == "local") else "vec"
+        return phases
+
+    # ---- main -------------------------------------------------------------------------
+    def run(self) -> KernelPlan:
+        k = self.kernel
+        phases = self.split_phases()
+        cores_of = {"vec": [p for p in phases if p.core == "vec"], "cube": [p for p in phases if p.core == "cube"]}
+        has_cube = bool(cores_of["cube"])
+        kind = ("mix" if cores_of["vec"] else "cube") if has_cube else "vector"
+        max_vec = max([p.cores for p in cores_of["vec"]] or [1])
+        max_cube = max([p.cores for p in cores_of["cube"]] or [1])
+        if kind == "mix":
+            block_dim = max(max_cube, -(-max_vec // 2))
+            mode = "MIX_MODE"
+        elif kind == "cube":
+            block_dim = max_cube
+            mode = "AIC_MODE"
+        else:
+            block_dim = max_vec
+            mode = "AIV_MODE"
+            if block_dim > 1 and len(phases) > 1:
+                # phases need an all-core barrier between them; the emulator runs AIV_MODE
+                # blocks one after another, so the barrier runs as a mix launch
+                mode = "MIX_MODE"
+                block_dim = -(-block_dim // 2)
+        self.kind, self.mode, self.block_dim = kind, mode, block_dim
+
+        # GM parameters, workspace, scalars
+        params: list[GmParam] = []
+        for t in k.inputs:
+            shp = self.shape_of(t)
+            params.append(GmParam(t.name, self.names(t.name), t.dtype, CTYPE[t.dtype], shp, "input", math.prod(shp)))
+        for t in k.outputs:
+            shp = self.shape_of(t)
+            params.append(GmParam(t.name, self.names(t.name), t.dtype, CTYPE[t.dtype], shp, "output", math.prod(shp)))
+        for p in params:
+            self.info[p.name] = TensorInfo(p.name, "gm", self.names(p.name) + "Gm", p.dtype, p.shape, dense_strides(p.shape))
+        phase_use: dict[str, set[int]] = {}
+        for ph in phases:
+            for t in tensors_in(ph.stmts):
+                phase_use.setdefault(t, set()).add(ph.index)
+        scalars: list[Scalar] = []
+        slots: list[WorkspaceSlot] = []
+        off = 0
+        for t in k.buffers:
+            if t.kind != "temp":
+                continue
+            shp = self.shape_of(t)
+            if not shp and len(phase_use.get(t.name, ())) <= 1:
+                sc = Scalar(t.name, self.names(t.name), CTYPE[t.dtype])
+                scalars.append(sc)
+                self.info[t.name] = TensorInfo(t.name, "scalar", sc.cname, t.dtype, (), ())
+                continue
+            n = max(1, math.prod(shp))
+            slots.append(WorkspaceSlot(t.name, self.names(t.name) + "Gm", t.dtype, CTYPE[t.dtype], shp, n, off))
+            self.info[t.name] = TensorInfo(t.name, "gm", self.names(t.name) + "Gm", t.dtype, shp, dense_strides(shp))
+            off += _ceil_to(n * ir.DTYPE_BYTES[t.dtype], WS_ALIGN)
+        ws_bytes = off
+        if slots:
+            params.append(GmParam("", "workspace", "u8", "uint8_t", (ws_bytes,), "workspace", ws_bytes))
+
+        # locals -> phases
+        local_phase: dict[str, set[int]] = {t.name: phase_use.get(t.name, set()) for t in k.buffers if t.kind == "local"}
+        self.shared_locals = {n for n, ps in local_phase.items() if len(ps) > 1}
+
+        out_phases: list[Phase] = []
+        for ph in phases:
+            out_phases.append(self.lower_phase(ph))
+
+        entry = k.name
+        while entry in RESERVED or entry in self.names.used:
+            entry += "_kernel"
+        plan = KernelPlan(
+            name=k.name,
+            entry=entry,
+            class_name="Kernel" + _camel(k.name),
+            target=self.target.name,
+            kind=kind, mode=mode, block_dim=block_dim,
+            params=params, workspace=slots, workspace_bytes=ws_bytes,
+            sizes=[(self.names(s.name), s.value) for s in k.sizes],
+            consts=[(self.names(c.name), CTYPE[c.dtype], const_value(c)) for c in k.consts],
+            scalars=scalars, phases=out_phases, nests=self.nests, warnings=self.warnings,
+            scope_bytes={s.upper(): self.scope_cap[s] for s in self.scope_cap},
+        )
+        plan.process = self.process_lines(out_phases)
+        return plan
+
+    # ---- Process(): phases in order, barriers between them ------------------------------
+    def process_lines(self, phases: list[Phase]) -> list[Line]:
+        out: list[Line] = []
+        mix = self.mode == "MIX_MODE"
+        for i, ph in enumerate(phases):
+            guard = ("ASCEND_IS_AIC" if ph.core == "cube" else "ASCEND_IS_AIV") if mix else None
+            call = f"{_phase_method(ph)}();"
+            if len(phases) == 1 and not mix:
+                out.extend(ph.body)
+                continue
+            out.append(Line(f"// phase {i}: `{ph.label}` on {'AIC' if ph.core == 'cube' else 'AIV'}"))
+            out.append(Line(f"if {guard} {{ {call} }}" if guard else call))
+            if i + 1 < len(phases):
+                out.extend(self.barrier(ph.core, phases[i + 1].core))
+        return out
+
+    def barrier(self, a: str, b: str) -> list[Line]:
+        """Make every write of phase kind `a` visible to every core before phase kind `b`."""
+        if self.mode != "MIX_MODE":
+            return [Line("PipeBarrier<PIPE_ALL>();")] if self.block_dim == 1 else []
+        lines: list[Line] = []
+        if a == "cube":
+            if self.block_dim > 1:
+                lines.append(Line("if ASCEND_IS_AIC { CrossCoreSetFlag<0x0, PIPE_FIX>(SYNC_AIC); CrossCoreWaitFlag(SYNC_AIC); }"))
+            if b == "vec":
+                lines.append(Line("if ASCEND_IS_AIC { CrossCoreSetFlag<0x2, PIPE_FIX>(SYNC_C2V); }"))
+                lines.append(Line("if ASCEND_IS_AIV { CrossCoreWaitFlag(SYNC_C2V); }"))
+        else:
+            lines.append(Line("if ASCEND_IS_AIV { CrossCoreSetFlag<0x0, PIPE_MTE3>(SYNC_AIV); CrossCoreWaitFlag(SYNC_AIV); }"))
+            if b == "cube":
+                lines.append(Line("if ASCEND_IS_AIV { CrossCoreSetFlag<0x2, PIPE_MTE3>(SYNC_V2C); }"))
+                lines.append(Line("if ASCEND_IS_AIC { CrossCoreWaitFlag(SYNC_V2C); }"))
+        return lines
+
+    # ---- one phase --------------------------------------------------------------------
+    def lower_phase(self, src: _PhaseSrc) -> Phase:
+        ph = Phase(src.index, src.label, src.core, src.cores)
+        buffers = self.plan_buffers(src)
+        cube = None
+        if self.select and src.core == "cube":
+            from .cube import select_cube
+
+            cube = select_cube(self, src, buffers)
+        ph.buffers = list(buffers.values())
+        for b in ph.buffers:
+            self.info[b.name] = TensorInfo(b.name, "local", b.tensor, b.dtype, b.shape, b.strides, b.scope)
+        em = PhaseEmitter(self, src, ph, buffers, cube)
+        em.emit()
+        return ph
+
+    def plan_buffers(self, src: _PhaseSrc) -> dict[str, Buffer]:
+        used = tensors_in(src.stmts)
+        locals_ = [t for t in self.kernel.buffers if t.kind == "local" and t.name in used]
+        roles: dict[str, set[str]] = {t.name: set() for t in locals_}
+        feeds: dict[str, set[str]] = {t.name: set() for t in locals_}
+        depth: dict[str, int] = {t.name: 1 for t in locals_}
+
+        def walk(stmts: tuple[ir.Stmt, ...], stages: int) -> None:
+            for s in stmts:
+                if isinstance(s, ir.Copy):
+                    d, sname = s.dst.tensor, s.src.tensor
+                    if d in roles:
+                        roles[d].add("in")
+                        depth[d] = max(depth[d], stages)
+                    if sname in roles and self.decls[d].kind != "local":
+                        roles[sname].add("out")
+                        depth[sname] = max(depth[sname], stages)
+                    if sname in feeds and d in roles:
+                        feeds[sname].add(self.decls[d].scope or "")
+                elif isinstance(s, ir.For):
+                    a = s.annotation("pipeline")
+                    walk(s.body, int(a.get("stages", 2) or 2) if a else 1)
+
+        walk(src.stmts, 1)
+        out: dict[str, Buffer] = {}
+        for t in locals_:
+            r = roles[t.name]
+            shp = self.shape_of(t)
+            es = ir.DTYPE_BYTES[t.dtype]
+            scope = t.scope or "ub"
+            if scope == "ub":
+                pos = "VECIN" if "in" in r else "VECOUT" if "out" in r else "VECCALC"
+            elif scope == "l1":
+                pos = "B1" if "l0b" in feeds[t.name] else "A1"
+            else:
+                pos = {"l0a": "A2", "l0b": "B2", "l0c": "CO1"}[scope]
+            kind = "que" if r else "buf"
+            if t.name in self.shared_locals:
+                kind = "buf"
+            st = padded_strides(shp, es)
+            nm = self.names(t.name)
+            holder = (("inQueue" if pos == "VECIN" else "outQueue" if pos == "VECOUT" else "que") + "_" + nm) if kind == "que" \
+                else "buf_" + nm
+            out[t.name] = Buffer(t.name, nm + "Local", holder, t.dtype, CTYPE[t.dtype], scope, pos,
+                                 depth[t.name] if kind == "que" else 1, shp, st, "ND",
+                                 extent_bytes(shp, st, es), kind, tuple(sorted(r)))
+        # capacity: padded rows must still fit, else keep those scopes dense
+        for scope in {b.scope for b in out.values()}:
+            total = sum(_ceil_to(b.nbytes, 32) * b.depth for b in out.values() if b.scope == scope)
+            if total > self.scope_cap[scope]:
+                for b in out.values():
+                    if b.scope == scope:
+                        b.strides = dense_strides(b.shape)
+                        b.nbytes = extent_bytes(b.shape, b.strides, ir.DTYPE_BYTES[b.dtype])
+        # at most 8 queue buffers per position: demote the rest to TBufs (explicit flags)
+        limit = int(self.target.value("max_queue_buffers_per_position")) if hasattr(self.target, "value") else 8
+        count: dict[str, int] = {}
+        for b in out.values():
+            if b.kind != "que":
+                continue
+            if count.get(b.position, 0) + b.depth > limit:
+                b.kind, b.depth, b.holder = "buf", 1, "buf_" + self.names(b.name)
+                self.warn(src.stmts[0], f"more than {limit} queue buffers on {b.position}: `{b.name}` uses a TBuf with explicit flags")
+            else:
+                count[b.position] = count.get(b.position, 0) + b.depth
+        return out
+
+
+def _phase_method(ph: Phase) -> str:
+    return f"Process{_camel(ph.label)}" if ph.label else f"Process{ph.index}"
+
+
+# --------------------------------------------------------------------------------------
+# emitting one phase
+
+
+@dataclass
+class _Staged:
+    copy_in: list[ir.Copy]
+    compute: tuple[ir.Stmt, ...]
+    copy_out: list[ir.Copy]
+
+
+def split_stages(stmts: tuple[ir.Stmt, ...], decls: dict[str, ir.TensorDecl]) -> _Staged | None:
+    if not any(isinstance(s, ir.Copy) for s in stmts):
+        return None
+    i = 0
+    cin: list[ir.Copy] = []
+    while i < len(stmts) and isinstance(stmts[i], ir.Copy) and decls[stmts[i].dst.tensor].kind == "local":  # type: ignore[union-attr]
+        cin.append(stmts[i])  # type: ignore[arg-type]
+        i += 1
+    j = len(stmts)
+    cout: list[ir.Copy] = []
+    while j > i and isinstance(stmts[j - 1], ir.Copy) and decls[stmts[j - 1].dst.tensor].kind != "local":  # type: ignore[union-attr]
+        j -= 1
+        cout.insert(0, stmts[j])  # type: ignore[arg-type]
+    return _Staged(cin, stmts[i:j], cout)
+
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
+
+
+class PhaseEmitter:
+    """Writes the C++ of one phase: Process body, staged-tile methods, buffer setup."""
+
+    def __init__(self, low: Lowering, src: _PhaseSrc, ph: Phase, buffers: dict[str, Buffer], cube: Any) -> None:
+        self.low = low
+        self.src = src
+        self.ph = ph
+        self.buffers = buffers
+        self.cube = cube
+        self.state: dict[str, str] = {n: "none" for n, b in buffers.items() if b.kind == "que"}
+        self.method_names: set[str] = set()
+        self.ex = ExprEmitter(low.kernel, low.names, self.load, self.scalar_ref)
+        self.tmp_counter = 0
+
+    # ---- naming -----------------------------------------------------------------------
+    def method_name(self, base: str) -> str:
+        multi = len(self.low.kernel.body) > 1 or self.low.mode == "MIX_MODE"
+        name = base + (_camel(self.ph.label) if multi else "")
+        k, cand = 1, name
+        while cand in self.method_names:
+            k += 1
+            cand = f"{name}{k}"
+        self.method_names.add(cand)
+        return cand
+
+    # ---- memory access ----------------------------------------------------------------
+    def offset(self, tensor: str, indices: tuple[ir.Expr, ...]) -> str:
+        info = self.low.info[tensor]
+        total = Affine((), 0)
+        parts: list[str] = []
+        for e, st in zip(indices, info.strides):
+            a = to_affine(e, self.low.sizes)
+            if a is None:
+                parts.append(f"({self.ex.index(e)}) * {st}")
+            else:
+                total = total + a.scale(st)
+        s = affine_cpp(total, self.low.names)
+        return " + ".join([s] + parts) if parts else s
+
+    def load(self, tensor: str, indices: tuple[ir.Expr, ...]) -> str:
+        info = self.low.info[tensor]
+        return f"{info.cname}.GetValue({self.offset(tensor, indices)})"
+
+    def scalar_ref(self, name: str) -> str:
+        info = self.low.info[name]
+        if info.kind == "scalar":
+            return info.cname
+        return f"{info.cname}.GetValue(0)"
+
+    # ---- queue protocol -----------------------------------------------------------------
+    def ensure_ready(self, name: str, out: list[Line], depth: int) -> None:
+        b = self.buffers.get(name)
+        if b is None or b.kind != "que":
+            return
+        st = self.state[name]
+        if st == "queued":
+            out.append(Line(f"{b.tensor} = {b.holder}.DeQue<{b.ctype}>();", depth))
+            self.state[name] = "ready"
+        elif st == "none":
+            out.append(Line(f"{b.tensor} = {b.holder}.AllocTensor<{b.ctype}>();", depth))
+            self.state[name] = "ready"
+
+    def ensure_alloc(self, name: str, out: list[Line], depth: int) -> bool:
+        b = self.buffers.get(name)
+        if b is None or b.kind != "que":
+            return False
+        if self.state[name] == "none":
+            out.append(Line(f"{b.tensor} = {b.holder}.AllocTensor<{b.ctype}>();", depth))
+            self.state[name] = "filling"
+            return True
+        if self.state[name] == "queued":
+            self.ensure_ready(name, out, depth)
+        return False
+
+    # ---- top ----------------------------------------------------------------------------
+    def emit(self) -> None:
+        low, ph = self.low, self.ph
+        # buffers: InitBuffer + TBuf Get
+        init: list[Line] = []
+        for b in ph.buffers:
+            if b.kind == "que":
+                init.append(Line(f"pipe.InitBuffer({b.holder}, {'BUFFER_NUM' if b.depth == 2 else b.depth}, {b.nbytes});"))
+            else:
+                init.append(Line(f"pipe.InitBuffer({b.holder}, {b.nbytes});"))
+        body: list[Line] = []
+        gets = [Line(f"{b.tensor} = {b.holder}.Get<{b.ctype}>();") for b in ph.buffers if b.kind == "buf"]
+        tmp_lines: list[Line] = []
+        main: list[Line] = []
+        for s in self.src.stmts:
+            main.extend(self.stmt(s, 0, [], top=True))
+        if ph.tmp_bytes:
+            init.append(Line(f"pipe.InitBuffer(tmpBuf{ph.index}, {ph.tmp_bytes});"))
+            tmp_lines.append(Line(f"tmp{ph.index} = tmpBuf{ph.index}.Get<uint8_t>();"))
+        single = len(low.kernel.body) == 1 and low.mode != "MIX_MODE"
+        if single:
+            ph.init = init
+            body = gets + tmp_lines + main
+            ph.body = body
+        else:
+            body = init + gets + tmp_lines + main
+            if ph.buffers or ph.tmp_bytes:
+                body.append(Line("pipe.Reset();"))
+            ph.methods.append(Method(_phase_method(ph), (), body, "phase"))
+            ph.body = [Line(f"{_phase_method(ph)}();")]
+
+    # ---- statements -----------------------------------------------------------------------
+    def stmt(self, s: ir.Stmt, depth: int, loop_vars: list[str], top: bool = False) -> list[Line]:
+        if isinstance(s, ir.For):
+            return self.for_(s, depth, loop_vars, top)
+        if isinstance(s, ir.Assign):
+            return self.assign(s, depth)
+        return self.copy_inline(s, depth)
+
+    def block(self, stmts: tuple[ir.Stmt, ...], depth: int, loop_vars: list[str]) -> list[Line]:
+        st = split_stages(stmts, self.low.decls)
+        if st is None:
+            out: list[Line] = []
+            for s in stmts:
+                out.extend(self.stmt(s, depth, loop_vars))
+            return out
+        return self.staged(st, depth, loop_vars)
+
+    def for_(self, s: ir.For, depth: int, loop_vars: list[str], top: bool) -> list[Line]:
+        v = self.low.names(s.var)
+        lo, hi = self.ex.index(s.lo), self.ex.index(s.hi)
+        out: list[Line] = []
+        if self.cube is not None and self.cube.handles(s):
+            return self.cube.emit(self, s, depth, loop_vars)
+        if not any(isinstance(x, (ir.For, ir.Copy)) for x in s.body) or _perfect2(s):
+            from .vector import select_vector
+
+            sel = select_vector(self, s, depth) if self.low.select else None
+            if sel is not None:
+                return sel
+        if top:
+            workers = self.ph.cores
+            total_workers = self.workers_available()
+            if workers > 1:
+                a, b = to_affine(s.lo, self.low.sizes), to_affine(s.hi, self.low.sizes)
+                if a is not None and b is not None and a.is_const() and b.is_const():
+                    trip = b.const - a.const
+                    chunk = -(-trip // workers)
+                    out.append(Line(f"// @cores({workers}): worker w runs iterations [{a.const} + w * {chunk}, ...)", depth))
+                    out.append(Line(f"if (workerIdx < {workers}) {{", depth))
+                    out.append(Line(f"int32_t {v}End = ascx_min<int32_t>({b.const}, {a.const} + (workerIdx + 1) * {chunk});", depth + 1))
+                    out.append(Line(f"for (int32_t {v} = {a.const} + workerIdx * {chunk}; {v} < {v}End; ++{v}) {{", depth + 1))
+                    out.extend(self.block(s.body, depth + 2, loop_vars + [v]))
+                    out.append(Line("}", depth + 1))
+                    out.append(Line("}", depth))
+                    return out
+                self.low.warn(s, f"@cores({workers}) on a loop without constant bounds: runs on one core")
+            if total_workers > 1:
+                out.append(Line("if (workerIdx == 0) {", depth))
+                out.append(Line(f"for (int32_t {v} = {lo}; {v} < {hi}; ++{v}) {{", depth + 1))
+                out.extend(self.block(s.body, depth + 2, loop_vars + [v]))
+                out.append(Line("}", depth + 1))
+                out.append(Line("}", depth))
+                return out
+        innermost = not any(isinstance(x, ir.For) for x in s.body)
+        if innermost and not any(isinstance(x, ir.Copy) for x in s.body):
+            self.record_scalar(s)
+        out.append(Line(f"for (int32_t {v} = {lo}; {v} < {hi}; ++{v}) {{", depth))
+        out.extend(self.block(s.body, depth + 1, loop_vars + [v]))
+        out.append(Line("}", depth))
+        return out
+
+    def workers_available(self) -> int:
+        if self.low.mode == "MIX_MODE" and self.ph.core == "vec":
+            return 2 * self.low.block_dim
+        return self.low.block_dim
+
+    def record_scalar(self, s: ir.For, reason: str = "") -> None:
+        why = reason or "no vector instruction matches"
+        name = s.label or s.var
+        self.low.nests.append(NestChoice(f"{self.low.where(s)} `{name}`", ("GetValue", "SetValue"), why))
+        self.low.warn(s, f"nest `{name}` falls back to scalar GetValue/SetValue code ({why}): slow, never wrong")
+
+    def assign(self, s: ir.Assign, depth: int) -> list[Line]:
+        t = s.target
+        name = t.tensor if isinstance(t, ir.Access) else t.name
+        decl = self.low.decls[name]
+        dt = Ty(decl.dtype)
+        val, vt = self.ex.value(s.value)
+        info = self.low.info[name]
+        old = self.load(name, t.indices) if isinstance(t, ir.Access) else self.scalar_ref(name)
+        if s.op == "=":
+            new = self.ex.conv(val, vt, dt)
+        else:
+            comp = promote(dt, vt)
+            a = self.ex.conv(old, dt, comp)
+            b = self.ex.conv(val, vt, comp)
+            cc = CTYPE[comp.dtype] if not comp.weak else "float"
+            r = {"+=": f"({a} + {b})", "*=": f"({a} * {b})", "max=": f"ascx_max<{cc}>({a}, {b})",
+                 "min=": f"ascx_min<{cc}>({a}, {b})"}[s.op]
+            new = self.ex.conv(r, comp, dt)
+        if info.kind == "scalar":
+            return [Line(f"{info.cname} = {new};", depth)]
+        off = self.offset(name, t.indices) if isinstance(t, ir.Access) else "0"
+        return [Line(f"{info.cname}.SetValue({off}, {new});", depth)]
+
+    # ---- staged tiles ---------------------------------------------------------------------
+    def staged(self, st: _Staged, depth: int, loop_vars: list[str]) -> list[Line]:
+        calls: list[Line] = []
+        # which locals belong to this block (copied here)
+        mine_in = [c.dst.tensor for c in st.copy_in]
+        mine_out = [c.src.tensor for c in st.copy_out if c.src.tensor in self.buffers]
+        # reserve method names outer-first (inner staged blocks are emitted while the
+        # compute body is generated)
+        names = {stage: self.method_name(base) for stage, base, present in (
+            ("copy_in", "CopyIn", bool(st.copy_in)), ("compute", "Compute", True), ("copy_out", "CopyOut", bool(st.copy_out)))
+            if present}
+        # CopyIn: AllocTensor, copy, EnQue (a local source is DeQue'd first)
+        if st.copy_in:
+            body: list[Line] = []
+            later = tensors_in(st.compute) | {c.src.tensor for c in st.copy_out}
+            for c in st.copy_in:
+                if c.src.tensor in self.buffers:
+                    self.ensure_ready(c.src.tensor, body, 0)
+                fresh = self.ensure_alloc(c.dst.tensor, body, 0)
+                body.extend(self.copy(c, 0))
+                if fresh:
+                    b = self.buffers[c.dst.tensor]
+                    body.append(Line(f"{b.holder}.EnQue({b.tensor});"))
+                    self.state[c.dst.tensor] = "queued"
+            # local sources used only by this copy-in group are released here
+            for c in st.copy_in:
+                sn = c.src.tensor
+                b = self.buffers.get(sn)
+                if b is not None and b.kind == "que" and self.state.get(sn) == "ready" and sn not in later and sn in mine_in:
+                    body.append(Line(f"{b.holder}.FreeTensor({b.tensor});"))
+                    self.state[sn] = "none"
+            if any(self.buffers[n].kind == "buf" for n in mine_in if n in self.buffers):
+                body.append(Line("PipeBarrier<PIPE_ALL>();"))
+            calls.extend(self.method(names["copy_in"], body, depth, loop_vars, "copy_in"))
+        # Compute
+        body = []
+        used = tensors_in(st.compute) | {c.src.tensor for c in st.copy_out}
+        for n in dict.fromkeys(mine_in + mine_out):
+            if n in used:
+                self.ensure_ready(n, body, 0)
+        for s in st.compute:
+            body.extend(self.stmt(s, 0, loop_vars))
+        for n in dict.fromkeys(mine_out):
+            b = self.buffers[n]
+            if b.kind == "que" and "in" not in b.roles and self.state[n] == "ready":
+                body.append(Line(f"{b.holder}.EnQue({b.tensor});"))
+                self.state[n] = "queued"
+        for n in dict.fromkeys(mine_in):
+            b = self.buffers.get(n)
+            if b is not None and b.kind == "que" and n not in mine_out and self.state[n] == "ready":
+                body.append(Line(f"{b.holder}.FreeTensor({b.tensor});"))
+                self.state[n] = "none"
+        if any(self.buffers[n].kind == "buf" or "in" in self.buffers[n].roles for n in mine_out):
+            body.append(Line("SetFlag<HardEvent::V_MTE3>(0);" if self.ph.core == "vec" else "PipeBarrier<PIPE_ALL>();"))
+            if self.ph.core == "vec":
+                body.append(Line("WaitFlag<HardEvent::V_MTE3>(0);"))
+        calls.extend(self.method(names["compute"], body, depth, loop_vars, "compute"))
+        # CopyOut
+        if st.copy_out:
+            body = []
+            for c in st.copy_out:
+                self.ensure_ready(c.src.tensor, body, 0)
+                body.extend(self.copy(c, 0))
+            for n in dict.fromkeys(mine_out):
+                b = self.buffers[n]
+                if b.kind == "que" and self.state[n] == "ready":
+                    body.append(Line(f"{b.holder}.FreeTensor({b.tensor});"))
+                    self.state[n] = "none"
+            calls.extend(self.method(names["copy_out"], body, depth, loop_vars, "copy_out"))
+        return calls
+
+    def method(self, name: str, body: list[Line], depth: int, loop_vars: list[str], stage: str) -> list[Line]:
+        text = "\n".join(l.text for l in body)
+        idents = set(_IDENT.findall(text))
+        params = tuple(v for v in loop_vars if v in idents)
+        self.ph.methods.append(Method(name, params, body, stage))
+        return [Line(f"{name}({', '.join(params)});", depth)]
+
+    # ---- copies ---------------------------------------------------------------------------
+    def copy_inline(self, c: ir.Copy, depth: int) -> list[Line]:
+        out: list[Line] = []
+        for n in (c.dst.tensor, c.src.tensor):
+            if n in self.buffers:
+                self.ensure_ready(n, out, depth)
+        out.extend(self.copy(c, depth))
+        out.append(Line("PipeBarrier<PIPE_ALL>();", depth))
+        return out
+
+    def region(self, r: ir.Region) -> tuple[str, Affine | None, list[tuple[str, int | None, int]]]:
+        """(start offset C++, start as Affine or None, [(extent C++, extent int or None, stride)])."""
+        info = self.low.info[r.tensor]
+        total: Affine | None = Affine((), 0)
+        parts: list[str] = []
+        dims: list[tuple[str, int | None, int]] = []
+        for d, st in zip(r.dims, info.strides):
+            lo = d.lo if isinstance(d, ir.Slice) else d
+            a = to_affine(lo, self.low.sizes)
+            if a is None or total is None:
+                total = None
+                parts.append(f"({self.ex.index(lo)}) * {st}")
+            else:
+                total = total + a.scale(st)
+            if isinstance(d, ir.Slice):
+                ha = to_affine(d.hi, self.low.sizes)
+                ext = (ha - a) if (ha is not None and a is not None) else None
+                if ext is not None and ext.is_const():
+                    dims.append((str(ext.const), ext.const, st))
+                else:
+                    dims.append((f"({self.ex.index(d.hi)} - ({self.ex.index(d.lo)}))", None, st))
+        if total is not None:
+            start = affine_cpp(total, self.low.names)
+        else:
+            start = " + ".join(parts)
+        return start, total, dims
+
+    def copy(self, c: ir.Copy, depth: int) -> list[Line]:
+        from .copies import emit_copy
+
+        return emit_copy(self, c, depth)
+
+
+def _perfect2(s: ir.For) -> bool:
+    return len(s.body) == 1 and isinstance(s.body[0], ir.For) and not any(isinstance(x, (ir.For, ir.Copy)) for x in s.body[0].body)
+
+
+def lower_kernel(kernel: ir.Kernel, target: Any = None, *, select: bool = True, source_name: str = "") -> KernelPlan:
+    """Lower a (transformed) kernel to a `KernelPlan` for `target` (default ascend910b2).
+
+    select=False disables instruction selection (every nest scalar): the reference path.
+    """
+    return Lowering(kernel, target, select=select, source_name=source_name).run()

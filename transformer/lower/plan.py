@@ -1,0 +1,182 @@
+"""`KernelPlan`: what the code generator decided, before any C++ text is laid out.
+
+The plan is the interface between lowering (`transformer.lower.lower_kernel`) and the
+templates (`templates/kernel.cpp.j2`, `templates/harness.cpp.j2`). Every decision a reader
+of the emitted Ascend C may ask about is here, as data:
+
+- `params` / `workspace`: the GM arguments of the entry (`GM_ADDR` each) and the GM
+  workspace slots that hold temps too large for a scalar;
+- `phases`: one per top-level loop nest, each run on one core kind (`vec` = AIV, `cube` =
+  AIC) by `cores` workers, with its `buffers` (queue or TBuf, `TPosition`, depth) and its
+  `stages` (the CopyIn / Compute / CopyOut methods of every staged tile);
+- `nests`: the instruction chosen for each innermost nest (or `scalar` with the reason);
+- `kind` (`vector`, `cube` or `mix`), `mode` (the emulator's `KernelMode`), `block_dim`;
+- `warnings`: every fallback to scalar code (slow, never wrong).
+
+C++ statements are kept as `Line`s: text plus the IR location they came from, so a compiler
+error in emitted code can be traced to the plan item and template that produced it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Line:
+    """One line of C++ (no indentation of its own beyond `depth` levels) and its origin."""
+
+    text: str
+    depth: int = 0
+    origin: str = ""
+
+
+@dataclass
+class GmParam:
+    """A kernel argument: a GM tensor (input, output) or the workspace."""
+
+    name: str  # IR name ("" for the workspace)
+    cname: str  # C++ argument name
+    dtype: str  # IR dtype ("u8" for the workspace)
+    ctype: str
+    shape: tuple[int, ...]
+    role: str  # input | output | workspace
+    elems: int = 0
+
+    @property
+    def nbytes(self) -> int:
+        from ..ir import DTYPE_BYTES
+
+        return self.elems * (1 if self.role == "workspace" else DTYPE_BYTES[self.dtype])
+
+
+@dataclass
+class WorkspaceSlot:
+    """A GM temp kept in the workspace argument, at a 512 B-aligned byte offset."""
+
+    name: str
+    cname: str  # GlobalTensor member
+    dtype: str
+    ctype: str
+    shape: tuple[int, ...]
+    elems: int
+    offset: int
+
+
+@dataclass
+class Buffer:
+    """An on-chip `local`: its queue (or TBuf), position and layout."""
+
+    name: str  # IR name
+    tensor: str  # LocalTensor member (C++)
+    holder: str  # TQue / TBuf member (C++)
+    dtype: str
+    ctype: str
+    scope: str  # ub | l1 | l0a | l0b | l0c
+    position: str  # VECIN VECOUT VECCALC A1 B1 A2 B2 CO1
+    depth: int  # buffers in the queue (2 = double buffering)
+    shape: tuple[int, ...]  # declared (logical) shape
+    strides: tuple[int, ...]  # physical element strides (row-major, rows padded to 32 B)
+    layout: str  # "ND" (row-major) or a fractal layout: "Nz" (L1), "Zz" (L0A), "Zn" (L0B), "Nz" (L0C)
+    nbytes: int  # bytes of one buffer
+    kind: str  # "que" or "buf"
+    roles: tuple[str, ...] = ()  # subset of ("in", "out")
+
+    @property
+    def que_type(self) -> str:
+        if self.kind == "buf":
+            return f"TBuf<TPosition::{self.position}>"
+        depth = "BUFFER_NUM" if self.depth == 2 else str(self.depth)
+        return f"TQue<TPosition::{self.position}, {depth}>"
+
+
+@dataclass
+class Method:
+    """A member function of the kernel class (CopyIn / Compute / CopyOut / a phase body)."""
+
+    name: str
+    params: tuple[str, ...]  # C++ parameter names (int32_t each)
+    body: list[Line]
+    stage: str = ""  # copy_in | compute | copy_out | phase
+
+
+@dataclass
+class NestChoice:
+    """The instruction selected for one innermost nest (`scalar` when none applies)."""
+
+    where: str  # label / location of the nest
+    instructions: tuple[str, ...]
+    fallback: str = ""  # why scalar code was emitted ("" when an instruction was chosen)
+
+
+@dataclass
+class Phase:
+    index: int
+    label: str
+    core: str  # "vec" (AIV) or "cube" (AIC)
+    cores: int  # workers splitting the outermost loop (1 = one worker)
+    buffers: list[Buffer] = field(default_factory=list)
+    methods: list[Method] = field(default_factory=list)
+    body: list[Line] = field(default_factory=list)  # what Process runs for this phase
+    init: list[Line] = field(default_factory=list)  # InitBuffer calls of this phase
+    tmp_bytes: int = 0
+
+
+@dataclass
+class Scalar:
+    """A rank-0 temp kept in a scalar member variable."""
+
+    name: str
+    cname: str
+    ctype: str
+
+
+@dataclass
+class KernelPlan:
+    name: str  # IR kernel name
+    entry: str  # C++ entry function name
+    class_name: str
+    target: str
+    kind: str  # vector | cube | mix
+    mode: str  # AIV_MODE | AIC_MODE | MIX_MODE
+    block_dim: int
+    params: list[GmParam]
+    workspace: list[WorkspaceSlot]
+    workspace_bytes: int
+    sizes: list[tuple[str, int]]
+    consts: list[tuple[str, str, str]]  # (cname, ctype, C++ value)
+    scalars: list[Scalar]
+    phases: list[Phase]
+    nests: list[NestChoice]
+    warnings: list[str]
+    buffer_num: int = 2
+    process: list[Line] = field(default_factory=list)
+    init: list[Line] = field(default_factory=list)
+    scope_bytes: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def inputs(self) -> list[GmParam]:
+        return [p for p in self.params if p.role == "input"]
+
+    @property
+    def outputs(self) -> list[GmParam]:
+        return [p for p in self.params if p.role == "output"]
+
+    def instructions(self) -> list[str]:
+        """Every distinct instruction the nests use, in first-use order."""
+        seen: dict[str, None] = {}
+        for n in self.nests:
+            for i in n.instructions:
+                seen.setdefault(i, None)
+        return list(seen)
+
+    def summary(self) -> str:
+        lines = [f"kernel {self.name}: {self.kind} ({self.mode}, block_dim {self.block_dim}) on {self.target}"]
+        for ph in self.phases:
+            lines.append(f"  phase {ph.index} `{ph.label}`: {'AIC' if ph.core == 'cube' else 'AIV'}, {ph.cores} worker(s)")
+            for b in ph.buffers:
+                lines.append(f"    {b.name}: {b.que_type} {b.dtype}{list(b.shape)} {b.layout} {b.nbytes} B")
+        for n in self.nests:
+            what = ", ".join(n.instructions) if n.instructions else "scalar"
+            lines.append(f"  nest {n.where}: {what}" + (f" (fallback: {n.fallback})" if n.fallback else ""))
+        return "\n".join(lines)
