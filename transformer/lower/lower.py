@@ -144,6 +144,8 @@ class Lowering:
 
     def where(self, node: Any) -> str:
         loc = getattr(node, "loc", None)
+        if loc is None and isinstance(node, ir.For):  # loops made by passes have no location
+            loc = next((x.loc for x in ir.iter_stmts(node.body) if x.loc is not None), None)
         return f"{self.source_name}:{loc}" if loc else self.source_name
 
     def warn(self, node: Any, msg: str) -> None:
