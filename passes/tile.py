@@ -51,11 +51,13 @@ Rewrite (add, `tile{ew.i=64,ew.j=256}`):
                                              }
 
 Policy of `tile` without parameters (`choose_tiles`): for each nest, the band of its outer
-loop and, if perfectly nested, the next one; the largest power-of-two tiles (at most 256
-and at most the extent) whose staged buffers fit every scope budget *twice* (room for
-`double_buffer` afterwards), trying the same cap
-for all loops of the band and halving it until it fits. The capacity solver
-(`transformer.capacity.best_tiles`) is meant to replace this function.
+loop and, if perfectly nested, the next one. The Z3 capacity solver
+(`transformer.capacity.solver_tiles`) picks the largest tiles (cube-legal multiples of 16
+preferred) whose staged buffers fit every scope budget *twice* (room for `double_buffer`
+afterwards), keeping at least two tiles on the band's outer loop (something to prefetch);
+a nest where nothing fits is left untiled. Without the solver, the fallback is the largest
+power-of-two tiles (at most 256 and at most the extent) under the same budgets, trying the
+same cap for all loops of the band and halving it until it fits.
 """
 
 from __future__ import annotations
@@ -111,7 +113,7 @@ class Tile(Pass):
             chosen = choose_tiles(kernel, target)
             tiles = tuple(chosen.items())
             trace.decisions.append("no sizes given: chose " + (", ".join(f"{k}={v}" for k, v in tiles) or "nothing")
-                                   + " (largest power-of-two tiles that fit the scope budgets)")
+                                   + " (largest tiles the capacity solver proves fit, with room for 2 stages)")
         return tile_kernel(kernel, tiles, target, trace)
 
     @classmethod
@@ -185,6 +187,30 @@ def choose_tiles(kernel: ir.Kernel, target: Any = None) -> dict[str, int]:
     This is the one place to plug the capacity solver (`transformer.capacity.best_tiles`)
     in: it returns `{loop name: tile size}` and `tile` does the rest."""
     sizes = kernel.size_values()
+    bands = _default_bands(kernel)
+    loops = {n: L.loop_extent(lp, sizes) or 1 for band in bands for n, lp in band}
+    try:
+        from transformer.capacity import CapacityError, solver_tiles
+        from transformer.capacity.tiles import tile_candidates
+    except ImportError:  # capacity solver not installed: the power-of-two policy below
+        pass
+    else:
+        # The outer loop of each band keeps at least two tiles, so `double_buffer` has a
+        # next tile to load while this one computes (and `multicore` has work to split).
+        candidates = {n: tile_candidates(e) for n, e in loops.items()}
+        for band in bands:
+            n = band[0][0]
+            if loops[n] >= 2:
+                candidates[n] = tuple(c for c in candidates[n] if c <= loops[n] // 2) or (1,)
+
+        def dry_run(k: ir.Kernel, req: Mapping[str, int]) -> ir.Kernel:
+            # reserve=2: leave room for `double_buffer` to give every staged buffer 2 stages
+            return tile_kernel(k, tuple(req.items()), target, TraceEntry("tile"), reserve=2)
+
+        try:
+            return solver_tiles(kernel, loops, target, candidates=candidates, apply=dry_run, partial=True)
+        except CapacityError:
+            pass
     chosen: dict[str, int] = {}
     for band in _default_bands(kernel):
         cap = 256

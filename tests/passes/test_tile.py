@@ -198,7 +198,8 @@ def test_examples_verify(name: str, pipeline: str) -> None:
 
 @pytest.mark.parametrize("name", ["add", "softmax", "layernorm", "rmsnorm", "matmul", "attention", "conv2d"])
 def test_auto_tiles_verify(name: str) -> None:
-    k = example(name)
+    # matmul stages cube operands, whose dims must be multiples of 16
+    k = example(name, {"M": 64, "N": 32, "K": 48}) if name == "matmul" else example(name)
     chosen = choose_tiles(k)
     assert chosen
     out, trace = run_pipeline(k, "tile")
@@ -228,3 +229,11 @@ def test_pipeline_text_roundtrip() -> None:
     (p,) = parse_pipeline("tile{qk.i=64,qk.j=128}")
     assert p.to_text() == "tile{qk.i=64,qk.j=128}"
     assert parse_pipeline("tile")[0].to_text() == "tile"
+
+
+def test_auto_tiles_leave_matmul_untiled_when_no_cube_legal_tile_exists() -> None:
+    k = example("matmul")  # M=8, N=6: no multiple-of-16 tile exists
+    assert choose_tiles(k) == {}
+    out, trace = run_pipeline(k, "tile")
+    assert "chose nothing" in trace[0].decisions[0]
+    assert out == k
