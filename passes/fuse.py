@@ -253,9 +253,13 @@ def _map_stmt_exprs(s: ir.Stmt, f: Callable[[ir.Expr], ir.Expr]) -> ir.Stmt:
 
 
 def contractible_dims(kernel: ir.Kernel, tensor: str) -> list[tuple[int, str]]:
-    """(dimension, loop variable) pairs of `tensor` that the contraction rule allows to drop."""
+    """(dimension, loop variable) pairs of `tensor` that the contraction rule allows to drop.
+    A temp with a layout tag (other than ND) is never contracted: the tag fixes its rank
+    and arrangement (e.g. the NHWC copy `layout` made for a conv input)."""
     decl = kernel.tensor(tensor)
     if decl is None or decl.kind != "temp" or decl.rank == 0:
+        return []
+    if decl.layout not in (None, "ND"):
         return []
     accs = [a for st in statements(kernel) for a in accesses(kernel, st) if a.tensor == tensor]
     if not accs or any(isinstance(a.stmt.stmt, ir.Copy) for a in accs):

@@ -271,3 +271,13 @@ def test_golden(title: str, before: str, pipeline: str, after: str) -> None:
     got = apply(before, pipeline)
     assert print_kernel(got) == canon(after)
     assert equivalent(kernel(before), got) == []
+
+
+def test_fuse_keeps_layout_tagged_temps_whole() -> None:
+    """Regression (property test seed 834243879): contracting the NHWC copy of a conv input
+    dropped a dimension of a rank-4 layout."""
+    from passes_testutil import example
+
+    k = example("conv2d")
+    out = apply(apply(k, "interchange{conv.f,conv.x},layout{X=NHWC}"), "fuse")
+    assert out.tensor("X_nhwc").rank == 4 and out.tensor("X_nhwc").layout == "NHWC"
