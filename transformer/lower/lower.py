@@ -427,6 +427,7 @@ class PhaseEmitter:
         self.method_names: set[str] = set()
         self.ex = ExprEmitter(low.kernel, low.names, self.load, self.scalar_ref)
         self.tmp_counter = 0
+        self.no_vector_reason = ""
 
     # ---- naming -----------------------------------------------------------------------
     def method_name(self, base: str) -> str:
@@ -545,6 +546,7 @@ class PhaseEmitter:
         if not any(isinstance(x, (ir.For, ir.Copy)) for x in s.body) or _perfect2(s):
             from .vector import select_vector
 
+            self.no_vector_reason = "instruction selection disabled" if not self.low.select else ""
             sel = select_vector(self, s, depth) if self.low.select else None
             if sel is not None:
                 return sel
@@ -574,7 +576,7 @@ class PhaseEmitter:
                 return out
         innermost = not any(isinstance(x, ir.For) for x in s.body)
         if innermost and not any(isinstance(x, ir.Copy) for x in s.body):
-            self.record_scalar(s)
+            self.record_scalar(s, self.no_vector_reason)
         out.append(Line(f"for (int32_t {v} = {lo}; {v} < {hi}; ++{v}) {{", depth))
         out.extend(self.block(s.body, depth + 1, loop_vars + [v]))
         out.append(Line("}", depth))

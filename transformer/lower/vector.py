@@ -1,7 +1,370 @@
-"""Vector instruction selection (placeholder; filled in below)."""
+"""Vector instruction selection for innermost nests over UB locals (count-form API).
+
+A nest `for j in lo..hi { stmts }` (or a perfect 2-D nest whose operands are contiguous over
+both loops) is replaced by one instruction sequence per statement when:
+
+1. every statement is `T[.., j] = e` or a reduction `s op= e` into a `j`-independent target;
+2. every tensor access that depends on `j` is a UB local with `j` (coefficient 1) in its last
+   index only, starting 32 B aligned; every other operand is a `j`-independent scalar
+   (a literal, const, rank-0 temp, or a local element read with `GetValue`);
+3. a tensor written in the body is accessed only at that same index (so running each
+   statement over all `j` before the next equals running the iterations in order);
+4. arithmetic is in f16 or f32; reductions are `max=`/`min=`, or `+=` into f32.
+
+Instruction table (x, y vectors; s a scalar):
+
+| IR | Ascend C |
+|---|---|
+| `x + y`, `x - y`, `x * y`, `x / y`, `max(x, y)`, `min(x, y)` | `Add Sub Mul Div Max Min` |
+| `x + s`, `x - s`, `x * s`, `max(x, s)`, `min(x, s)` | `Adds` (`-s`), `Muls`, `Maxs`, `Mins` |
+| `s - x`, `-x` | `Muls(-1)` then `Adds` |
+| `x / s`, `s / x` | `Duplicate` then `Div` (exact division, not a reciprocal) |
+| `exp log sqrt rsqrt abs` | `Exp Ln Sqrt Rsqrt Abs` |
+| `f32(x)`, `f16(x)` | `Cast` (`CAST_NONE` widening, `CAST_RINT` narrowing) |
+| `T[j] = s` | `Duplicate` |
+| `s max= x`, `s min= x`, `s += x` (f32) | `ReduceMax`, `ReduceMin`, `ReduceSum`, then a scalar combine after `V_S` sync |
+
+A per-row scalar (`mx[i]` in `x[i, j] - mx[i]`) is read once per row with `GetValue` and fed
+to the scalar form of the instruction. Intermediates live in a per-phase `VECCALC` TBuf.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-def select_vector(pe, loop, depth):  # type: ignore[no-untyped-def]
-    return None
+from .. import ir
+from ..affine import Affine, to_affine
+from ..dtypes import Ty, promote
+from .cexpr import CTYPE
+from .plan import Line, NestChoice
+
+if TYPE_CHECKING:
+    from .lower import PhaseEmitter
+
+VEC_TYPES = ("f16", "f32")
+UNARY = {"exp": "Exp", "log": "Ln", "sqrt": "Sqrt", "rsqrt": "Rsqrt", "abs": "Abs"}
+
+
+class NoMatch(Exception):
+    pass
+
+
+@dataclass
+class Vec:
+    ref: str  # LocalTensor expression
+    dtype: str
+    tmp: int = -1  # slot index when a temporary
+
+
+@dataclass
+class Scal:
+    code: str
+    ty: Ty
+
+
+class _Sel:
+    def __init__(self, pe: "PhaseEmitter", loops: list[ir.For], n: int, depth: int) -> None:
+        self.pe = pe
+        self.low = pe.low
+        self.loops = loops
+        self.vars = {lp.var for lp in loops}
+        self.n = n
+        self.depth = depth
+        self.lines: list[Line] = []
+        self.instrs: list[str] = []
+        self.slots = 0
+        self.free: list[int] = []
+        self.used_slots = 0
+        self.slot_bytes = -(-n * 4 // 32) * 32
+        self.origin = ""
+
+    # ---- temporaries --------------------------------------------------------------------
+    def alloc(self, dtype: str) -> Vec:
+        k = self.free.pop() if self.free else self.slots
+        if k == self.slots:
+            self.slots += 1
+        ph = self.pe.ph.index
+        ref = f"tmp{ph}.ReinterpretCast<{CTYPE[dtype]}>()" + (f"[{k * self.slot_bytes // ir.DTYPE_BYTES[dtype]}]" if k else "")
+        return Vec(ref, dtype, k)
+
+    def release(self, v: Vec | Scal) -> None:
+        if isinstance(v, Vec) and v.tmp >= 0:
+            self.free.append(v.tmp)
+
+    def emit(self, text: str, instr: str) -> None:
+        self.lines.append(Line(text, self.depth, self.origin))
+        if instr not in self.instrs:
+            self.instrs.append(instr)
+
+    # ---- operands -----------------------------------------------------------------------
+    def depends(self, e: ir.Expr) -> bool:
+        return any(isinstance(x, ir.Name) and x.name in self.vars for x in ir.sub_exprs(e))
+
+    def access_ref(self, a: ir.Access) -> Vec:
+        info = self.low.info.get(a.tensor)
+        if info is None or info.kind != "local" or info.scope != "ub":
+            raise NoMatch(f"`{a.tensor}` is not a UB local")
+        total = Affine((), 0)
+        inner = self.loops[-1].var
+        for d, (e, st) in enumerate(zip(a.indices, info.strides)):
+            af = to_affine(e, self.low.sizes)
+            if af is None:
+                raise NoMatch("non-affine index")
+            last = d == len(a.indices) - 1
+            for v in self.vars:
+                c = af.coeff(v)
+                if c and not (last and v == inner and c == 1) and not (len(self.loops) == 2 and v == self.loops[0].var):
+                    raise NoMatch(f"`{a.tensor}` is not unit-stride in `{inner}`")
+            total = total + af.scale(st)
+        if len(self.loops) == 2:
+            # collapsed 2-D: the outer variable must step by exactly one row of n_inner
+            o = self.loops[0].var
+            if total.coeff(o) != self.inner_n:
+                raise NoMatch(f"`{a.tensor}` is not contiguous over the 2-D nest")
+        base = Affine.make({k: v for k, v in total.coeffs if k not in self.vars}, total.const)
+        for lp in self.loops:
+            lo = to_affine(lp.lo, self.low.sizes)
+            if lo is None:
+                raise NoMatch("non-affine bound")
+            base = base + lo.scale(total.coeff(lp.var))
+        es = ir.DTYPE_BYTES[info.dtype]
+        if any((k * es) % 32 for _, k in base.coeffs) or (base.const * es) % 32:
+            raise NoMatch(f"`{a.tensor}` operand is not 32 B aligned")
+        from .cexpr import affine_cpp
+
+        off = affine_cpp(base, self.low.names)
+        return Vec(info.cname if off == "0" else f"{info.cname}[{off}]", info.dtype)
+
+    inner_n = 0
+
+    def scalar(self, e: ir.Expr) -> Scal:
+        code, ty = self.pe.ex.value(e)
+        return Scal(code, ty)
+
+    # ---- expressions ---------------------------------------------------------------------
+    def as_type(self, v: Vec | Scal, dtype: str) -> Vec | Scal:
+        if isinstance(v, Scal):
+            return Scal(self.pe.ex.conv(v.code, v.ty, Ty(dtype)), Ty(dtype))
+        if v.dtype == dtype:
+            return v
+        if (v.dtype, dtype) not in (("f16", "f32"), ("f32", "f16")):
+            raise NoMatch(f"no vector Cast {v.dtype} -> {dtype}")
+        out = self.alloc(dtype)
+        mode = "CAST_NONE" if dtype == "f32" else "CAST_RINT"
+        self.emit(f"Cast({out.ref}, {v.ref}, RoundMode::{mode}, {self.n});", "Cast")
+        self.release(v)
+        return out
+
+    def compile(self, e: ir.Expr) -> Vec | Scal:
+        if not self.depends(e):
+            return self.scalar(e)
+        if isinstance(e, ir.Access):
+            return self.access_ref(e)
+        if isinstance(e, ir.Call) and e.func in ("f16", "f32"):
+            return self.as_type(self.compile(e.args[0]), e.func)
+        if isinstance(e, ir.Unary):
+            x = self.compile(e.operand)
+            assert isinstance(x, Vec)
+            self.check_type(x.dtype)
+            out = self.alloc(x.dtype)
+            self.emit(f"Muls({out.ref}, {x.ref}, {CTYPE[x.dtype]}(-1.0f), {self.n});", "Muls")
+            self.release(x)
+            return out
+        if isinstance(e, ir.Call) and e.func in UNARY:
+            x = self.compile(e.args[0])
+            assert isinstance(x, Vec)
+            self.check_type(x.dtype)
+            out = self.alloc(x.dtype)
+            self.emit(f"{UNARY[e.func]}({out.ref}, {x.ref}, {self.n});", UNARY[e.func])
+            self.release(x)
+            return out
+        if isinstance(e, ir.Call) and e.func in ("max", "min"):
+            return self.binop(e.func, e.args[0], e.args[1])
+        if isinstance(e, ir.Binary) and e.op in ir.ARITH_OPS:
+            return self.binop(e.op, e.lhs, e.rhs)
+        raise NoMatch(f"no vector instruction for `{type(e).__name__}`" + (f" `{e.func}`" if isinstance(e, ir.Call) else ""))
+
+    def check_type(self, dtype: str) -> None:
+        if dtype not in VEC_TYPES:
+            raise NoMatch(f"vector arithmetic in {dtype}")
+
+    def ty_of(self, e: ir.Expr) -> Ty:
+        return self.pe.ex.value(e)[1]
+
+    def binop(self, op: str, l: ir.Expr, r: ir.Expr) -> Vec:
+        comp = promote(self.ty_of(l), self.ty_of(r))
+        if comp.weak:
+            raise NoMatch("weakly typed vector arithmetic")
+        dt = comp.dtype
+        self.check_type(dt)
+        a = self.as_type(self.compile(l), dt)
+        b = self.as_type(self.compile(r), dt)
+        ct = CTYPE[dt]
+        out = self.alloc(dt)
+        n = self.n
+        name = {"+": "Add", "-": "Sub", "*": "Mul", "/": "Div", "max": "Max", "min": "Min"}[op]
+        if isinstance(a, Vec) and isinstance(b, Vec):
+            self.emit(f"{name}({out.ref}, {a.ref}, {b.ref}, {n});", name)
+        elif isinstance(a, Vec):
+            assert isinstance(b, Scal)
+            if op == "+":
+                self.emit(f"Adds({out.ref}, {a.ref}, {b.code}, {n});", "Adds")
+            elif op == "-":
+                self.emit(f"Adds({out.ref}, {a.ref}, {ct}(-({b.code})), {n});", "Adds")
+            elif op == "*":
+                self.emit(f"Muls({out.ref}, {a.ref}, {b.code}, {n});", "Muls")
+            elif op in ("max", "min"):
+                self.emit(f"{name}s({out.ref}, {a.ref}, {b.code}, {n});", name + "s")
+            else:
+                self.emit(f"Duplicate({out.ref}, {b.code}, {n});", "Duplicate")
+                self.emit(f"Div({out.ref}, {a.ref}, {out.ref}, {n});", "Div")
+        else:
+            assert isinstance(a, Scal) and isinstance(b, Vec)
+            if op in ("+", "*", "max", "min"):
+                sname = {"+": "Adds", "*": "Muls", "max": "Maxs", "min": "Mins"}[op]
+                self.emit(f"{sname}({out.ref}, {b.ref}, {a.code}, {n});", sname)
+            elif op == "-":
+                self.emit(f"Muls({out.ref}, {b.ref}, {ct}(-1.0f), {n});", "Muls")
+                self.emit(f"Adds({out.ref}, {out.ref}, {a.code}, {n});", "Adds")
+            else:
+                self.emit(f"Duplicate({out.ref}, {a.code}, {n});", "Duplicate")
+                self.emit(f"Div({out.ref}, {out.ref}, {b.ref}, {n});", "Div")
+        self.release(a)
+        self.release(b)
+        return out
+
+    # ---- statements ----------------------------------------------------------------------
+    def store(self, s: ir.Assign) -> None:
+        tgt = s.target
+        self.origin = self.low.where(s)
+        if not isinstance(tgt, ir.Access) or not self.depends(tgt):
+            self.reduce(s)
+            return
+        if s.op != "=":
+            raise NoMatch("accumulation into a vector target")
+        dst = self.access_ref(tgt)
+        self.check_type(dst.dtype)
+        v = self.compile(s.value)
+        if isinstance(v, Scal):
+            c = self.pe.ex.conv(v.code, v.ty, Ty(dst.dtype))
+            self.emit(f"Duplicate({dst.ref}, {c}, {self.n});", "Duplicate")
+            return
+        if v.tmp < 0:  # a plain copy of another local
+            if v.dtype == dst.dtype:
+                self.emit(f"Adds({dst.ref}, {v.ref}, {CTYPE[dst.dtype]}(0.0f), {self.n});", "Adds")
+                return
+        if v.dtype != dst.dtype:
+            if (v.dtype, dst.dtype) not in (("f16", "f32"), ("f32", "f16")):
+                raise NoMatch(f"no vector Cast {v.dtype} -> {dst.dtype}")
+            mode = "CAST_NONE" if dst.dtype == "f32" else "CAST_RINT"
+            self.emit(f"Cast({dst.ref}, {v.ref}, RoundMode::{mode}, {self.n});", "Cast")
+        else:
+            # retarget the last instruction from its temporary to the destination
+            last = self.lines[-1]
+            self.lines[-1] = Line(last.text.replace(f"({v.ref}, ", f"({dst.ref}, ", 1), last.depth, last.origin)
+            if not self.lines[-1].text.startswith(tuple(f"{x}({dst.ref}, " for x in ("Add", "Sub", "Mul", "Div", "Max", "Min", "Adds", "Muls", "Maxs", "Mins", "Exp", "Ln", "Sqrt", "Rsqrt", "Abs", "Cast"))):
+                raise NoMatch("internal: cannot retarget")
+        self.release(v)
+
+    def reduce(self, s: ir.Assign) -> None:
+        if len(self.loops) != 1:
+            raise NoMatch("reduction over a 2-D nest")
+        tgt = s.target
+        name = tgt.tensor if isinstance(tgt, ir.Access) else tgt.name
+        decl = self.low.decls[name]
+        if s.op not in ("max=", "min=", "+="):
+            raise NoMatch(f"`{s.op}` reduction")
+        vt = self.ty_of(s.value)
+        comp = promote(Ty(decl.dtype), vt)
+        if comp.weak or comp.dtype not in VEC_TYPES or (s.op == "+=" and comp.dtype != "f32"):
+            raise NoMatch(f"`{s.op}` into {decl.dtype}")
+        v = self.as_type(self.compile(s.value), comp.dtype)
+        assert isinstance(v, Vec)
+        res = self.alloc(comp.dtype)
+        work = self.alloc(comp.dtype)
+        api = {"max=": "ReduceMax", "min=": "ReduceMin", "+=": "ReduceSum"}[s.op]
+        self.emit(f"{api}({res.ref}, {v.ref}, {work.ref}, {self.n});", api)
+        self.emit("SetFlag<HardEvent::V_S>(0);", "SetFlag")
+        self.emit("WaitFlag<HardEvent::V_S>(0);", "WaitFlag")
+        got = f"{res.ref}.GetValue(0)" if "[" not in res.ref else f"{res.ref.split('[')[0]}.GetValue({res.ref.split('[')[1][:-1]})"
+        ct = CTYPE[comp.dtype]
+        old_ref = self.pe.load(name, tgt.indices) if isinstance(tgt, ir.Access) else self.pe.scalar_ref(name)
+        old = self.pe.ex.conv(old_ref, Ty(decl.dtype), comp)
+        comb = {"max=": f"ascx_max<{ct}>({old}, {got})", "min=": f"ascx_min<{ct}>({old}, {got})", "+=": f"({old} + {got})"}[s.op]
+        new = self.pe.ex.conv(comb, comp, Ty(decl.dtype))
+        info = self.low.info[name]
+        if info.kind == "scalar":
+            self.emit(f"{info.cname} = {new};", "GetValue")
+        else:
+            off = self.pe.offset(name, tgt.indices) if isinstance(tgt, ir.Access) else "0"
+            self.emit(f"{info.cname}.SetValue({off}, {new});", "SetValue")
+        self.release(v)
+        self.release(res)
+        self.release(work)
+
+
+def _const_trip(lp: ir.For, sizes: dict[str, int]) -> int | None:
+    lo, hi = to_affine(lp.lo, sizes), to_affine(lp.hi, sizes)
+    if lo is None or hi is None or not (hi - lo).is_const():
+        return None
+    return (hi - lo).const
+
+
+def _same_index_check(stmts: tuple[ir.Stmt, ...]) -> None:
+    written: dict[str, set] = {}
+    for s in stmts:
+        if isinstance(s, ir.Assign) and isinstance(s.target, ir.Access):
+            written.setdefault(s.target.tensor, set()).add(s.target.indices)
+    for s in stmts:
+        for e in ir.stmt_exprs(s):
+            for x in ir.sub_exprs(e):
+                if isinstance(x, ir.Access) and x.tensor in written and {x.indices} != written[x.tensor]:
+                    raise NoMatch(f"`{x.tensor}` is accessed at different indices")
+    # a reduction target must not be read inside the loop
+    targets = {s.target.name for s in stmts if isinstance(s, ir.Assign) and isinstance(s.target, ir.Name)}
+    for s in stmts:
+        if isinstance(s, ir.Assign):
+            for x in ir.sub_exprs(s.value):
+                if isinstance(x, ir.Name) and x.name in targets:
+                    raise NoMatch(f"`{x.name}` is read while reduced")
+
+
+def select_vector(pe: "PhaseEmitter", loop: ir.For, depth: int) -> list[Line] | None:
+    """Instructions for the nest `loop`, or None (the caller emits scalar code)."""
+    low = pe.low
+    if pe.ph.core != "vec":
+        return None
+    loops = [loop]
+    if len(loop.body) == 1 and isinstance(loop.body[0], ir.For):
+        loops.append(loop.body[0])
+    body = loops[-1].body
+    if not all(isinstance(s, ir.Assign) for s in body):
+        return None
+    trips = [_const_trip(lp, low.sizes) for lp in loops]
+    where = f"{low.where(loop)} `{loop.label or loop.var}`"
+    try:
+        if any(t is None or t <= 0 for t in trips):
+            raise NoMatch("loop bounds are not constant")
+        _same_index_check(body)  # type: ignore[arg-type]
+        sel = _Sel(pe, loops, trips[0] * (trips[1] if len(loops) == 2 else 1), depth)
+        sel.inner_n = trips[-1] if len(loops) == 2 else 0
+        if len(loops) == 2:
+            # only a fully contiguous 2-D nest is collapsed; otherwise the outer loop stays
+            for s in body:
+                if isinstance(s, ir.Assign) and not (isinstance(s.target, ir.Access) and sel.depends(s.target)):
+                    raise NoMatch("reduction in a 2-D nest")
+        for s in body:
+            sel.store(s)  # type: ignore[arg-type]
+        ub_used = sum(-(-b.nbytes // 32) * 32 * b.depth for b in pe.buffers.values() if b.scope == "ub")
+        need = sel.slots * sel.slot_bytes
+        if ub_used + max(need, pe.ph.tmp_bytes) > low.scope_cap["ub"]:
+            raise NoMatch(f"{need} B of vector temporaries do not fit in UB")
+    except NoMatch as e:
+        if len(loops) == 2:
+            return None  # let the inner loop try on its own
+        pe.no_vector_reason = str(e)
+        return None
+    pe.ph.tmp_bytes = max(pe.ph.tmp_bytes, sel.slots * sel.slot_bytes)
+    low.nests.append(NestChoice(where, tuple(sel.instrs)))
+    return sel.lines
