@@ -143,31 +143,36 @@ class _Sel:
         return Scal(code, ty)
 
     # ---- expressions ---------------------------------------------------------------------
-    def as_type(self, v: Vec | Scal, dtype: str) -> Vec | Scal:
+    def as_type(self, v: Vec | Scal, dtype: str, dest: Vec | None = None) -> Vec | Scal:
         if isinstance(v, Scal):
             return Scal(self.pe.ex.conv(v.code, v.ty, Ty(dtype)), Ty(dtype))
         if v.dtype == dtype:
             return v
         if (v.dtype, dtype) not in (("f16", "f32"), ("f32", "f16")):
             raise NoMatch(f"no vector Cast {v.dtype} -> {dtype}")
-        out = self.alloc(dtype)
+        out = self.out_for(dtype, dest)
         mode = "CAST_NONE" if dtype == "f32" else "CAST_RINT"
         self.emit(f"Cast({out.ref}, {v.ref}, RoundMode::{mode}, {self.n});", "Cast")
         self.release(v)
         return out
 
-    def compile(self, e: ir.Expr) -> Vec | Scal:
+    def out_for(self, dtype: str, dest: Vec | None) -> Vec:
+        return dest if dest is not None and dest.dtype == dtype else self.alloc(dtype)
+
+    def compile(self, e: ir.Expr, dest: Vec | None = None) -> Vec | Scal:
+        """Vector code for `e`; the last instruction writes `dest` when given and of the
+        result's dtype (every instruction is elementwise, so `dest` may alias an operand)."""
         if not self.depends(e):
             return self.scalar(e)
         if isinstance(e, ir.Access):
             return self.access_ref(e)
         if isinstance(e, ir.Call) and e.func in ("f16", "f32"):
-            return self.as_type(self.compile(e.args[0]), e.func)
+            return self.as_type(self.compile(e.args[0]), e.func, dest)
         if isinstance(e, ir.Unary):
             x = self.compile(e.operand)
             assert isinstance(x, Vec)
             self.check_type(x.dtype)
-            out = self.alloc(x.dtype)
+            out = self.out_for(x.dtype, dest)
             self.emit(f"Muls({out.ref}, {x.ref}, {CTYPE[x.dtype]}(-1.0f), {self.n});", "Muls")
             self.release(x)
             return out
@@ -175,14 +180,14 @@ class _Sel:
             x = self.compile(e.args[0])
             assert isinstance(x, Vec)
             self.check_type(x.dtype)
-            out = self.alloc(x.dtype)
+            out = self.out_for(x.dtype, dest)
             self.emit(f"{UNARY[e.func]}({out.ref}, {x.ref}, {self.n});", UNARY[e.func])
             self.release(x)
             return out
         if isinstance(e, ir.Call) and e.func in ("max", "min"):
-            return self.binop(e.func, e.args[0], e.args[1])
+            return self.binop(e.func, e.args[0], e.args[1], dest)
         if isinstance(e, ir.Binary) and e.op in ir.ARITH_OPS:
-            return self.binop(e.op, e.lhs, e.rhs)
+            return self.binop(e.op, e.lhs, e.rhs, dest)
         raise NoMatch(f"no vector instruction for `{type(e).__name__}`" + (f" `{e.func}`" if isinstance(e, ir.Call) else ""))
 
     def check_type(self, dtype: str) -> None:
@@ -192,7 +197,7 @@ class _Sel:
     def ty_of(self, e: ir.Expr) -> Ty:
         return self.pe.ex.value(e)[1]
 
-    def binop(self, op: str, l: ir.Expr, r: ir.Expr) -> Vec:
+    def binop(self, op: str, l: ir.Expr, r: ir.Expr, dest: Vec | None = None) -> Vec:
         comp = promote(self.ty_of(l), self.ty_of(r))
         if comp.weak:
             raise NoMatch("weakly typed vector arithmetic")
@@ -201,7 +206,7 @@ class _Sel:
         a = self.as_type(self.compile(l), dt)
         b = self.as_type(self.compile(r), dt)
         ct = CTYPE[dt]
-        out = self.alloc(dt)
+        out = self.out_for(dt, dest)
         n = self.n
         name = {"+": "Add", "-": "Sub", "*": "Mul", "/": "Div", "max": "Max", "min": "Min"}[op]
         if isinstance(a, Vec) and isinstance(b, Vec):
@@ -217,8 +222,10 @@ class _Sel:
             elif op in ("max", "min"):
                 self.emit(f"{name}s({out.ref}, {a.ref}, {b.code}, {n});", name + "s")
             else:
-                self.emit(f"Duplicate({out.ref}, {b.code}, {n});", "Duplicate")
-                self.emit(f"Div({out.ref}, {a.ref}, {out.ref}, {n});", "Div")
+                dup = self.alloc(dt)
+                self.emit(f"Duplicate({dup.ref}, {b.code}, {n});", "Duplicate")
+                self.emit(f"Div({out.ref}, {a.ref}, {dup.ref}, {n});", "Div")
+                self.release(dup)
         else:
             assert isinstance(a, Scal) and isinstance(b, Vec)
             if op in ("+", "*", "max", "min"):
@@ -228,8 +235,10 @@ class _Sel:
                 self.emit(f"Muls({out.ref}, {b.ref}, {ct}(-1.0f), {n});", "Muls")
                 self.emit(f"Adds({out.ref}, {out.ref}, {a.code}, {n});", "Adds")
             else:
-                self.emit(f"Duplicate({out.ref}, {a.code}, {n});", "Duplicate")
-                self.emit(f"Div({out.ref}, {out.ref}, {b.ref}, {n});", "Div")
+                dup = self.alloc(dt)
+                self.emit(f"Duplicate({dup.ref}, {a.code}, {n});", "Duplicate")
+                self.emit(f"Div({out.ref}, {dup.ref}, {b.ref}, {n});", "Div")
+                self.release(dup)
         self.release(a)
         self.release(b)
         return out
@@ -245,26 +254,20 @@ class _Sel:
             raise NoMatch("accumulation into a vector target")
         dst = self.access_ref(tgt)
         self.check_type(dst.dtype)
-        v = self.compile(s.value)
+        v = self.compile(s.value, dst)
         if isinstance(v, Scal):
             c = self.pe.ex.conv(v.code, v.ty, Ty(dst.dtype))
             self.emit(f"Duplicate({dst.ref}, {c}, {self.n});", "Duplicate")
             return
-        if v.tmp < 0:  # a plain copy of another local
-            if v.dtype == dst.dtype:
-                self.emit(f"Adds({dst.ref}, {v.ref}, {CTYPE[dst.dtype]}(0.0f), {self.n});", "Adds")
-                return
-        if v.dtype != dst.dtype:
-            if (v.dtype, dst.dtype) not in (("f16", "f32"), ("f32", "f16")):
-                raise NoMatch(f"no vector Cast {v.dtype} -> {dst.dtype}")
+        if v.ref == dst.ref:
+            return
+        if v.dtype == dst.dtype:  # a plain copy of another local
+            self.emit(f"Adds({dst.ref}, {v.ref}, {CTYPE[dst.dtype]}(0.0f), {self.n});", "Adds")
+        elif (v.dtype, dst.dtype) in (("f16", "f32"), ("f32", "f16")):
             mode = "CAST_NONE" if dst.dtype == "f32" else "CAST_RINT"
             self.emit(f"Cast({dst.ref}, {v.ref}, RoundMode::{mode}, {self.n});", "Cast")
         else:
-            # retarget the last instruction from its temporary to the destination
-            last = self.lines[-1]
-            self.lines[-1] = Line(last.text.replace(f"({v.ref}, ", f"({dst.ref}, ", 1), last.depth, last.origin)
-            if not self.lines[-1].text.startswith(tuple(f"{x}({dst.ref}, " for x in ("Add", "Sub", "Mul", "Div", "Max", "Min", "Adds", "Muls", "Maxs", "Mins", "Exp", "Ln", "Sqrt", "Rsqrt", "Abs", "Cast"))):
-                raise NoMatch("internal: cannot retarget")
+            raise NoMatch(f"no vector Cast {v.dtype} -> {dst.dtype}")
         self.release(v)
 
     def reduce(self, s: ir.Assign) -> None:

@@ -1,0 +1,116 @@
+// Ascend C kernel `add`, emitted by ascx from examples/add.ir for ascend910b2.
+// Kind: vector (AIV_MODE, blockDim 1).
+// Regenerate instead of editing: ascx emit examples/add.ir --passes tile,double_buffer
+#include "kernel_operator.h"
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+using namespace AscendC;
+
+namespace {
+constexpr int32_t BUFFER_NUM = 2;  // two buffers per queue: double buffering
+constexpr int32_t M = 256;
+constexpr int32_t N = 1024;
+
+// Scalar helpers with the IR's semantics: conversions round to nearest even and saturate
+// integers; integer division truncates and x / 0 == 0.
+const float ascx_inf = std::numeric_limits<float>::infinity();
+template <typename T, typename S> __aicore__ inline T ascx_cvt(S x)
+{
+    if constexpr (std::is_integral<T>::value && std::is_integral<S>::value) {
+        const int64_t v = static_cast<int64_t>(x);
+        const int64_t lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
+        return static_cast<T>(v < lo ? lo : v > hi ? hi : v);
+    } else if constexpr (std::is_integral<T>::value) {
+        const double d = static_cast<double>(static_cast<float>(x));
+        if (std::isnan(d)) {
+            return 0;
+        }
+        const double r = std::nearbyint(d);
+        const double lo = static_cast<double>(std::numeric_limits<T>::min());
+        const double hi = static_cast<double>(std::numeric_limits<T>::max());
+        return static_cast<T>(r < lo ? lo : r > hi ? hi : r);
+    } else {
+        return T(static_cast<float>(x));
+    }
+}
+template <typename T> __aicore__ inline T ascx_idiv(T a, T b) { return b == 0 ? T(0) : T(a / b); }
+template <typename T> __aicore__ inline T ascx_max(T a, T b) { return a > b ? a : b; }
+template <typename T> __aicore__ inline T ascx_min(T a, T b) { return a < b ? a : b; }
+template <typename T> __aicore__ inline T ascx_abs(T a) { return a < T(0) ? T(-a) : a; }
+}  // namespace
+
+class KernelAdd {
+public:
+    __aicore__ inline KernelAdd() {}
+    __aicore__ inline void Init(GM_ADDR A, GM_ADDR B, GM_ADDR C)
+    {
+        workerIdx = static_cast<int32_t>(GetBlockIdx());
+        AGm.SetGlobalBuffer((__gm__ half *)A, 262144);
+        BGm.SetGlobalBuffer((__gm__ half *)B, 262144);
+        CGm.SetGlobalBuffer((__gm__ half *)C, 262144);
+        pipe.InitBuffer(inQueue_A_ub, BUFFER_NUM, 32768);
+        pipe.InitBuffer(inQueue_B_ub, BUFFER_NUM, 32768);
+        pipe.InitBuffer(outQueue_C_ub, BUFFER_NUM, 32768);
+    }
+    __aicore__ inline void Process()
+    {
+        for (int32_t i0 = 0; i0 < 4; ++i0) {
+            for (int32_t j0 = 0; j0 < 4; ++j0) {
+                CopyIn(i0, j0);
+                Compute();
+                CopyOut(i0, j0);
+            }
+        }
+    }
+
+private:
+    __aicore__ inline void CopyIn(int32_t i0, int32_t j0)
+    {
+        A_ubLocal = inQueue_A_ub.AllocTensor<half>();
+        DataCopy(A_ubLocal, AGm[i0 * 65536 + j0 * 256], DataCopyParams(64, 16, 48, 0));
+        inQueue_A_ub.EnQue(A_ubLocal);
+        B_ubLocal = inQueue_B_ub.AllocTensor<half>();
+        DataCopy(B_ubLocal, BGm[i0 * 65536 + j0 * 256], DataCopyParams(64, 16, 48, 0));
+        inQueue_B_ub.EnQue(B_ubLocal);
+    }
+    __aicore__ inline void Compute()
+    {
+        A_ubLocal = inQueue_A_ub.DeQue<half>();
+        B_ubLocal = inQueue_B_ub.DeQue<half>();
+        C_ubLocal = outQueue_C_ub.AllocTensor<half>();
+        Add(C_ubLocal, A_ubLocal, B_ubLocal, 16384);
+        outQueue_C_ub.EnQue(C_ubLocal);
+        inQueue_A_ub.FreeTensor(A_ubLocal);
+        inQueue_B_ub.FreeTensor(B_ubLocal);
+    }
+    __aicore__ inline void CopyOut(int32_t i0, int32_t j0)
+    {
+        C_ubLocal = outQueue_C_ub.DeQue<half>();
+        DataCopy(CGm[i0 * 65536 + j0 * 256], C_ubLocal, DataCopyParams(64, 16, 0, 48));
+        outQueue_C_ub.FreeTensor(C_ubLocal);
+    }
+
+private:
+    TPipe pipe;
+    TQue<TPosition::VECIN, BUFFER_NUM> inQueue_A_ub;
+    LocalTensor<half> A_ubLocal;
+    TQue<TPosition::VECIN, BUFFER_NUM> inQueue_B_ub;
+    LocalTensor<half> B_ubLocal;
+    TQue<TPosition::VECOUT, BUFFER_NUM> outQueue_C_ub;
+    LocalTensor<half> C_ubLocal;
+    GlobalTensor<half> AGm;
+    GlobalTensor<half> BGm;
+    GlobalTensor<half> CGm;
+    int32_t workerIdx = 0;
+};
+
+extern "C" __global__ __aicore__ void add(GM_ADDR A, GM_ADDR B, GM_ADDR C)
+{
+    KernelAdd op;
+    op.Init(A, B, C);
+    op.Process();
+}

@@ -1,0 +1,220 @@
+// Ascend C kernel `attention`, emitted by ascx from examples/attention.ir for ascend910b2.
+// Kind: vector (AIV_MODE, blockDim 1). Scalar fallbacks: 1 (see `ascx emit`).
+// Regenerate instead of editing: ascx emit examples/attention.ir --passes fuse,online_softmax{block=64},tile{attn.i=64},double_buffer
+#include "kernel_operator.h"
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+using namespace AscendC;
+
+namespace {
+constexpr int32_t BUFFER_NUM = 2;  // two buffers per queue: double buffering
+constexpr int32_t S = 1024;
+constexpr int32_t D = 64;
+const float scale = 0.125f;
+
+// Scalar helpers with the IR's semantics: conversions round to nearest even and saturate
+// integers; integer division truncates and x / 0 == 0.
+const float ascx_inf = std::numeric_limits<float>::infinity();
+template <typename T, typename S> __aicore__ inline T ascx_cvt(S x)
+{
+    if constexpr (std::is_integral<T>::value && std::is_integral<S>::value) {
+        const int64_t v = static_cast<int64_t>(x);
+        const int64_t lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
+        return static_cast<T>(v < lo ? lo : v > hi ? hi : v);
+    } else if constexpr (std::is_integral<T>::value) {
+        const double d = static_cast<double>(static_cast<float>(x));
+        if (std::isnan(d)) {
+            return 0;
+        }
+        const double r = std::nearbyint(d);
+        const double lo = static_cast<double>(std::numeric_limits<T>::min());
+        const double hi = static_cast<double>(std::numeric_limits<T>::max());
+        return static_cast<T>(r < lo ? lo : r > hi ? hi : r);
+    } else {
+        return T(static_cast<float>(x));
+    }
+}
+template <typename T> __aicore__ inline T ascx_idiv(T a, T b) { return b == 0 ? T(0) : T(a / b); }
+template <typename T> __aicore__ inline T ascx_max(T a, T b) { return a > b ? a : b; }
+template <typename T> __aicore__ inline T ascx_min(T a, T b) { return a < b ? a : b; }
+template <typename T> __aicore__ inline T ascx_abs(T a) { return a < T(0) ? T(-a) : a; }
+}  // namespace
+
+class KernelAttention {
+public:
+    __aicore__ inline KernelAttention() {}
+    __aicore__ inline void Init(GM_ADDR Q, GM_ADDR K, GM_ADDR V, GM_ADDR M, GM_ADDR O)
+    {
+        workerIdx = static_cast<int32_t>(GetBlockIdx());
+        QGm.SetGlobalBuffer((__gm__ half *)Q, 65536);
+        KGm.SetGlobalBuffer((__gm__ half *)K, 65536);
+        VGm.SetGlobalBuffer((__gm__ half *)V, 65536);
+        MGm.SetGlobalBuffer((__gm__ half *)M, 1048576);
+        OGm.SetGlobalBuffer((__gm__ half *)O, 65536);
+        pipe.InitBuffer(inQueue_K_ub, BUFFER_NUM, 8192);
+        pipe.InitBuffer(inQueue_M_ub, BUFFER_NUM, 8192);
+        pipe.InitBuffer(outQueue_O_ub, BUFFER_NUM, 8192);
+        pipe.InitBuffer(inQueue_Q_ub, BUFFER_NUM, 8192);
+        pipe.InitBuffer(inQueue_V_ub, BUFFER_NUM, 8192);
+        pipe.InitBuffer(buf_acc_ub, 16384);
+        pipe.InitBuffer(buf_al_ub, 256);
+        pipe.InitBuffer(buf_mb_ub, 256);
+        pipe.InitBuffer(buf_ms_ub, 256);
+        pipe.InitBuffer(buf_mx_ub, 256);
+        pipe.InitBuffer(buf_s_ub, 16384);
+        pipe.InitBuffer(buf_sm_ub, 256);
+        pipe.InitBuffer(tmpBuf0, 768);
+    }
+    __aicore__ inline void Process()
+    {
+        acc_ubLocal = buf_acc_ub.Get<float>();
+        al_ubLocal = buf_al_ub.Get<float>();
+        mb_ubLocal = buf_mb_ub.Get<float>();
+        ms_ubLocal = buf_ms_ub.Get<float>();
+        mx_ubLocal = buf_mx_ub.Get<float>();
+        s_ubLocal = buf_s_ub.Get<float>();
+        sm_ubLocal = buf_sm_ub.Get<float>();
+        tmp0 = tmpBuf0.Get<uint8_t>();
+        for (int32_t i0 = 0; i0 < 16; ++i0) {
+            CopyIn(i0);
+            Compute(i0);
+            CopyOut(i0);
+        }
+    }
+
+private:
+    __aicore__ inline void CopyIn(int32_t i0)
+    {
+        Q_ubLocal = inQueue_Q_ub.AllocTensor<half>();
+        DataCopy(Q_ubLocal, QGm[i0 * 4096], 4096);
+        inQueue_Q_ub.EnQue(Q_ubLocal);
+    }
+    __aicore__ inline void CopyIn2(int32_t i0, int32_t jb)
+    {
+        K_ubLocal = inQueue_K_ub.AllocTensor<half>();
+        DataCopy(K_ubLocal, KGm[jb * 4096], 4096);
+        inQueue_K_ub.EnQue(K_ubLocal);
+        M_ubLocal = inQueue_M_ub.AllocTensor<half>();
+        DataCopy(M_ubLocal, MGm[i0 * 65536 + jb * 64], DataCopyParams(64, 4, 60, 0));
+        inQueue_M_ub.EnQue(M_ubLocal);
+        V_ubLocal = inQueue_V_ub.AllocTensor<half>();
+        DataCopy(V_ubLocal, VGm[jb * 4096], 4096);
+        inQueue_V_ub.EnQue(V_ubLocal);
+    }
+    __aicore__ inline void Compute2()
+    {
+        K_ubLocal = inQueue_K_ub.DeQue<half>();
+        M_ubLocal = inQueue_M_ub.DeQue<half>();
+        V_ubLocal = inQueue_V_ub.DeQue<half>();
+        for (int32_t i = 0; i < 64; ++i) {
+            for (int32_t j = 0; j < 64; ++j) {
+                s_ubLocal.SetValue(i * 64 + j, 0.0f);
+                Cast(tmp0.ReinterpretCast<float>(), Q_ubLocal[i * 64], RoundMode::CAST_NONE, 64);
+                Cast(tmp0.ReinterpretCast<float>()[64], K_ubLocal[j * 64], RoundMode::CAST_NONE, 64);
+                Mul(tmp0.ReinterpretCast<float>()[128], tmp0.ReinterpretCast<float>(), tmp0.ReinterpretCast<float>()[64], 64);
+                ReduceSum(tmp0.ReinterpretCast<float>()[64], tmp0.ReinterpretCast<float>()[128], tmp0.ReinterpretCast<float>(), 64);
+                SetFlag<HardEvent::V_S>(0);
+                WaitFlag<HardEvent::V_S>(0);
+                s_ubLocal.SetValue(i * 64 + j, (s_ubLocal.GetValue(i * 64 + j) + tmp0.ReinterpretCast<float>().GetValue(64)));
+                s_ubLocal.SetValue(i * 64 + j, ((s_ubLocal.GetValue(i * 64 + j) * scale) + ascx_cvt<float>(M_ubLocal.GetValue(i * 64 + j))));
+            }
+            mb_ubLocal.SetValue(i, mx_ubLocal.GetValue(i));
+            ReduceMax(tmp0.ReinterpretCast<float>(), s_ubLocal[i * 64], tmp0.ReinterpretCast<float>()[64], 64);
+            SetFlag<HardEvent::V_S>(0);
+            WaitFlag<HardEvent::V_S>(0);
+            mb_ubLocal.SetValue(i, ascx_max<float>(mb_ubLocal.GetValue(i), tmp0.ReinterpretCast<float>().GetValue(0)));
+            ms_ubLocal.SetValue(i, ((mb_ubLocal.GetValue(i) == (-ascx_inf)) ? 0.0f : mb_ubLocal.GetValue(i)));
+            al_ubLocal.SetValue(i, std::exp((mx_ubLocal.GetValue(i) - ms_ubLocal.GetValue(i))));
+            sm_ubLocal.SetValue(i, (sm_ubLocal.GetValue(i) * al_ubLocal.GetValue(i)));
+            Muls(acc_ubLocal[i * 64], acc_ubLocal[i * 64], al_ubLocal.GetValue(i), 64);
+            Adds(tmp0.ReinterpretCast<float>(), s_ubLocal[i * 64], float(-(ms_ubLocal.GetValue(i))), 64);
+            Exp(s_ubLocal[i * 64], tmp0.ReinterpretCast<float>(), 64);
+            ReduceSum(tmp0.ReinterpretCast<float>(), s_ubLocal[i * 64], tmp0.ReinterpretCast<float>()[64], 64);
+            SetFlag<HardEvent::V_S>(0);
+            WaitFlag<HardEvent::V_S>(0);
+            sm_ubLocal.SetValue(i, (sm_ubLocal.GetValue(i) + tmp0.ReinterpretCast<float>().GetValue(0)));
+            for (int32_t d = 0; d < 64; ++d) {
+                for (int32_t j = 0; j < 64; ++j) {
+                    acc_ubLocal.SetValue(d + i * 64, (acc_ubLocal.GetValue(d + i * 64) + (s_ubLocal.GetValue(i * 64 + j) * ascx_cvt<float>(V_ubLocal.GetValue(d + j * 64)))));
+                }
+            }
+            mx_ubLocal.SetValue(i, mb_ubLocal.GetValue(i));
+        }
+        inQueue_K_ub.FreeTensor(K_ubLocal);
+        inQueue_M_ub.FreeTensor(M_ubLocal);
+        inQueue_V_ub.FreeTensor(V_ubLocal);
+    }
+    __aicore__ inline void Compute(int32_t i0)
+    {
+        Q_ubLocal = inQueue_Q_ub.DeQue<half>();
+        O_ubLocal = outQueue_O_ub.AllocTensor<half>();
+        for (int32_t i = 0; i < 64; ++i) {
+            mx_ubLocal.SetValue(i, (-ascx_inf));
+            sm_ubLocal.SetValue(i, 0.0f);
+            Duplicate(acc_ubLocal[i * 64], 0.0f, 64);
+        }
+        for (int32_t jb = 0; jb < 16; ++jb) {
+            CopyIn2(i0, jb);
+            Compute2();
+        }
+        for (int32_t i = 0; i < 64; ++i) {
+            Duplicate(tmp0.ReinterpretCast<float>()[64], sm_ubLocal.GetValue(i), 64);
+            Div(tmp0.ReinterpretCast<float>(), acc_ubLocal[i * 64], tmp0.ReinterpretCast<float>()[64], 64);
+            Cast(O_ubLocal[i * 64], tmp0.ReinterpretCast<float>(), RoundMode::CAST_RINT, 64);
+        }
+        outQueue_O_ub.EnQue(O_ubLocal);
+        inQueue_Q_ub.FreeTensor(Q_ubLocal);
+    }
+    __aicore__ inline void CopyOut(int32_t i0)
+    {
+        O_ubLocal = outQueue_O_ub.DeQue<half>();
+        DataCopy(OGm[i0 * 4096], O_ubLocal, 4096);
+        outQueue_O_ub.FreeTensor(O_ubLocal);
+    }
+
+private:
+    TPipe pipe;
+    TQue<TPosition::VECIN, BUFFER_NUM> inQueue_K_ub;
+    LocalTensor<half> K_ubLocal;
+    TQue<TPosition::VECIN, BUFFER_NUM> inQueue_M_ub;
+    LocalTensor<half> M_ubLocal;
+    TQue<TPosition::VECOUT, BUFFER_NUM> outQueue_O_ub;
+    LocalTensor<half> O_ubLocal;
+    TQue<TPosition::VECIN, BUFFER_NUM> inQueue_Q_ub;
+    LocalTensor<half> Q_ubLocal;
+    TQue<TPosition::VECIN, BUFFER_NUM> inQueue_V_ub;
+    LocalTensor<half> V_ubLocal;
+    TBuf<TPosition::VECCALC> buf_acc_ub;
+    LocalTensor<float> acc_ubLocal;
+    TBuf<TPosition::VECCALC> buf_al_ub;
+    LocalTensor<float> al_ubLocal;
+    TBuf<TPosition::VECCALC> buf_mb_ub;
+    LocalTensor<float> mb_ubLocal;
+    TBuf<TPosition::VECCALC> buf_ms_ub;
+    LocalTensor<float> ms_ubLocal;
+    TBuf<TPosition::VECCALC> buf_mx_ub;
+    LocalTensor<float> mx_ubLocal;
+    TBuf<TPosition::VECCALC> buf_s_ub;
+    LocalTensor<float> s_ubLocal;
+    TBuf<TPosition::VECCALC> buf_sm_ub;
+    LocalTensor<float> sm_ubLocal;
+    TBuf<TPosition::VECCALC> tmpBuf0;
+    LocalTensor<uint8_t> tmp0;
+    GlobalTensor<half> QGm;
+    GlobalTensor<half> KGm;
+    GlobalTensor<half> VGm;
+    GlobalTensor<half> MGm;
+    GlobalTensor<half> OGm;
+    int32_t workerIdx = 0;
+};
+
+extern "C" __global__ __aicore__ void attention(GM_ADDR Q, GM_ADDR K, GM_ADDR V, GM_ADDR M, GM_ADDR O)
+{
+    KernelAttention op;
+    op.Init(Q, K, V, M, O);
+    op.Process();
+}

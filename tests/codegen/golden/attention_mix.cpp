@@ -1,0 +1,426 @@
+// Ascend C kernel `attention`, emitted by ascx from examples/attention.ir for ascend910b2.
+// Kind: mix (MIX_MODE, blockDim 1). Scalar fallbacks: 5 (see `ascx emit`).
+// Regenerate instead of editing: ascx emit examples/attention.ir --passes tile
+#include "kernel_operator.h"
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+using namespace AscendC;
+
+namespace {
+constexpr int32_t BUFFER_NUM = 2;  // two buffers per queue: double buffering
+// cross-core flag ids: AIV barrier, AIC barrier, cube -> vector, vector -> cube
+constexpr uint16_t SYNC_AIV = 1;
+constexpr uint16_t SYNC_AIC = 2;
+constexpr uint16_t SYNC_C2V = 3;
+constexpr uint16_t SYNC_V2C = 4;
+constexpr int32_t S = 256;
+constexpr int32_t D = 64;
+const float scale = 0.125f;
+
+// Scalar helpers with the IR's semantics: conversions round to nearest even and saturate
+// integers; integer division truncates and x / 0 == 0.
+const float ascx_inf = std::numeric_limits<float>::infinity();
+template <typename T, typename S> __aicore__ inline T ascx_cvt(S x)
+{
+    if constexpr (std::is_integral<T>::value && std::is_integral<S>::value) {
+        const int64_t v = static_cast<int64_t>(x);
+        const int64_t lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
+        return static_cast<T>(v < lo ? lo : v > hi ? hi : v);
+    } else if constexpr (std::is_integral<T>::value) {
+        const double d = static_cast<double>(static_cast<float>(x));
+        if (std::isnan(d)) {
+            return 0;
+        }
+        const double r = std::nearbyint(d);
+        const double lo = static_cast<double>(std::numeric_limits<T>::min());
+        const double hi = static_cast<double>(std::numeric_limits<T>::max());
+        return static_cast<T>(r < lo ? lo : r > hi ? hi : r);
+    } else {
+        return T(static_cast<float>(x));
+    }
+}
+template <typename T> __aicore__ inline T ascx_idiv(T a, T b) { return b == 0 ? T(0) : T(a / b); }
+template <typename T> __aicore__ inline T ascx_max(T a, T b) { return a > b ? a : b; }
+template <typename T> __aicore__ inline T ascx_min(T a, T b) { return a < b ? a : b; }
+template <typename T> __aicore__ inline T ascx_abs(T a) { return a < T(0) ? T(-a) : a; }
+}  // namespace
+
+class KernelAttention {
+public:
+    __aicore__ inline KernelAttention() {}
+    __aicore__ inline void Init(GM_ADDR Q, GM_ADDR K, GM_ADDR V, GM_ADDR M, GM_ADDR O, GM_ADDR workspace)
+    {
+        workerIdx = static_cast<int32_t>(GetBlockIdx());
+        QGm.SetGlobalBuffer((__gm__ half *)Q, 16384);
+        KGm.SetGlobalBuffer((__gm__ half *)K, 16384);
+        VGm.SetGlobalBuffer((__gm__ half *)V, 16384);
+        MGm.SetGlobalBuffer((__gm__ half *)M, 65536);
+        OGm.SetGlobalBuffer((__gm__ half *)O, 16384);
+        sGm.SetGlobalBuffer((__gm__ float *)(workspace + 0), 65536);
+        mxGm.SetGlobalBuffer((__gm__ float *)(workspace + 262144), 256);
+        smGm.SetGlobalBuffer((__gm__ float *)(workspace + 263168), 256);
+    }
+    __aicore__ inline void Process()
+    {
+        // phase 0: `qk` on AIC
+        if ASCEND_IS_AIC { ProcessQk(); }
+        if ASCEND_IS_AIC { CrossCoreSetFlag<0x2, PIPE_FIX>(SYNC_C2V); }
+        if ASCEND_IS_AIV { CrossCoreWaitFlag(SYNC_C2V); }
+        // phase 1: `bias` on AIV
+        if ASCEND_IS_AIV { ProcessBias(); }
+        if ASCEND_IS_AIV { CrossCoreSetFlag<0x0, PIPE_MTE3>(SYNC_AIV); CrossCoreWaitFlag(SYNC_AIV); }
+        // phase 2: `rmax` on AIV
+        if ASCEND_IS_AIV { ProcessRmax(); }
+        if ASCEND_IS_AIV { CrossCoreSetFlag<0x0, PIPE_MTE3>(SYNC_AIV); CrossCoreWaitFlag(SYNC_AIV); }
+        // phase 3: `expo` on AIV
+        if ASCEND_IS_AIV { ProcessExpo(); }
+        if ASCEND_IS_AIV { CrossCoreSetFlag<0x0, PIPE_MTE3>(SYNC_AIV); CrossCoreWaitFlag(SYNC_AIV); }
+        // phase 4: `pv` on AIV
+        if ASCEND_IS_AIV { ProcessPv(); }
+    }
+
+private:
+    __aicore__ inline void CopyInQk(int32_t i0)
+    {
+        Q_l1Local = que_Q_l1.AllocTensor<half>();
+        DataCopy(Q_l1Local, QGm[i0 * 4096], 4096);
+        que_Q_l1.EnQue(Q_l1Local);
+        Q_l1Local = que_Q_l1.DeQue<half>();
+        Q_l0aLocal = que_Q_l0a.AllocTensor<half>();
+        for (int32_t ascx_c0 = 0; ascx_c0 < 64; ++ascx_c0) {
+            for (int32_t ascx_c1 = 0; ascx_c1 < 64; ++ascx_c1) {
+                Q_l0aLocal.SetValue(ascx_c0 * 64 + ascx_c1, Q_l1Local.GetValue(ascx_c0 * 64 + ascx_c1));
+            }
+        }
+        que_Q_l0a.EnQue(Q_l0aLocal);
+        que_Q_l1.FreeTensor(Q_l1Local);
+    }
+    __aicore__ inline void CopyInQk2(int32_t j0)
+    {
+        K_l1Local = que_K_l1.AllocTensor<half>();
+        DataCopy(K_l1Local, KGm[j0 * 16384], 16384);
+        que_K_l1.EnQue(K_l1Local);
+        K_l1Local = que_K_l1.DeQue<half>();
+        K_l0bLocal = que_K_l0b.AllocTensor<half>();
+        for (int32_t ascx_c0 = 0; ascx_c0 < 256; ++ascx_c0) {
+            for (int32_t ascx_c1 = 0; ascx_c1 < 64; ++ascx_c1) {
+                K_l0bLocal.SetValue(ascx_c0 * 64 + ascx_c1, K_l1Local.GetValue(ascx_c0 * 64 + ascx_c1));
+            }
+        }
+        que_K_l0b.EnQue(K_l0bLocal);
+        que_K_l1.FreeTensor(K_l1Local);
+    }
+    __aicore__ inline void ComputeQk2()
+    {
+        K_l0bLocal = que_K_l0b.DeQue<half>();
+        s_l0cLocal = que_s_l0c.AllocTensor<float>();
+        for (int32_t i = 0; i < 64; ++i) {
+            for (int32_t j = 0; j < 256; ++j) {
+                s_l0cLocal.SetValue(i * 256 + j, 0.0f);
+                for (int32_t k = 0; k < 64; ++k) {
+                    s_l0cLocal.SetValue(i * 256 + j, (s_l0cLocal.GetValue(i * 256 + j) + (ascx_cvt<float>(Q_l0aLocal.GetValue(i * 64 + k)) * ascx_cvt<float>(K_l0bLocal.GetValue(j * 64 + k)))));
+                }
+            }
+        }
+        que_s_l0c.EnQue(s_l0cLocal);
+        que_K_l0b.FreeTensor(K_l0bLocal);
+    }
+    __aicore__ inline void CopyOutQk(int32_t i0, int32_t j0)
+    {
+        s_l0cLocal = que_s_l0c.DeQue<float>();
+        for (int32_t ascx_c0 = 0; ascx_c0 < 64; ++ascx_c0) {
+            for (int32_t ascx_c1 = 0; ascx_c1 < 256; ++ascx_c1) {
+                sGm.SetValue(i0 * 16384 + j0 * 256 + ascx_c0 * 256 + ascx_c1, s_l0cLocal.GetValue(ascx_c0 * 256 + ascx_c1));
+            }
+        }
+        que_s_l0c.FreeTensor(s_l0cLocal);
+    }
+    __aicore__ inline void ComputeQk(int32_t i0)
+    {
+        Q_l0aLocal = que_Q_l0a.DeQue<half>();
+        for (int32_t j0 = 0; j0 < 1; ++j0) {
+            CopyInQk2(j0);
+            ComputeQk2();
+            CopyOutQk(i0, j0);
+        }
+        que_Q_l0a.FreeTensor(Q_l0aLocal);
+    }
+    __aicore__ inline void ProcessQk()
+    {
+        pipe.InitBuffer(que_K_l1, 1, 32768);
+        pipe.InitBuffer(que_K_l0b, 1, 32768);
+        pipe.InitBuffer(que_Q_l1, 1, 8192);
+        pipe.InitBuffer(que_Q_l0a, 1, 8192);
+        pipe.InitBuffer(que_s_l0c, 1, 65536);
+        for (int32_t i0 = 0; i0 < 4; ++i0) {
+            CopyInQk(i0);
+            ComputeQk(i0);
+        }
+        pipe.Reset();
+    }
+    __aicore__ inline void CopyInBias(int32_t i0, int32_t j0)
+    {
+        M_ubLocal = inQueue_M_ub.AllocTensor<half>();
+        DataCopy(M_ubLocal, MGm[i0 * 16384 + j0 * 256], 16384);
+        inQueue_M_ub.EnQue(M_ubLocal);
+        s_ubLocal = inQueue_s_ub.AllocTensor<float>();
+        DataCopy(s_ubLocal, sGm[i0 * 16384 + j0 * 256], 16384);
+        inQueue_s_ub.EnQue(s_ubLocal);
+    }
+    __aicore__ inline void ComputeBias()
+    {
+        M_ubLocal = inQueue_M_ub.DeQue<half>();
+        s_ubLocal = inQueue_s_ub.DeQue<float>();
+        for (int32_t i = 0; i < 64; ++i) {
+            Muls(tmp1.ReinterpretCast<float>(), s_ubLocal[i * 256], scale, 256);
+            Cast(tmp1.ReinterpretCast<float>()[256], M_ubLocal[i * 256], RoundMode::CAST_NONE, 256);
+            Add(s_ubLocal[i * 256], tmp1.ReinterpretCast<float>(), tmp1.ReinterpretCast<float>()[256], 256);
+        }
+        inQueue_M_ub.FreeTensor(M_ubLocal);
+        SetFlag<HardEvent::V_MTE3>(0);
+        WaitFlag<HardEvent::V_MTE3>(0);
+    }
+    __aicore__ inline void CopyOutBias(int32_t i0, int32_t j0)
+    {
+        DataCopy(sGm[i0 * 16384 + j0 * 256], s_ubLocal, 16384);
+        inQueue_s_ub.FreeTensor(s_ubLocal);
+    }
+    __aicore__ inline void ProcessBias()
+    {
+        pipe.InitBuffer(inQueue_M_ub, 1, 32768);
+        pipe.InitBuffer(inQueue_s_ub, 1, 65536);
+        pipe.InitBuffer(tmpBuf1, 2048);
+        tmp1 = tmpBuf1.Get<uint8_t>();
+        if (workerIdx == 0) {
+            for (int32_t i0 = 0; i0 < 4; ++i0) {
+                for (int32_t j0 = 0; j0 < 1; ++j0) {
+                    CopyInBias(i0, j0);
+                    ComputeBias();
+                    CopyOutBias(i0, j0);
+                }
+            }
+        }
+        pipe.Reset();
+    }
+    __aicore__ inline void CopyInRmax(int32_t i0)
+    {
+        s_ub_1Local = inQueue_s_ub_1.AllocTensor<float>();
+        DataCopy(s_ub_1Local, sGm[i0 * 16384], 16384);
+        inQueue_s_ub_1.EnQue(s_ub_1Local);
+    }
+    __aicore__ inline void ComputeRmax()
+    {
+        s_ub_1Local = inQueue_s_ub_1.DeQue<float>();
+        mx_ubLocal = outQueue_mx_ub.AllocTensor<float>();
+        for (int32_t i = 0; i < 64; ++i) {
+            mx_ubLocal.SetValue(i, (-ascx_inf));
+            ReduceMax(tmp2.ReinterpretCast<float>(), s_ub_1Local[i * 256], tmp2.ReinterpretCast<float>()[256], 256);
+            SetFlag<HardEvent::V_S>(0);
+            WaitFlag<HardEvent::V_S>(0);
+            mx_ubLocal.SetValue(i, ascx_max<float>(mx_ubLocal.GetValue(i), tmp2.ReinterpretCast<float>().GetValue(0)));
+        }
+        outQueue_mx_ub.EnQue(mx_ubLocal);
+        inQueue_s_ub_1.FreeTensor(s_ub_1Local);
+    }
+    __aicore__ inline void CopyOutRmax(int32_t i0)
+    {
+        mx_ubLocal = outQueue_mx_ub.DeQue<float>();
+        DataCopy(mxGm[i0 * 64], mx_ubLocal, 64);
+        outQueue_mx_ub.FreeTensor(mx_ubLocal);
+    }
+    __aicore__ inline void ProcessRmax()
+    {
+        pipe.InitBuffer(outQueue_mx_ub, 1, 256);
+        pipe.InitBuffer(inQueue_s_ub_1, 1, 65536);
+        pipe.InitBuffer(tmpBuf2, 2048);
+        tmp2 = tmpBuf2.Get<uint8_t>();
+        if (workerIdx == 0) {
+            for (int32_t i0 = 0; i0 < 4; ++i0) {
+                CopyInRmax(i0);
+                ComputeRmax();
+                CopyOutRmax(i0);
+            }
+        }
+        pipe.Reset();
+    }
+    __aicore__ inline void CopyInExpo(int32_t i0)
+    {
+        mx_ub_1Local = inQueue_mx_ub_1.AllocTensor<float>();
+        DataCopy(mx_ub_1Local, mxGm[i0 * 64], 64);
+        inQueue_mx_ub_1.EnQue(mx_ub_1Local);
+        s_ub_2Local = inQueue_s_ub_2.AllocTensor<float>();
+        DataCopy(s_ub_2Local, sGm[i0 * 16384], 16384);
+        inQueue_s_ub_2.EnQue(s_ub_2Local);
+    }
+    __aicore__ inline void ComputeExpo()
+    {
+        mx_ub_1Local = inQueue_mx_ub_1.DeQue<float>();
+        s_ub_2Local = inQueue_s_ub_2.DeQue<float>();
+        sm_ubLocal = outQueue_sm_ub.AllocTensor<float>();
+        for (int32_t i = 0; i < 64; ++i) {
+            sm_ubLocal.SetValue(i, 0.0f);
+            Adds(tmp3.ReinterpretCast<float>(), s_ub_2Local[i * 256], float(-(mx_ub_1Local.GetValue(i))), 256);
+            Exp(s_ub_2Local[i * 256], tmp3.ReinterpretCast<float>(), 256);
+            ReduceSum(tmp3.ReinterpretCast<float>(), s_ub_2Local[i * 256], tmp3.ReinterpretCast<float>()[256], 256);
+            SetFlag<HardEvent::V_S>(0);
+            WaitFlag<HardEvent::V_S>(0);
+            sm_ubLocal.SetValue(i, (sm_ubLocal.GetValue(i) + tmp3.ReinterpretCast<float>().GetValue(0)));
+        }
+        outQueue_sm_ub.EnQue(sm_ubLocal);
+        inQueue_mx_ub_1.FreeTensor(mx_ub_1Local);
+        SetFlag<HardEvent::V_MTE3>(0);
+        WaitFlag<HardEvent::V_MTE3>(0);
+    }
+    __aicore__ inline void CopyOutExpo(int32_t i0)
+    {
+        DataCopy(sGm[i0 * 16384], s_ub_2Local, 16384);
+        sm_ubLocal = outQueue_sm_ub.DeQue<float>();
+        DataCopy(smGm[i0 * 64], sm_ubLocal, 64);
+        inQueue_s_ub_2.FreeTensor(s_ub_2Local);
+        outQueue_sm_ub.FreeTensor(sm_ubLocal);
+    }
+    __aicore__ inline void ProcessExpo()
+    {
+        pipe.InitBuffer(inQueue_mx_ub_1, 1, 256);
+        pipe.InitBuffer(inQueue_s_ub_2, 1, 65536);
+        pipe.InitBuffer(outQueue_sm_ub, 1, 256);
+        pipe.InitBuffer(tmpBuf3, 2048);
+        tmp3 = tmpBuf3.Get<uint8_t>();
+        if (workerIdx == 0) {
+            for (int32_t i0 = 0; i0 < 4; ++i0) {
+                CopyInExpo(i0);
+                ComputeExpo();
+                CopyOutExpo(i0);
+            }
+        }
+        pipe.Reset();
+    }
+    __aicore__ inline void CopyInPv(int32_t i0)
+    {
+        s_ub_3Local = inQueue_s_ub_3.AllocTensor<float>();
+        DataCopy(s_ub_3Local, sGm[i0 * 8192], 8192);
+        inQueue_s_ub_3.EnQue(s_ub_3Local);
+        sm_ub_1Local = inQueue_sm_ub_1.AllocTensor<float>();
+        DataCopy(sm_ub_1Local, smGm[i0 * 32], 32);
+        inQueue_sm_ub_1.EnQue(sm_ub_1Local);
+    }
+    __aicore__ inline void CopyInPv2(int32_t d0)
+    {
+        V_ubLocal = inQueue_V_ub.AllocTensor<half>();
+        DataCopy(V_ubLocal, VGm[d0 * 64], 16384);
+        inQueue_V_ub.EnQue(V_ubLocal);
+    }
+    __aicore__ inline void ComputePv2()
+    {
+        V_ubLocal = inQueue_V_ub.DeQue<half>();
+        O_ubLocal = outQueue_O_ub.AllocTensor<half>();
+        for (int32_t i = 0; i < 32; ++i) {
+            for (int32_t d = 0; d < 64; ++d) {
+                acc_ubLocal.SetValue(d + i * 64, 0.0f);
+                for (int32_t j = 0; j < 256; ++j) {
+                    acc_ubLocal.SetValue(d + i * 64, (acc_ubLocal.GetValue(d + i * 64) + (s_ub_3Local.GetValue(i * 256 + j) * ascx_cvt<float>(V_ubLocal.GetValue(d + j * 64)))));
+                }
+                O_ubLocal.SetValue(d + i * 64, ascx_cvt<half>((acc_ubLocal.GetValue(d + i * 64) / sm_ub_1Local.GetValue(i))));
+            }
+        }
+        outQueue_O_ub.EnQue(O_ubLocal);
+        inQueue_V_ub.FreeTensor(V_ubLocal);
+    }
+    __aicore__ inline void CopyOutPv(int32_t i0, int32_t d0)
+    {
+        O_ubLocal = outQueue_O_ub.DeQue<half>();
+        DataCopy(OGm[d0 * 64 + i0 * 2048], O_ubLocal, 2048);
+        outQueue_O_ub.FreeTensor(O_ubLocal);
+    }
+    __aicore__ inline void ComputePv(int32_t i0)
+    {
+        s_ub_3Local = inQueue_s_ub_3.DeQue<float>();
+        sm_ub_1Local = inQueue_sm_ub_1.DeQue<float>();
+        for (int32_t d0 = 0; d0 < 1; ++d0) {
+            CopyInPv2(d0);
+            ComputePv2();
+            CopyOutPv(i0, d0);
+        }
+        inQueue_s_ub_3.FreeTensor(s_ub_3Local);
+        inQueue_sm_ub_1.FreeTensor(sm_ub_1Local);
+    }
+    __aicore__ inline void ProcessPv()
+    {
+        pipe.InitBuffer(outQueue_O_ub, 1, 4096);
+        pipe.InitBuffer(inQueue_V_ub, 1, 32768);
+        pipe.InitBuffer(buf_acc_ub, 8192);
+        pipe.InitBuffer(inQueue_s_ub_3, 1, 32768);
+        pipe.InitBuffer(inQueue_sm_ub_1, 1, 128);
+        acc_ubLocal = buf_acc_ub.Get<float>();
+        if (workerIdx == 0) {
+            for (int32_t i0 = 0; i0 < 8; ++i0) {
+                CopyInPv(i0);
+                ComputePv(i0);
+            }
+        }
+        pipe.Reset();
+    }
+
+private:
+    TPipe pipe;
+    TQue<TPosition::B1, 1> que_K_l1;
+    LocalTensor<half> K_l1Local;
+    TQue<TPosition::B2, 1> que_K_l0b;
+    LocalTensor<half> K_l0bLocal;
+    TQue<TPosition::A1, 1> que_Q_l1;
+    LocalTensor<half> Q_l1Local;
+    TQue<TPosition::A2, 1> que_Q_l0a;
+    LocalTensor<half> Q_l0aLocal;
+    TQue<TPosition::CO1, 1> que_s_l0c;
+    LocalTensor<float> s_l0cLocal;
+    TQue<TPosition::VECIN, 1> inQueue_M_ub;
+    LocalTensor<half> M_ubLocal;
+    TQue<TPosition::VECIN, 1> inQueue_s_ub;
+    LocalTensor<float> s_ubLocal;
+    TQue<TPosition::VECOUT, 1> outQueue_mx_ub;
+    LocalTensor<float> mx_ubLocal;
+    TQue<TPosition::VECIN, 1> inQueue_s_ub_1;
+    LocalTensor<float> s_ub_1Local;
+    TQue<TPosition::VECIN, 1> inQueue_mx_ub_1;
+    LocalTensor<float> mx_ub_1Local;
+    TQue<TPosition::VECIN, 1> inQueue_s_ub_2;
+    LocalTensor<float> s_ub_2Local;
+    TQue<TPosition::VECOUT, 1> outQueue_sm_ub;
+    LocalTensor<float> sm_ubLocal;
+    TQue<TPosition::VECOUT, 1> outQueue_O_ub;
+    LocalTensor<half> O_ubLocal;
+    TQue<TPosition::VECIN, 1> inQueue_V_ub;
+    LocalTensor<half> V_ubLocal;
+    TBuf<TPosition::VECCALC> buf_acc_ub;
+    LocalTensor<float> acc_ubLocal;
+    TQue<TPosition::VECIN, 1> inQueue_s_ub_3;
+    LocalTensor<float> s_ub_3Local;
+    TQue<TPosition::VECIN, 1> inQueue_sm_ub_1;
+    LocalTensor<float> sm_ub_1Local;
+    TBuf<TPosition::VECCALC> tmpBuf1;
+    LocalTensor<uint8_t> tmp1;
+    TBuf<TPosition::VECCALC> tmpBuf2;
+    LocalTensor<uint8_t> tmp2;
+    TBuf<TPosition::VECCALC> tmpBuf3;
+    LocalTensor<uint8_t> tmp3;
+    GlobalTensor<half> QGm;
+    GlobalTensor<half> KGm;
+    GlobalTensor<half> VGm;
+    GlobalTensor<half> MGm;
+    GlobalTensor<half> OGm;
+    GlobalTensor<float> sGm;
+    GlobalTensor<float> mxGm;
+    GlobalTensor<float> smGm;
+    int32_t workerIdx = 0;
+};
+
+extern "C" __global__ __aicore__ void attention(GM_ADDR Q, GM_ADDR K, GM_ADDR V, GM_ADDR M, GM_ADDR O, GM_ADDR workspace)
+{
+    KernelAttention op;
+    op.Init(Q, K, V, M, O, workspace);
+    op.Process();
+}

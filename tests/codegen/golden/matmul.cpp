@@ -1,0 +1,151 @@
+// Ascend C kernel `matmul`, emitted by ascx from examples/matmul.ir for ascend910b2.
+// Kind: cube (AIC_MODE, blockDim 1). Scalar fallbacks: 5 (see `ascx emit`).
+// Regenerate instead of editing: ascx emit examples/matmul.ir --passes tile{mm.i=64,mm.j=64,mm.k=64},double_buffer
+#include "kernel_operator.h"
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+using namespace AscendC;
+
+namespace {
+constexpr int32_t BUFFER_NUM = 2;  // two buffers per queue: double buffering
+constexpr int32_t M = 256;
+constexpr int32_t N = 256;
+constexpr int32_t K = 512;
+
+// Scalar helpers with the IR's semantics: conversions round to nearest even and saturate
+// integers; integer division truncates and x / 0 == 0.
+const float ascx_inf = std::numeric_limits<float>::infinity();
+template <typename T, typename S> __aicore__ inline T ascx_cvt(S x)
+{
+    if constexpr (std::is_integral<T>::value && std::is_integral<S>::value) {
+        const int64_t v = static_cast<int64_t>(x);
+        const int64_t lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
+        return static_cast<T>(v < lo ? lo : v > hi ? hi : v);
+    } else if constexpr (std::is_integral<T>::value) {
+        const double d = static_cast<double>(static_cast<float>(x));
+        if (std::isnan(d)) {
+            return 0;
+        }
+        const double r = std::nearbyint(d);
+        const double lo = static_cast<double>(std::numeric_limits<T>::min());
+        const double hi = static_cast<double>(std::numeric_limits<T>::max());
+        return static_cast<T>(r < lo ? lo : r > hi ? hi : r);
+    } else {
+        return T(static_cast<float>(x));
+    }
+}
+template <typename T> __aicore__ inline T ascx_idiv(T a, T b) { return b == 0 ? T(0) : T(a / b); }
+template <typename T> __aicore__ inline T ascx_max(T a, T b) { return a > b ? a : b; }
+template <typename T> __aicore__ inline T ascx_min(T a, T b) { return a < b ? a : b; }
+template <typename T> __aicore__ inline T ascx_abs(T a) { return a < T(0) ? T(-a) : a; }
+}  // namespace
+
+class KernelMatmul {
+public:
+    __aicore__ inline KernelMatmul() {}
+    __aicore__ inline void Init(GM_ADDR A, GM_ADDR B, GM_ADDR C)
+    {
+        workerIdx = static_cast<int32_t>(GetBlockIdx());
+        AGm.SetGlobalBuffer((__gm__ half *)A, 131072);
+        BGm.SetGlobalBuffer((__gm__ half *)B, 131072);
+        CGm.SetGlobalBuffer((__gm__ half *)C, 65536);
+        pipe.InitBuffer(que_A_l1, BUFFER_NUM, 8192);
+        pipe.InitBuffer(que_A_l0a, BUFFER_NUM, 8192);
+        pipe.InitBuffer(que_B_l1, BUFFER_NUM, 8192);
+        pipe.InitBuffer(que_B_l0b, BUFFER_NUM, 8192);
+        pipe.InitBuffer(buf_acc_l0c, 16384);
+    }
+    __aicore__ inline void Process()
+    {
+        acc_l0cLocal = buf_acc_l0c.Get<float>();
+        for (int32_t i0 = 0; i0 < 4; ++i0) {
+            for (int32_t j0 = 0; j0 < 4; ++j0) {
+                for (int32_t i = 0; i < 64; ++i) {
+                    for (int32_t j = 0; j < 64; ++j) {
+                        acc_l0cLocal.SetValue(i * 64 + j, 0.0f);
+                    }
+                }
+                for (int32_t k0 = 0; k0 < 8; ++k0) {
+                    CopyIn(i0, j0, k0);
+                    Compute();
+                }
+                for (int32_t i = 0; i < 64; ++i) {
+                    for (int32_t j = 0; j < 64; ++j) {
+                        CGm.SetValue(i * 256 + i0 * 16384 + j + j0 * 64, ascx_cvt<half>(acc_l0cLocal.GetValue(i * 64 + j)));
+                    }
+                }
+            }
+        }
+    }
+
+private:
+    __aicore__ inline void CopyIn(int32_t i0, int32_t j0, int32_t k0)
+    {
+        A_l1Local = que_A_l1.AllocTensor<half>();
+        DataCopy(A_l1Local, AGm[i0 * 32768 + k0 * 64], DataCopyParams(64, 4, 28, 0));
+        que_A_l1.EnQue(A_l1Local);
+        A_l1Local = que_A_l1.DeQue<half>();
+        A_l0aLocal = que_A_l0a.AllocTensor<half>();
+        for (int32_t ascx_c0 = 0; ascx_c0 < 64; ++ascx_c0) {
+            for (int32_t ascx_c1 = 0; ascx_c1 < 64; ++ascx_c1) {
+                A_l0aLocal.SetValue(ascx_c0 * 64 + ascx_c1, A_l1Local.GetValue(ascx_c0 * 64 + ascx_c1));
+            }
+        }
+        que_A_l0a.EnQue(A_l0aLocal);
+        B_l1Local = que_B_l1.AllocTensor<half>();
+        DataCopy(B_l1Local, BGm[j0 * 64 + k0 * 16384], DataCopyParams(64, 4, 12, 0));
+        que_B_l1.EnQue(B_l1Local);
+        B_l1Local = que_B_l1.DeQue<half>();
+        B_l0bLocal = que_B_l0b.AllocTensor<half>();
+        for (int32_t ascx_c0 = 0; ascx_c0 < 64; ++ascx_c0) {
+            for (int32_t ascx_c1 = 0; ascx_c1 < 64; ++ascx_c1) {
+                B_l0bLocal.SetValue(ascx_c0 * 64 + ascx_c1, B_l1Local.GetValue(ascx_c0 * 64 + ascx_c1));
+            }
+        }
+        que_B_l0b.EnQue(B_l0bLocal);
+        que_A_l1.FreeTensor(A_l1Local);
+        que_B_l1.FreeTensor(B_l1Local);
+    }
+    __aicore__ inline void Compute()
+    {
+        A_l0aLocal = que_A_l0a.DeQue<half>();
+        B_l0bLocal = que_B_l0b.DeQue<half>();
+        for (int32_t i = 0; i < 64; ++i) {
+            for (int32_t j = 0; j < 64; ++j) {
+                for (int32_t k = 0; k < 64; ++k) {
+                    acc_l0cLocal.SetValue(i * 64 + j, (acc_l0cLocal.GetValue(i * 64 + j) + (ascx_cvt<float>(A_l0aLocal.GetValue(i * 64 + k)) * ascx_cvt<float>(B_l0bLocal.GetValue(j + k * 64)))));
+                }
+            }
+        }
+        que_A_l0a.FreeTensor(A_l0aLocal);
+        que_B_l0b.FreeTensor(B_l0bLocal);
+    }
+
+private:
+    TPipe pipe;
+    TQue<TPosition::A1, BUFFER_NUM> que_A_l1;
+    LocalTensor<half> A_l1Local;
+    TQue<TPosition::A2, BUFFER_NUM> que_A_l0a;
+    LocalTensor<half> A_l0aLocal;
+    TQue<TPosition::B1, BUFFER_NUM> que_B_l1;
+    LocalTensor<half> B_l1Local;
+    TQue<TPosition::B2, BUFFER_NUM> que_B_l0b;
+    LocalTensor<half> B_l0bLocal;
+    TBuf<TPosition::CO1> buf_acc_l0c;
+    LocalTensor<float> acc_l0cLocal;
+    GlobalTensor<half> AGm;
+    GlobalTensor<half> BGm;
+    GlobalTensor<half> CGm;
+    int32_t workerIdx = 0;
+};
+
+extern "C" __global__ __aicore__ void matmul(GM_ADDR A, GM_ADDR B, GM_ADDR C)
+{
+    KernelMatmul op;
+    op.Init(A, B, C);
+    op.Process();
+}

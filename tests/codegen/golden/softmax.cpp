@@ -1,0 +1,132 @@
+// Ascend C kernel `softmax`, emitted by ascx from examples/softmax.ir for ascend910b2.
+// Kind: vector (AIV_MODE, blockDim 1).
+// Regenerate instead of editing: ascx emit examples/softmax.ir --passes fuse,tile,double_buffer
+#include "kernel_operator.h"
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+using namespace AscendC;
+
+namespace {
+constexpr int32_t BUFFER_NUM = 2;  // two buffers per queue: double buffering
+constexpr int32_t R = 256;
+constexpr int32_t C = 1024;
+
+// Scalar helpers with the IR's semantics: conversions round to nearest even and saturate
+// integers; integer division truncates and x / 0 == 0.
+const float ascx_inf = std::numeric_limits<float>::infinity();
+template <typename T, typename S> __aicore__ inline T ascx_cvt(S x)
+{
+    if constexpr (std::is_integral<T>::value && std::is_integral<S>::value) {
+        const int64_t v = static_cast<int64_t>(x);
+        const int64_t lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
+        return static_cast<T>(v < lo ? lo : v > hi ? hi : v);
+    } else if constexpr (std::is_integral<T>::value) {
+        const double d = static_cast<double>(static_cast<float>(x));
+        if (std::isnan(d)) {
+            return 0;
+        }
+        const double r = std::nearbyint(d);
+        const double lo = static_cast<double>(std::numeric_limits<T>::min());
+        const double hi = static_cast<double>(std::numeric_limits<T>::max());
+        return static_cast<T>(r < lo ? lo : r > hi ? hi : r);
+    } else {
+        return T(static_cast<float>(x));
+    }
+}
+template <typename T> __aicore__ inline T ascx_idiv(T a, T b) { return b == 0 ? T(0) : T(a / b); }
+template <typename T> __aicore__ inline T ascx_max(T a, T b) { return a > b ? a : b; }
+template <typename T> __aicore__ inline T ascx_min(T a, T b) { return a < b ? a : b; }
+template <typename T> __aicore__ inline T ascx_abs(T a) { return a < T(0) ? T(-a) : a; }
+}  // namespace
+
+class KernelSoftmax {
+public:
+    __aicore__ inline KernelSoftmax() {}
+    __aicore__ inline void Init(GM_ADDR X, GM_ADDR Y)
+    {
+        workerIdx = static_cast<int32_t>(GetBlockIdx());
+        XGm.SetGlobalBuffer((__gm__ half *)X, 262144);
+        YGm.SetGlobalBuffer((__gm__ half *)Y, 262144);
+        pipe.InitBuffer(inQueue_X_ub, BUFFER_NUM, 32768);
+        pipe.InitBuffer(outQueue_Y_ub, BUFFER_NUM, 32768);
+        pipe.InitBuffer(buf_e_ub, 4096);
+        pipe.InitBuffer(tmpBuf0, 12288);
+    }
+    __aicore__ inline void Process()
+    {
+        e_ubLocal = buf_e_ub.Get<float>();
+        tmp0 = tmpBuf0.Get<uint8_t>();
+        for (int32_t r0 = 0; r0 < 16; ++r0) {
+            CopyIn(r0);
+            Compute();
+            CopyOut(r0);
+        }
+    }
+
+private:
+    __aicore__ inline void CopyIn(int32_t r0)
+    {
+        X_ubLocal = inQueue_X_ub.AllocTensor<half>();
+        DataCopy(X_ubLocal, XGm[r0 * 16384], 16384);
+        inQueue_X_ub.EnQue(X_ubLocal);
+    }
+    __aicore__ inline void Compute()
+    {
+        X_ubLocal = inQueue_X_ub.DeQue<half>();
+        Y_ubLocal = outQueue_Y_ub.AllocTensor<half>();
+        for (int32_t r = 0; r < 16; ++r) {
+            mx = (-ascx_inf);
+            Cast(tmp0.ReinterpretCast<float>(), X_ubLocal[r * 1024], RoundMode::CAST_NONE, 1024);
+            ReduceMax(tmp0.ReinterpretCast<float>()[1024], tmp0.ReinterpretCast<float>(), tmp0.ReinterpretCast<float>()[2048], 1024);
+            SetFlag<HardEvent::V_S>(0);
+            WaitFlag<HardEvent::V_S>(0);
+            mx = ascx_max<float>(mx, tmp0.ReinterpretCast<float>().GetValue(1024));
+            sm = 0.0f;
+            Cast(tmp0.ReinterpretCast<float>(), X_ubLocal[r * 1024], RoundMode::CAST_NONE, 1024);
+            Adds(tmp0.ReinterpretCast<float>()[1024], tmp0.ReinterpretCast<float>(), float(-(mx)), 1024);
+            Exp(e_ubLocal, tmp0.ReinterpretCast<float>()[1024], 1024);
+            ReduceSum(tmp0.ReinterpretCast<float>()[1024], e_ubLocal, tmp0.ReinterpretCast<float>(), 1024);
+            SetFlag<HardEvent::V_S>(0);
+            WaitFlag<HardEvent::V_S>(0);
+            sm = (sm + tmp0.ReinterpretCast<float>().GetValue(1024));
+            Duplicate(tmp0.ReinterpretCast<float>()[1024], sm, 1024);
+            Div(tmp0.ReinterpretCast<float>(), e_ubLocal, tmp0.ReinterpretCast<float>()[1024], 1024);
+            Cast(Y_ubLocal[r * 1024], tmp0.ReinterpretCast<float>(), RoundMode::CAST_RINT, 1024);
+        }
+        outQueue_Y_ub.EnQue(Y_ubLocal);
+        inQueue_X_ub.FreeTensor(X_ubLocal);
+    }
+    __aicore__ inline void CopyOut(int32_t r0)
+    {
+        Y_ubLocal = outQueue_Y_ub.DeQue<half>();
+        DataCopy(YGm[r0 * 16384], Y_ubLocal, 16384);
+        outQueue_Y_ub.FreeTensor(Y_ubLocal);
+    }
+
+private:
+    TPipe pipe;
+    TQue<TPosition::VECIN, BUFFER_NUM> inQueue_X_ub;
+    LocalTensor<half> X_ubLocal;
+    TQue<TPosition::VECOUT, BUFFER_NUM> outQueue_Y_ub;
+    LocalTensor<half> Y_ubLocal;
+    TBuf<TPosition::VECCALC> buf_e_ub;
+    LocalTensor<float> e_ubLocal;
+    TBuf<TPosition::VECCALC> tmpBuf0;
+    LocalTensor<uint8_t> tmp0;
+    GlobalTensor<half> XGm;
+    GlobalTensor<half> YGm;
+    float mx{};
+    float sm{};
+    int32_t workerIdx = 0;
+};
+
+extern "C" __global__ __aicore__ void softmax(GM_ADDR X, GM_ADDR Y)
+{
+    KernelSoftmax op;
+    op.Init(X, Y);
+    op.Process();
+}

@@ -1,0 +1,40 @@
+"""Golden files of the emitted Ascend C (add, softmax, matmul, attention under their
+documented pipelines at their default sizes, plus attention as a mix kernel). A change in
+emitted code must be looked at: regenerate with `ASCX_UPDATE_GOLDEN=1 pytest tests/codegen`."""
+
+from __future__ import annotations
+
+import difflib
+import os
+from pathlib import Path
+
+import pytest
+
+from transformer.codegen import emit_ascendc
+
+from .conftest import DOCUMENTED, apply, example
+
+GOLDEN = Path(__file__).parent / "golden"
+CASES = {
+    "add": ("add", DOCUMENTED["add"][0], {}),
+    "softmax": ("softmax", DOCUMENTED["softmax"][0], {}),
+    "matmul": ("matmul", DOCUMENTED["matmul"][0], {}),
+    "attention": ("attention", DOCUMENTED["attention"][0], {}),
+    "attention_mix": ("attention", "tile", {"S": 256, "D": 64}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_emitted_source_matches_golden(case: str) -> None:
+    name, pipeline, sizes = CASES[case]
+    k = apply(example(name, sizes), pipeline)
+    src = emit_ascendc(k, source_name=f"examples/{name}.ir", pipeline=pipeline).source
+    path = GOLDEN / f"{case}.cpp"
+    if os.environ.get("ASCX_UPDATE_GOLDEN") == "1":
+        path.write_text(src)
+        pytest.skip(f"updated {path}")
+    assert path.exists(), f"missing golden file {path}; create it with ASCX_UPDATE_GOLDEN=1"
+    want = path.read_text()
+    if src != want:
+        diff = "".join(difflib.unified_diff(want.splitlines(True), src.splitlines(True), "golden", "emitted", n=2))
+        pytest.fail(f"emitted Ascend C for {case} changed (ASCX_UPDATE_GOLDEN=1 to accept):\n{diff[:6000]}")

@@ -1,0 +1,102 @@
+"""Vector instruction selection, pattern by pattern: each kernel below stages its operands
+in UB (`tile`), must select the listed instructions, and must match the interpreter."""
+
+from __future__ import annotations
+
+import pytest
+
+from transformer.codegen import emit_ascendc
+
+from .conftest import apply, check_emitted, kernel_text, needs_gxx
+
+pytestmark = needs_gxx
+
+# binary vector-vector ops, scalar forms, unary ops, casts, Duplicate
+ELEMENTWISE = """
+kernel ew(A: f32[R, C], B: f32[R, C], H: f16[R, C]) -> (O1: f32[R, C], O2: f32[R, C], O3: f16[R, C]) {
+  size R = 4
+  size C = 64
+  const k: f32 = 0.75
+  ew: for i in 0..R {
+    for j in 0..C {
+      O1[i, j] = (A[i, j] + B[i, j]) * (A[i, j] - B[i, j]) / (abs(B[i, j]) + 1.5) + max(A[i, j], B[i, j]) - min(A[i, j], 0.25)
+      O2[i, j] = exp(A[i, j]) + sqrt(abs(B[i, j])) + rsqrt(abs(A[i, j]) + 1.0) + log(abs(B[i, j]) + 2.0) - k / (abs(A[i, j]) + 1.0) - 2.0 * -A[i, j] + A[i, j] / k
+      O3[i, j] = f16(f32(H[i, j]) * k) + H[i, j]
+    }
+  }
+}
+"""
+
+# per-row scalars (GetValue) and reductions
+ROWS = """
+kernel rows(X: f32[R, C], Y: f16[R, C]) -> (S: f32[R], M: f32[R], N: f16[R], Z: f32[R, C]) {
+  size R = 4
+  size C = 64
+  rw: for i in 0..R {
+    S[i] = 0.0
+    for j in 0..C { S[i] += X[i, j] * 2.0 }
+    M[i] = -inf
+    for j in 0..C { M[i] max= X[i, j] }
+    N[i] = f16(inf)
+    for j in 0..C { N[i] min= Y[i, j] }
+    for j in 0..C { Z[i, j] = X[i, j] - M[i] + 1.0 / (S[i] + 100.0) }
+  }
+}
+"""
+
+FILL = """
+kernel fill(X: f32[R, C]) -> (Y: f32[R, C]) {
+  size R = 4
+  size C = 64
+  const c: f32 = 3.5
+  f: for i in 0..R {
+    for j in 0..C { Y[i, j] = c }
+  }
+  g: for i in 0..R {
+    for j in 0..C { Y[i, j] = Y[i, j] + X[i, j] }
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("text,pipeline,want", [
+    (ELEMENTWISE, "tile", {"Add", "Sub", "Mul", "Div", "Max", "Mins", "Abs", "Adds", "Exp", "Sqrt", "Rsqrt", "Ln",
+                           "Muls", "Duplicate", "Cast"}),
+    (ROWS, "tile", {"ReduceSum", "ReduceMax", "ReduceMin", "Muls", "Adds"}),
+    (FILL, "tile", {"Duplicate", "Add"}),
+])
+def test_pattern_selected_and_matches(text: str, pipeline: str, want: set[str]) -> None:
+    k = kernel_text(text)
+    t = apply(k, pipeline)
+    em = emit_ascendc(t)
+    assert em.plan is not None
+    got = set(em.plan.instructions())
+    assert want <= got, f"missing instructions {sorted(want - got)}; chose {sorted(got)}"
+    assert not [w for w in em.warnings if "falls back" in w], em.warnings
+    check_emitted(t, k, emitted=em, what=f"{k.name} vector patterns")
+
+
+def test_scalar_path_equals_reference() -> None:
+    """select=False (`ascx emit --scalar`) is the reference path: all nests scalar, warned."""
+    k = kernel_text(ROWS)
+    t = apply(k, "tile")
+    em = emit_ascendc(t, select=False)
+    assert any("falls back" in w for w in em.warnings)
+    assert "ReduceSum" not in em.source
+    check_emitted(t, k, emitted=em, what="rows, scalar path")
+
+
+def test_select_is_not_vectorised_and_warns() -> None:
+    k = kernel_text("""
+kernel sel(X: f32[R, C]) -> (Y: f32[R, C]) {
+  size R = 4
+  size C = 32
+  s: for i in 0..R {
+    for j in 0..C { Y[i, j] = select(X[i, j] > 0.0, X[i, j], 0.5 * X[i, j]) }
+  }
+}
+""")
+    t = apply(k, "tile")
+    em = emit_ascendc(t)
+    assert any("falls back to scalar" in w for w in em.warnings)
+    check_emitted(t, k, emitted=em, what="select (scalar fallback)")
