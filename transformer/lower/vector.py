@@ -250,10 +250,21 @@ class _Sel:
         if not isinstance(tgt, ir.Access) or not self.depends(tgt):
             self.reduce(s)
             return
-        if s.op != "=":
-            raise NoMatch("accumulation into a vector target")
         dst = self.access_ref(tgt)
         self.check_type(dst.dtype)
+        if s.op != "=":
+            comp = promote(Ty(dst.dtype), self.ty_of(s.value))
+            if comp.weak or comp.dtype != dst.dtype or s.op not in ("+=", "*=", "max=", "min="):
+                raise NoMatch(f"`{s.op}` into a {dst.dtype} vector in {comp.dtype}")
+            v = self.as_type(self.compile(s.value), dst.dtype)
+            name = {"+=": "Add", "*=": "Mul", "max=": "Max", "min=": "Min"}[s.op]
+            if isinstance(v, Scal):
+                sname = {"+=": "Adds", "*=": "Muls", "max=": "Maxs", "min=": "Mins"}[s.op]
+                self.emit(f"{sname}({dst.ref}, {dst.ref}, {v.code}, {self.n});", sname)
+            else:
+                self.emit(f"{name}({dst.ref}, {dst.ref}, {v.ref}, {self.n});", name)
+                self.release(v)
+            return
         v = self.compile(s.value, dst)
         if isinstance(v, Scal):
             c = self.pe.ex.conv(v.code, v.ty, Ty(dst.dtype))
@@ -365,9 +376,48 @@ def select_vector(pe: "PhaseEmitter", loop: ir.For, depth: int) -> list[Line] | 
             raise NoMatch(f"{need} B of vector temporaries do not fit in UB")
     except NoMatch as e:
         if len(loops) == 2:
+            alt = _interchanged(pe, loops, depth)
+            if alt is not None:
+                return alt
             return None  # let the inner loop try on its own
         pe.no_vector_reason = str(e)
         return None
     pe.ph.tmp_bytes = max(pe.ph.tmp_bytes, sel.slots * sel.slot_bytes)
     low.nests.append(NestChoice(where, tuple(sel.instrs)))
     return sel.lines
+
+
+def _interchanged(pe: "PhaseEmitter", loops: list[ir.For], depth: int) -> list[Line] | None:
+    """`for d { for j { T[.., d] op= e } }` with `d` the unit-stride axis: a C++ loop over `j`
+    around vector instructions over `d` (each element still accumulates in `j` order, so the
+    result is the scalar nest's; this is the axpy form of a matrix-vector product)."""
+    outer, inner = loops
+    body = inner.body
+    if len(body) != 1 or not isinstance(body[0], ir.Assign) or not isinstance(body[0].target, ir.Access):
+        return None
+    st = body[0]
+    tgt = st.target
+    assert isinstance(tgt, ir.Access)
+    if any(isinstance(x, ir.Name) and x.name == inner.var for i in tgt.indices for x in ir.sub_exprs(i)):
+        return None
+    if any(isinstance(x, ir.Access) and x.tensor == tgt.tensor and x.indices != tgt.indices for x in ir.sub_exprs(st.value)):
+        return None
+    low = pe.low
+    n = _const_trip(outer, low.sizes)
+    if not n or n <= 0:
+        return None
+    sel = _Sel(pe, [outer], n, depth + 1)
+    try:
+        sel.store(st)
+        ub_used = sum(-(-b.nbytes // 32) * 32 * b.depth for b in pe.buffers.values() if b.scope == "ub")
+        if ub_used + max(sel.slots * sel.slot_bytes, pe.ph.tmp_bytes) > low.scope_cap["ub"]:
+            return None
+    except NoMatch:
+        return None
+    v = low.names(inner.var)
+    lo, hi = pe.ex.index(inner.lo), pe.ex.index(inner.hi)
+    pe.ph.tmp_bytes = max(pe.ph.tmp_bytes, sel.slots * sel.slot_bytes)
+    low.nests.append(NestChoice(f"{low.where(outer)} `{outer.label or outer.var}` (vectorised over `{outer.var}`, "
+                                f"loop over `{inner.var}`)", tuple(sel.instrs)))
+    return [Line(f"for (int32_t {v} = {lo}; {v} < {hi}; ++{v}) {{", depth, low.where(inner)), *sel.lines,
+            Line("}", depth, low.where(inner))]

@@ -1,5 +1,5 @@
 // Ascend C kernel `attention`, emitted by ascx from examples/attention.ir for ascend910b2.
-// Kind: vector (AIV_MODE, blockDim 1). Scalar fallbacks: 1 (see `ascx emit`).
+// Kind: vector (AIV_MODE, blockDim 1).
 // Regenerate instead of editing: ascx emit examples/attention.ir --passes fuse,online_softmax{block=64},tile{attn.i=64},double_buffer
 #include "kernel_operator.h"
 
@@ -137,10 +137,10 @@ private:
             SetFlag<HardEvent::V_S>(0);
             WaitFlag<HardEvent::V_S>(0);
             sm_ubLocal.SetValue(i, (sm_ubLocal.GetValue(i) + tmp0.ReinterpretCast<float>().GetValue(0)));
-            for (int32_t d = 0; d < 64; ++d) {
-                for (int32_t j = 0; j < 64; ++j) {
-                    acc_ubLocal.SetValue(d + i * 64, (acc_ubLocal.GetValue(d + i * 64) + (s_ubLocal.GetValue(i * 64 + j) * ascx_cvt<float>(V_ubLocal.GetValue(d + j * 64)))));
-                }
+            for (int32_t j = 0; j < 64; ++j) {
+                Cast(tmp0.ReinterpretCast<float>(), V_ubLocal[j * 64], RoundMode::CAST_NONE, 64);
+                Muls(tmp0.ReinterpretCast<float>()[64], tmp0.ReinterpretCast<float>(), s_ubLocal.GetValue(i * 64 + j), 64);
+                Add(acc_ubLocal[i * 64], acc_ubLocal[i * 64], tmp0.ReinterpretCast<float>()[64], 64);
             }
             mx_ubLocal.SetValue(i, mb_ubLocal.GetValue(i));
         }
