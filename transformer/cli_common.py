@@ -80,7 +80,7 @@ def load_kernel(path: str, sizes: tuple[str, ...] = ()) -> ir.Kernel:
     from .parser import parse_file
 
     global _CURRENT_SOURCE
-    _CURRENT_SOURCE = _source_of(path)
+    _CURRENT_SOURCE = source_of(path)
     kernel = parse_file(path)
     overrides = parse_size_overrides(sizes)
     if overrides:
@@ -94,7 +94,7 @@ def load_kernel(path: str, sizes: tuple[str, ...] = ()) -> ir.Kernel:
         if errors:
             e = errors[0]
             raise SemanticError(f"with {' '.join('--size ' + s for s in sizes)}: {e.message}", e.loc,
-                                hint=e.hint, source=_source_of(path))
+                                hint=e.hint, source=source_of(path))
     return kernel
 
 
@@ -103,7 +103,8 @@ _CURRENT_SOURCE: Source | None = None
 pass) are rendered with its source line and caret."""
 
 
-def _source_of(path: str) -> Source | None:
+def source_of(path: str) -> Source | None:
+    """The text of `path` for rendering error locations (None for stdin or an unreadable file)."""
     if path == "-":
         return None
     try:

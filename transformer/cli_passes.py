@@ -25,22 +25,13 @@ from .cli_common import (
     load_kernel,
     load_target,
     size_option,
+    source_of,
     target_option,
     write_output_file,
 )
 from .diagnostics import AscxError, Source, UsageError
 
 DEFAULT_TRIALS = 3
-
-
-def _source(path: str) -> Source | None:
-    if path == "-":
-        return None
-    try:
-        with open(path, encoding="utf-8") as f:
-            return Source(path, f.read())
-    except OSError:
-        return None
 
 
 def transform_kernel(path: str, kernel: ir.Kernel, pipeline: str, target: Any) -> tuple[ir.Kernel, list]:
@@ -55,12 +46,7 @@ def transform_kernel(path: str, kernel: ir.Kernel, pipeline: str, target: Any) -
     try:
         return run_pipeline(kernel, ps, target)
     except PassError as e:
-        raise e.with_source(_source(path)) from None
-
-
-def _maybe_target(name: str | None) -> Any:
-    """The --target table, or the default target's when none is given."""
-    return load_target(name)
+        raise e.with_source(source_of(path)) from None
 
 
 # --------------------------------------------------------------------------------------
@@ -85,7 +71,7 @@ def transform_cmd(file: str, pipeline: str, sizes: tuple[str, ...], target_name:
     if output and file != "-" and os.path.exists(output) and os.path.realpath(output) == os.path.realpath(file) and not force:
         raise UsageError(f"-o {output} would overwrite the input file", hint="write elsewhere, or pass --force")
     kernel = load_kernel(file, sizes)
-    target = _maybe_target(target_name)
+    target = load_target(target_name)
     out, trace = transform_kernel(file, kernel, pipeline, target)
     from .cli_check import enforce_capacity
 
@@ -198,7 +184,7 @@ def verify_cmd(file: str, pipeline: str, sizes: tuple[str, ...], target_name: st
     transformed kernel on fresh random inputs and compare every output within its dtype's
     tolerance. Exit 1 on a mismatch."""
     kernel = load_kernel(file, sizes)
-    target = _maybe_target(target_name)
+    target = load_target(target_name)
     out, _ = transform_kernel(file, kernel, pipeline, target)
     if seed is None:
         seed = int(np.random.SeedSequence().entropy % (2**63))
