@@ -314,6 +314,16 @@ def loop_names(kernel: ir.Kernel) -> dict[str, LoopRef]:
     return {k: v for k, v in names.items() if v.name}
 
 
+def preferred_loop_names(kernel: ir.Kernel) -> dict[int, str]:
+    """`id(loop)` -> one name of that loop, for messages and generated parameters: its label,
+    else the shortest of its names (ties broken alphabetically). Loops without an
+    unambiguous name are absent."""
+    out: dict[int, str] = {}
+    for n, ref in sorted(loop_names(kernel).items(), key=lambda kv: (kv[0] != kv[1].loop.label, len(kv[0]), kv[0])):
+        out.setdefault(id(ref.loop), n)
+    return out
+
+
 def name_of_loop(kernel: ir.Kernel, path: tuple[int, ...]) -> str | None:
     """A stable unambiguous name of the loop at `path`: its label, else `label.var` under
     the nearest enclosing label, else its variable; None if it has none."""

@@ -38,10 +38,11 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Mapping
 
 from transformer import ir
-from transformer.affine import Affine
+from transformer.affine import Affine, to_affine
 
-from . import _loops as L
-from .base import Pass, PassError, TraceEntry, all_loops, loop_names, register, replace_at, resolve_loop
+from . import _rewrite as R
+from ._budgets import scope_budget, tensor_bytes
+from .base import Pass, PassError, TraceEntry, all_loops, preferred_loop_names, register, replace_at, resolve_loop
 
 Path = tuple[int, ...]
 
@@ -133,16 +134,13 @@ def _staged_buffers(loop: ir.For, kernel: ir.Kernel) -> set[str]:
 
 
 def _candidates(kernel: ir.Kernel) -> list[tuple[Path, ir.For, str]]:
-    names = loop_names(kernel)
-    by_id: dict[int, str] = {}
-    for n, ref in sorted(names.items(), key=lambda kv: (kv[0] != kv[1].loop.label, len(kv[0]), kv[0])):
-        by_id.setdefault(id(ref.loop), n)
+    by_id = preferred_loop_names(kernel)
     sizes = kernel.size_values()
     out = []
     for path, loop, _ in all_loops(kernel):
         if not _staged_buffers(loop, kernel):
             continue
-        ext = L.loop_extent(loop, sizes)
+        ext = R.loop_extent(loop, sizes)
         if ext is not None and ext < 2:
             continue
         if id(loop) in by_id:
@@ -193,10 +191,10 @@ def _events(stmts: tuple[ir.Stmt, ...], buf: str, depth: int = 0) -> list[tuple[
             if s.dst.tensor == buf:
                 ev.append(("copy_in", s.dst, depth, s))
         elif isinstance(s, ir.Assign):
-            for a, w in L.stmt_accesses(s):
+            for a, w in R.stmt_accesses(s):
                 if a.tensor == buf and not w:
                     ev.append(("read", a, depth, s))
-            for a, w in L.stmt_accesses(s):
+            for a, w in R.stmt_accesses(s):
                 if a.tensor == buf and w:
                     ev.append(("write" if s.op == "=" else "update", a, depth, s))
     return ev
@@ -267,19 +265,14 @@ def Check_no_gm_overlap(kernel: ir.Kernel, loop: ir.For, name: str) -> None:
     writes: dict[str, list[tuple[list[tuple[ir.Expr, ir.Expr]], ir.Stmt]]] = {}
     inner: dict[str, int | None] = {}
     for lp in ir.iter_loops(loop.body):
-        ext = L.loop_extent(lp, sizes)
-        if ext is None:
-            lo = L.eval_const(lp.lo, sizes)
-            if lo is not None and isinstance(lp.hi, ir.Call) and lp.hi.func == "min":
-                cs = [c for c in (L.eval_const(x, sizes) for x in lp.hi.args) if c is not None]
-                ext = min(cs) - lo if cs else None
-        inner[lp.var] = ext
+        ext = R.loop_extent(lp, sizes)
+        inner[lp.var] = ext if ext is not None else R.tail_max_extent(lp, sizes)
 
     def region_dims(r: ir.Region) -> list[tuple[ir.Expr, ir.Expr]]:
-        return [(d.lo, d.hi) if isinstance(d, ir.Slice) else (d, L.add(d, L.lit(1))) for d in r.dims]
+        return [(d.lo, d.hi) if isinstance(d, ir.Slice) else (d, R.add(d, R.lit(1))) for d in r.dims]
 
     def access_dims(a: ir.Access) -> list[tuple[ir.Expr, ir.Expr]]:
-        return [(i, L.add(i, L.lit(1))) for i in a.indices]
+        return [(i, R.add(i, R.lit(1))) for i in a.indices]
 
     for s in ir.iter_stmts(loop.body):
         if isinstance(s, ir.Copy):
@@ -288,7 +281,7 @@ def Check_no_gm_overlap(kernel: ir.Kernel, loop: ir.For, name: str) -> None:
                 if t is not None and t.kind != "local":
                     dst.setdefault(r.tensor, []).append((region_dims(r), s))
         elif isinstance(s, ir.Assign):
-            for a, w in L.stmt_accesses(s):
+            for a, w in R.stmt_accesses(s):
                 t = kernel.tensor(a.tensor)
                 if t is not None and t.kind != "local":
                     (writes if w else reads).setdefault(a.tensor, []).append((access_dims(a), s))
@@ -310,7 +303,7 @@ def _disjoint_across(rd: list[tuple[ir.Expr, ir.Expr]], wd: list[tuple[ir.Expr, 
     """Some dimension where read and write are `c*v + e + (inner terms)` with the same c != 0
     and e, and the width of each (its extent plus the span of the inner loops) is <= |c|."""
     for (rlo, rhi), (wlo, whi) in zip(rd, wd):
-        a_r, a_w = L.affine(rlo, sizes), L.affine(wlo, sizes)
+        a_r, a_w = to_affine(rlo, sizes), to_affine(wlo, sizes)
         if a_r is None or a_w is None:
             continue
         c = a_r.coeff(v)
@@ -338,14 +331,14 @@ def _disjoint_across(rd: list[tuple[ir.Expr, ir.Expr]], wd: list[tuple[ir.Expr, 
 
 
 def _max_ext(lo: ir.Expr, hi: ir.Expr, sizes: Mapping[str, int]) -> int | None:
-    a, b = L.affine(lo, sizes), L.affine(hi, sizes)
+    a, b = to_affine(lo, sizes), to_affine(hi, sizes)
     if a is not None and b is not None:
         d = b - a
         return d.const if d.is_const() else None
     # hi = lo + min(T, ...): at most T
-    if isinstance(hi, ir.Binary) and hi.op == "+" and L.affine(hi.lhs, sizes) == a and isinstance(hi.rhs, ir.Call) \
+    if isinstance(hi, ir.Binary) and hi.op == "+" and to_affine(hi.lhs, sizes) == a and isinstance(hi.rhs, ir.Call) \
             and hi.rhs.func == "min":
-        cs = [L.eval_const(x, sizes) for x in hi.rhs.args]
+        cs = [R.eval_const(x, sizes) for x in hi.rhs.args]
         cs = [c for c in cs if c is not None]
         return min(cs) if cs else None
     return None
@@ -357,14 +350,14 @@ def _check_capacity(kernel: ir.Kernel, target: Any) -> None:
     stages = buffer_stages(kernel)
     decls = {t.name: t for t in kernel.buffers if t.kind == "local"}
     for nest in kernel.body:
-        used = L.tensors_in((nest,)) & set(decls)
+        used = R.tensors_in((nest,)) & set(decls)
         per: dict[str, int] = {}
         for b in used:
-            per[str(decls[b].scope)] = per.get(str(decls[b].scope), 0) + L.tensor_bytes(decls[b], sizes) * stages[b]
+            per[str(decls[b].scope)] = per.get(str(decls[b].scope), 0) + tensor_bytes(decls[b], sizes) * stages[b]
         for scope, total in per.items():
-            budget = L.scope_budget(target, scope)
+            budget = scope_budget(target, scope)
             if total > budget:
-                parts = ", ".join(f"`{b}` {L.tensor_bytes(decls[b], sizes)} B x {stages[b]}"
+                parts = ", ".join(f"`{b}` {tensor_bytes(decls[b], sizes)} B x {stages[b]}"
                                   for b in sorted(used) if str(decls[b].scope) == scope)
                 raise PassError("double_buffer", f"with stages the buffers of one nest need {total} bytes of "
                                 f"{scope} ({parts}), more than the {budget} bytes usable",

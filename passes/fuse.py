@@ -44,14 +44,14 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar
+from typing import Any, ClassVar
 
 from transformer import ir
 from transformer.affine import Affine, to_affine
 from transformer.deps import _dir, accessed_tensors, accesses, fusion_conflict, raw_vectors, statements
 from transformer.printer import format_type
 
-from ._rewrite import fresh, loop_header, map_loops, same_bound, subst_stmt, used_names
+from ._rewrite import fresh, loop_header, map_expr, map_loops, map_stmt_exprs, same_bound, subst_stmt, used_names
 from .base import Args, Pass, PassError, PipelineError, TraceEntry, get_at, name_of_loop, register, replace_at, resolve_loop
 
 Path = tuple[int, ...]
@@ -123,7 +123,7 @@ def _fuse_pair(st: _State, pa: Path, pb: Path) -> None:
     if b.var != a.var:
         inner_vars = {l.var for l in ir.iter_loops(body_b)}
         if a.var in inner_vars:  # an inner loop of b uses a's variable: rename it first
-            new = fresh(a.var, st.taken)
+            new = fresh(a.var, st.taken, sep="", first=2)
 
             def ren(l: ir.For) -> ir.For:
                 if l.var != a.var:
@@ -232,26 +232,6 @@ def _fuse_seam(st: _State, fused: Path, n_a: int) -> None:
 # ---- contraction ----------------------------------------------------------------------
 
 
-def _map_expr(e: ir.Expr, f: Callable[[ir.Expr], ir.Expr]) -> ir.Expr:
-    if isinstance(e, ir.Access):
-        e = dataclasses.replace(e, indices=tuple(_map_expr(i, f) for i in e.indices))
-    elif isinstance(e, ir.Unary):
-        e = dataclasses.replace(e, operand=_map_expr(e.operand, f))
-    elif isinstance(e, ir.Binary):
-        e = dataclasses.replace(e, lhs=_map_expr(e.lhs, f), rhs=_map_expr(e.rhs, f))
-    elif isinstance(e, ir.Call):
-        e = dataclasses.replace(e, args=tuple(_map_expr(a, f) for a in e.args))
-    return f(e)
-
-
-def _map_stmt_exprs(s: ir.Stmt, f: Callable[[ir.Expr], ir.Expr]) -> ir.Stmt:
-    if isinstance(s, ir.Assign):
-        return dataclasses.replace(s, target=_map_expr(s.target, f), value=_map_expr(s.value, f))
-    if isinstance(s, ir.For):
-        return dataclasses.replace(s, body=tuple(_map_stmt_exprs(b, f) for b in s.body))
-    return s
-
-
 def contractible_dims(kernel: ir.Kernel, tensor: str) -> list[tuple[int, str]]:
     """(dimension, loop variable) pairs of `tensor` that the contraction rule allows to drop.
     A temp with a layout tag (other than ND) is never contracted: the tag fixes its rank
@@ -292,7 +272,7 @@ def _contract(st: _State) -> None:
         assert decl is not None
         new_decl = dataclasses.replace(decl, shape=tuple(s for i, s in enumerate(decl.shape) if i not in drop))
 
-        def f(e: ir.Expr) -> ir.Expr:
+        def contract(e: ir.Expr) -> ir.Expr:
             if isinstance(e, ir.Access) and e.tensor == name:
                 idx = tuple(x for i, x in enumerate(e.indices) if i not in drop)
                 return dataclasses.replace(e, indices=idx) if idx else ir.Name(name, e.loc)
@@ -300,7 +280,7 @@ def _contract(st: _State) -> None:
 
         st.kernel = dataclasses.replace(
             k, buffers=tuple(new_decl if b.name == name else b for b in k.buffers),
-            body=tuple(_map_stmt_exprs(s, f) for s in k.body))
+            body=tuple(map_stmt_exprs(s, lambda e: map_expr(e, contract)) for s in k.body))
         why = ", ".join(f"dimension {d} is always `{v}`" for d, v in dims)
         st.trace.changes.append(f"contracted temp `{name}`: {format_type(decl)} -> {format_type(new_decl)}")
         st.trace.decisions.append(f"`{name}`: {why} of a loop enclosing every access, so each iteration uses its own slice")
@@ -333,7 +313,7 @@ class Fuse(Pass):
         return f"fuse{{{self.first},{self.second}}}" if self.first else "fuse"
 
     def run(self, kernel: ir.Kernel, target: Any, trace: TraceEntry) -> ir.Kernel:
-        st = _State(kernel, trace, used_names(kernel))
+        st = _State(kernel, trace, used_names(kernel) | {kernel.name})
         if not self.first:
             _greedy(st, ())
             if not st.fusions:

@@ -35,22 +35,15 @@ from typing import Any, ClassVar
 from transformer import ir
 from transformer.deps import interchange_violation, perfect_band
 
-from .base import Args, Pass, PassError, PipelineError, TraceEntry, get_at, name_of_loop, register, replace_at, resolve_loop, all_loops
-from ._rewrite import loop_header
-
-
-def _mentions(e: ir.Expr, names: set[str]) -> str | None:
-    for s in ir.sub_exprs(e):
-        if isinstance(s, ir.Name) and s.name in names:
-            return s.name
-    return None
+from ._rewrite import loop_header, mentions
+from .base import Args, Pass, PassError, PipelineError, TraceEntry, all_loops, get_at, name_of_loop, register, replace_at, resolve_loop
 
 
 def check_rectangular(loops: list[ir.For]) -> tuple[ir.For, str] | None:
     """Legality 3: (loop, variable) when a loop's bound uses another band loop's variable."""
     vars_ = {l.var for l in loops}
     for l in loops:
-        v = _mentions(l.lo, vars_) or _mentions(l.hi, vars_)
+        v = mentions(l.lo, vars_) or mentions(l.hi, vars_)
         if v is not None:
             return l, v
     return None

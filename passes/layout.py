@@ -40,9 +40,9 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Mapping
 
 from transformer import ir
-from transformer.affine import Affine
+from transformer.affine import Affine, to_affine
 
-from . import _loops as L
+from . import _rewrite as R
 from .base import Args, Pass, PassError, PipelineError, TraceEntry, register
 
 # new dims as functions of old dims: ("id", d) old index d; ("q", d) = old d / 16;
@@ -138,9 +138,9 @@ def change_layout(kernel: ir.Kernel, tname: str, new: str, trace: TraceEntry) ->
     spec = Check_conversion(t, new)
     sizes = kernel.size_values()
     shape = _new_shape(t, spec, sizes)
-    taken = L.used_names(kernel)
+    taken = R.used_names(kernel)
     if t.kind in ("input", "output"):
-        tmp = L.fresh(f"{tname}_{new.lower()}", taken)
+        tmp = R.fresh(f"{tname}_{new.lower()}", taken)
         body = tuple(_rewrite_stmt(s, tname, tmp, spec, sizes, {}) for s in kernel.body)
         conv = _conversion_nest(t, tmp, spec, shape, taken, to_new=(t.kind == "input"))
         body = (conv,) + body if t.kind == "input" else body + (conv,)
@@ -151,7 +151,7 @@ def change_layout(kernel: ir.Kernel, tname: str, new: str, trace: TraceEntry) ->
     body = tuple(_rewrite_stmt(s, tname, tname, spec, sizes, {}) for s in kernel.body)
     buffers = tuple(dataclasses.replace(b, shape=shape, layout=new) if b.name == tname else b for b in kernel.buffers)
     trace.changes.append(f"`{tname}`: {t.layout or 'ND'} -> {new}, shape now [" +
-                         ", ".join(L.eval_const(d, sizes).__str__() if L.eval_const(d, sizes) is not None else "?" for d in shape) + "]")
+                         ", ".join(R.eval_const(d, sizes).__str__() if R.eval_const(d, sizes) is not None else "?" for d in shape) + "]")
     return dataclasses.replace(kernel, body=body, buffers=buffers)
 
 
@@ -161,20 +161,20 @@ def _new_shape(t: ir.TensorDecl, spec: Spec, sizes: Mapping[str, int]) -> tuple[
         if d[0] == "id":
             out.append(t.shape[d[1]])
         elif d[0] == "r":
-            out.append(L.lit(F))
+            out.append(R.lit(F))
         elif d[0] == "q":
-            v = L.eval_const(t.shape[d[1]], sizes)
+            v = R.eval_const(t.shape[d[1]], sizes)
             if v is None or v % F:
                 raise _err(f"dimension {d[1]} of `{t.name}` is {v}, not a multiple of {F}", t)
-            out.append(L.lit(v // F))
+            out.append(R.lit(v // F))
         else:
-            out.append(L.mul(t.shape[d[1]], t.shape[d[2]]))
-    return tuple(L.simp(x) for x in out)
+            out.append(R.mul(t.shape[d[1]], t.shape[d[2]]))
+    return tuple(R.simp(x) for x in out)
 
 
 def _conversion_nest(t: ir.TensorDecl, tmp: str, spec: Spec, shape: tuple[ir.Expr, ...], taken: set[str],
                      to_new: bool) -> ir.Stmt:
-    vs = [L.fresh(f"x{n}", taken) for n in range(len(shape))]
+    vs = [R.fresh(f"x{n}", taken) for n in range(len(shape))]
     # old index of each old dim as a function of the new loop variables
     old: dict[int, ir.Expr] = {}
     qs: dict[int, str] = {}
@@ -187,13 +187,13 @@ def _conversion_nest(t: ir.TensorDecl, tmp: str, spec: Spec, shape: tuple[ir.Exp
         elif d[0] == "r":
             rs[d[1]] = v
     for d in qs:
-        old[d] = L.add(L.mul(ir.Name(qs[d]), L.lit(F)), ir.Name(rs[d]))
+        old[d] = R.add(R.mul(ir.Name(qs[d]), R.lit(F)), ir.Name(rs[d]))
     new_idx = tuple(ir.Name(v) for v in vs)
     if any(d[0] == "comb" for d in spec):
         # new = ND from fractals: iterate the old (fractal) space instead
-        ovs = [L.fresh(f"y{n}", taken) for n in range(t.rank)]
+        ovs = [R.fresh(f"y{n}", taken) for n in range(t.rank)]
         oi = tuple(ir.Name(v) for v in ovs)
-        ni = tuple(L.add(L.mul(oi[d[1]], L.lit(F)), oi[d[2]]) if d[0] == "comb" else oi[d[1]] for d in spec)
+        ni = tuple(R.add(R.mul(oi[d[1]], R.lit(F)), oi[d[2]]) if d[0] == "comb" else oi[d[1]] for d in spec)
         stmt = ir.Assign(ir.Access(tmp, ni), "=", ir.Access(t.name, oi)) if to_new else \
             ir.Assign(ir.Access(t.name, oi), "=", ir.Access(tmp, ni))
         loop_vars, exts = ovs, list(t.shape)
@@ -204,22 +204,21 @@ def _conversion_nest(t: ir.TensorDecl, tmp: str, spec: Spec, shape: tuple[ir.Exp
         loop_vars, exts = vs, list(shape)
     s: ir.Stmt = stmt
     for v, e in reversed(list(zip(loop_vars, exts))):
-        s = ir.For(v, L.lit(0), e, (s,))
-    return dataclasses.replace(s, label=L.fresh(f"to_{tmp}" if to_new else f"from_{tmp}", taken))
+        s = ir.For(v, R.lit(0), e, (s,))
+    return dataclasses.replace(s, label=R.fresh(f"to_{tmp}" if to_new else f"from_{tmp}", taken))
 
 
 def _split(e: ir.Expr, sizes: Mapping[str, int], ranges: Mapping[str, tuple[int | None, int | None]],
            node: Any, tname: str) -> tuple[ir.Expr, ir.Expr]:
     """`e` = 16*q + r with r a loop variable over 0..16: returns (q, r)."""
-    a = L.affine(e, sizes)
+    a = to_affine(e, sizes)
     if a is not None:
         for v, c in a.coeffs:
             if c == 1 and ranges.get(v) == (0, F):
                 rest = a - Affine(((v, 1),), 0)
                 if rest.const % F == 0 and all(x % F == 0 for _, x in rest.coeffs):
                     q = Affine.make({k: x // F for k, x in rest.coeffs}, rest.const // F)
-                    order = [n.name for n in ir.sub_exprs(e) if isinstance(n, ir.Name)]
-                    return L.expr_of_affine(q, order), ir.Name(v)
+                    return R.expr_of_affine(q, R.names_in(e)), ir.Name(v)
     from transformer.printer import format_expr
 
     raise _err(f"index `{format_expr(e)}` of `{tname}` cannot be split into 16-element fractals "
@@ -239,7 +238,7 @@ def _map_index(idx: tuple[ir.Expr, ...], spec: Spec, sizes: Mapping[str, int],
                 split[d[1]] = _split(idx[d[1]], sizes, ranges, node, tname)
             out.append(split[d[1]][0 if d[0] == "q" else 1])
         else:
-            out.append(L.add(L.mul(idx[d[1]], L.lit(F)), idx[d[2]]))
+            out.append(R.add(R.mul(idx[d[1]], R.lit(F)), idx[d[2]]))
     return tuple(out)
 
 
@@ -256,15 +255,15 @@ def _map_region(r: ir.Region, spec: Spec, sizes: Mapping[str, int], node: Any, t
                 x = dims[k]
                 if not isinstance(x, ir.Slice):
                     raise _err(f"a single index into a split dimension of `{tname}` in a copy", node)
-                lo, hi = L.affine(x.lo, sizes), L.affine(x.hi, sizes)
+                lo, hi = to_affine(x.lo, sizes), to_affine(x.hi, sizes)
                 if lo is None or hi is None or not (hi - lo).is_const() or (hi - lo).const % F or lo.const % F or \
                         any(c % F for _, c in lo.coeffs):
                     raise _err(f"copy region of `{tname}` is not made of whole 16-element fractals", node,
                                hint="tile with multiples of 16 that divide the extents")
                 q = Affine.make({n: c // F for n, c in lo.coeffs}, lo.const // F)
                 n = (hi - lo).const // F
-                qe = L.expr_of_affine(q)
-                split[k] = (qe if n == 1 else ir.Slice(qe, L.add(qe, L.lit(n))), ir.Slice(L.lit(0), L.lit(F)))
+                qe = R.expr_of_affine(q)
+                split[k] = (qe if n == 1 else ir.Slice(qe, R.add(qe, R.lit(n))), ir.Slice(R.lit(0), R.lit(F)))
             out.append(split[k][0 if d[0] == "q" else 1])
         else:
             raise _err(f"copies into `{tname}` cannot be converted back to ND here", node)
@@ -289,7 +288,7 @@ def _rewrite_stmt(s: ir.Stmt, old: str, new: str, spec: Spec, sizes: Mapping[str
                   ranges: dict[str, tuple[int | None, int | None]]) -> ir.Stmt:
     if isinstance(s, ir.For):
         r = dict(ranges)
-        r[s.var] = (L.eval_const(s.lo, sizes), L.eval_const(s.hi, sizes))
+        r[s.var] = (R.eval_const(s.lo, sizes), R.eval_const(s.hi, sizes))
         return dataclasses.replace(s, body=tuple(_rewrite_stmt(b, old, new, spec, sizes, r) for b in s.body))
     if isinstance(s, ir.Copy):
         dst, src = s.dst, s.src
@@ -300,19 +299,11 @@ def _rewrite_stmt(s: ir.Stmt, old: str, new: str, spec: Spec, sizes: Mapping[str
         Check_copy_shapes(dst, src, sizes, s, old)
         return dataclasses.replace(s, dst=dst, src=src)
 
-    def f(e: ir.Expr) -> ir.Expr:
-        if isinstance(e, ir.Access):
-            idx = tuple(f(i) for i in e.indices)
-            if e.tensor == old:
-                return ir.Access(new, _map_index(idx, spec, sizes, ranges, s, old), e.loc)
-            return dataclasses.replace(e, indices=idx)
-        if isinstance(e, ir.Unary):
-            return dataclasses.replace(e, operand=f(e.operand))
-        if isinstance(e, ir.Binary):
-            return dataclasses.replace(e, lhs=f(e.lhs), rhs=f(e.rhs))
-        if isinstance(e, ir.Call):
-            return dataclasses.replace(e, args=tuple(f(a) for a in e.args))
+    def relayout(e: ir.Expr) -> ir.Expr:
+        """An access to `old` (indices already rewritten) -> the access to `new`."""
+        if isinstance(e, ir.Access) and e.tensor == old:
+            return ir.Access(new, _map_index(e.indices, spec, sizes, ranges, s, old), e.loc)
         return e
 
     assert isinstance(s, ir.Assign)
-    return dataclasses.replace(s, target=f(s.target), value=f(s.value))  # type: ignore[arg-type]
+    return dataclasses.replace(s, target=R.map_expr(s.target, relayout), value=R.map_expr(s.value, relayout))  # type: ignore[arg-type]

@@ -37,7 +37,7 @@ from transformer import ir
 from transformer.deps import parallel_blockers
 
 from ._rewrite import const_trip, loop_header
-from .base import Args, Pass, PassError, PipelineError, TraceEntry, name_of_loop, register, replace_at, resolve_loop
+from .base import Args, Pass, PassError, PipelineError, TraceEntry, get_at, name_of_loop, register, replace_at, resolve_loop
 
 DEFAULT_CORES = 24
 
@@ -133,14 +133,8 @@ def check_outermost(kernel: ir.Kernel, path: tuple[int, ...], name: str) -> None
     if len(path) > 1:
         outer = kernel.body[path[0]]
         raise PassError("multicore", f"`{name}` is nested inside `{loop_header(outer)}`; only an outermost loop "  # type: ignore[arg-type]
-                        "can be split across cores", loc=getattr(get_loop(kernel, path), "loc", None),
+                        "can be split across cores", loc=getattr(get_at(kernel.body, path), "loc", None),
                         hint=_alternatives(kernel))
-
-
-def get_loop(kernel: ir.Kernel, path: tuple[int, ...]) -> ir.Stmt:
-    from .base import get_at
-
-    return get_at(kernel.body, path)
 
 
 def _alternatives(kernel: ir.Kernel) -> str:

@@ -56,7 +56,7 @@ from typing import Any, ClassVar, Mapping
 
 from transformer import ir
 
-from . import _loops as L
+from . import _rewrite as R
 from .base import Pass, PassError, TraceEntry, register
 
 _PAT = ("online_softmax needs attention's shape: row loops holding `MX = -inf; for j { MX max= Z }`, "
@@ -95,10 +95,6 @@ def _is_var(e: ir.Expr, v: str) -> bool:
     return isinstance(e, ir.Name) and e.name == v
 
 
-def _mentions(e: ir.Expr, v: str) -> bool:
-    return any(isinstance(x, ir.Name) and x.name == v for x in ir.sub_exprs(e))
-
-
 def rewrite(kernel: ir.Kernel, block: int, trace: TraceEntry) -> ir.Kernel:
     sizes = kernel.size_values()
     if block < 1:
@@ -112,15 +108,15 @@ def rewrite(kernel: ir.Kernel, block: int, trace: TraceEntry) -> ir.Kernel:
     rows: list[ir.Stmt] = []
     for s in kernel.body:
         assert isinstance(s, ir.For)
-        if L.eval_const(s.lo, sizes) != L.eval_const(first.lo, sizes) or \
-                L.eval_const(s.hi, sizes) != L.eval_const(first.hi, sizes) or L.eval_const(s.hi, sizes) is None:
+        if R.eval_const(s.lo, sizes) != R.eval_const(first.lo, sizes) or \
+                R.eval_const(s.hi, sizes) != R.eval_const(first.hi, sizes) or R.eval_const(s.hi, sizes) is None:
             raise _fail(f"row loops `{first.var}` and `{s.var}` have different bounds", s)
-        rows += [L.subst_stmt(b, {s.var: ir.Name(iv)}) if s.var != iv else b for b in s.body]
+        rows += [R.subst_stmt(b, {s.var: ir.Name(iv)}, simplify=True) if s.var != iv else b for b in s.body]
     temps = {t.name: t for t in kernel.buffers if t.kind == "temp"}
 
     # ---- find the three parts
     def j_loop(s: ir.Stmt) -> bool:
-        return isinstance(s, ir.For) and L.eval_const(s.lo, sizes) == 0 and L.eval_const(s.hi, sizes) is not None
+        return isinstance(s, ir.For) and R.eval_const(s.lo, sizes) == 0 and R.eval_const(s.hi, sizes) is not None
 
     mx_stmt = next((s for s in rows for s in ([s] + (list(s.body) if isinstance(s, ir.For) else []))
                     if isinstance(s, ir.Assign) and s.op == "max="), None)
@@ -139,7 +135,7 @@ def rewrite(kernel: ir.Kernel, block: int, trace: TraceEntry) -> ir.Kernel:
     eloop = rows[exp_idx]
     assert isinstance(eloop, ir.For)
     jv = eloop.var
-    N = L.eval_const(eloop.hi, sizes)
+    N = R.eval_const(eloop.hi, sizes)
     assert N is not None
     pstmt, sstmt = eloop.body
     assert isinstance(pstmt, ir.Assign)
@@ -160,9 +156,9 @@ def rewrite(kernel: ir.Kernel, block: int, trace: TraceEntry) -> ir.Kernel:
         if not j_loop(s):
             raise _fail("before the exponentials only key loops and the MX / SM initialisation may appear", s)
         assert isinstance(s, ir.For)
-        if L.eval_const(s.hi, sizes) != N:
+        if R.eval_const(s.hi, sizes) != N:
             raise _fail("key loops must all run over the same extent", s)
-        body = [L.subst_stmt(b, {s.var: ir.Name(jv)}) if s.var != jv else b for b in s.body]
+        body = [R.subst_stmt(b, {s.var: ir.Name(jv)}, simplify=True) if s.var != jv else b for b in s.body]
         for b in body:
             if isinstance(b, ir.Assign) and b.op == "max=" and _row_name(b.target) == MX:
                 max_val = b.value
@@ -182,9 +178,9 @@ def rewrite(kernel: ir.Kernel, block: int, trace: TraceEntry) -> ir.Kernel:
     if len(jl) != 1 or len(inits) != 1 or dloop.body[0] is not inits[0] or dloop.body[1] is not jl[0]:
         raise _fail("the weighted sum must be `for d { ACC = 0.0; for j { ACC += P * W }; ... }`", dloop)
     pvl = jl[0]
-    if L.eval_const(pvl.hi, sizes) != N or len(pvl.body) != 1:
+    if R.eval_const(pvl.hi, sizes) != N or len(pvl.body) != 1:
         raise _fail("the weighted sum's key loop must run over the keys with one statement", pvl)
-    pv = L.subst_stmt(pvl.body[0], {pvl.var: ir.Name(jv)}) if pvl.var != jv else pvl.body[0]
+    pv = R.subst_stmt(pvl.body[0], {pvl.var: ir.Name(jv)}, simplify=True) if pvl.var != jv else pvl.body[0]
     if not (isinstance(pv, ir.Assign) and pv.op == "+=" and pv.target == inits[0].target
             and isinstance(pv.value, ir.Binary) and pv.value.op == "*"
             and (pv.value.lhs == pstmt.target or pv.value.rhs == pstmt.target)):
@@ -193,8 +189,8 @@ def rewrite(kernel: ir.Kernel, block: int, trace: TraceEntry) -> ir.Kernel:
     Check_block_divides(block, N, eloop)
 
     # ---- build the streaming nest
-    taken = L.used_names(kernel)
-    jb = L.fresh(f"{jv}b", taken)
+    taken = R.used_names(kernel)
+    jb = R.fresh(f"{jv}b", taken)
     dv = dloop.var
     D_hi = dloop.hi
     lo_i, hi_i = first.lo, first.hi
@@ -209,28 +205,21 @@ def rewrite(kernel: ir.Kernel, block: int, trace: TraceEntry) -> ir.Kernel:
             new_shapes[e.name] = (hi_i,)
             return ir.Access(e.name, (ir.Name(iv),), e.loc)
         if isinstance(e, ir.Access):
-            idx = tuple(rowify(x) for x in e.indices)
             if e.tensor in temps:
                 rest = [x for x in e.indices if not _is_var(x, iv)]
                 if not all(isinstance(x, ir.Name) and (x.name == jv or x.name in dext) for x in rest):
                     raise _fail(f"temp `{e.tensor}` is indexed by something other than the row, key and "
                                 "head loops", e)
-                shape = (hi_i,) + tuple(L.lit(block) if x.name == jv else dext[x.name] for x in rest)  # type: ignore[union-attr]
+                shape = (hi_i,) + tuple(R.lit(block) if x.name == jv else dext[x.name] for x in rest)  # type: ignore[union-attr]
                 if new_shapes.setdefault(e.tensor, shape) != shape:
                     raise _fail(f"temp `{e.tensor}` is used with two different shapes", e)
                 return ir.Access(e.tensor, (ir.Name(iv),) + tuple(rest), e.loc)
-            return ir.Access(e.tensor, tuple(L.simp(L.subst_expr(x, {jv: key})) for x in e.indices), e.loc)
-        if isinstance(e, ir.Unary):
-            return dataclasses.replace(e, operand=rowify(e.operand))
-        if isinstance(e, ir.Binary):
-            return dataclasses.replace(e, lhs=rowify(e.lhs), rhs=rowify(e.rhs))
-        if isinstance(e, ir.Call):
-            return dataclasses.replace(e, args=tuple(rowify(a) for a in e.args))
+            return ir.Access(e.tensor, tuple(R.simp(R.subst_expr(x, {jv: key})) for x in e.indices), e.loc)
         if isinstance(e, ir.Name) and e.name == jv:
             return key
-        return e
+        return R.map_children(e, rowify)
 
-    key = L.add(L.mul(ir.Name(jb), L.lit(block)), ir.Name(jv))
+    key = R.add(R.mul(ir.Name(jb), R.lit(block)), ir.Name(jv))
 
     def rs(s: ir.Stmt) -> ir.Stmt:
         if isinstance(s, ir.For):
@@ -242,10 +231,10 @@ def rewrite(kernel: ir.Kernel, block: int, trace: TraceEntry) -> ir.Kernel:
     def row(n: str) -> ir.Access:
         return ir.Access(n, (ir.Name(iv),))
 
-    mb, ms, al = (L.fresh(n, taken) for n in ("mb", "ms", "al"))
+    mb, ms, al = (R.fresh(n, taken) for n in ("mb", "ms", "al"))
     mxr, smr = rowify(_as_expr(MX, temps, iv)), rowify(_as_expr(SM, temps, iv))
     neg_inf = ir.Unary("-", ir.FloatLit(math.inf))
-    jloop = lambda body: ir.For(jv, L.lit(0), L.lit(block), tuple(body))  # noqa: E731
+    jloop = lambda body: ir.For(jv, R.lit(0), R.lit(block), tuple(body))  # noqa: E731
     dloop_ = lambda body: ir.For(dv, dloop.lo, D_hi, tuple(body))  # noqa: E731
     acc_t = rs(inits[0]).target  # type: ignore[union-attr]
     z = rowify(Z2)
@@ -268,15 +257,15 @@ def rewrite(kernel: ir.Kernel, block: int, trace: TraceEntry) -> ir.Kernel:
     body: list[ir.Stmt] = [
         ir.Assign(mxr, "=", neg_inf), ir.Assign(smr, "=", ir.FloatLit(0.0)),  # type: ignore[arg-type]
         dloop_([rs(inits[0])]),
-        ir.For(jb, L.lit(0), L.lit(nb), tuple(kv_body), label=L.fresh("kv", taken)),
+        ir.For(jb, R.lit(0), R.lit(nb), tuple(kv_body), label=R.fresh("kv", taken)),
     ]
     if dpost:
         body.append(dloop_([rs(s) for s in dpost]))
-    label = L.fresh("attn", taken)
+    label = R.fresh("attn", taken)
     nest = ir.For(iv, lo_i, hi_i, tuple(body), label=label, loc=first.loc)
 
     # ---- declarations: reshaped temps, new row temps; drop temps no longer used
-    used = L.tensors_in((nest,))
+    used = R.tensors_in((nest,))
     f32 = "f32"
     buffers: list[ir.TensorDecl] = []
     for t in kernel.buffers:

@@ -67,11 +67,11 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Mapping
 
 from transformer import ir
-from transformer.affine import Affine
-from transformer.diagnostics import did_you_mean
+from transformer.affine import to_affine
 
-from . import _loops as L
-from .base import Args, Pass, PassError, PipelineError, TraceEntry, all_loops, loop_names, register, resolve_loop
+from . import _rewrite as R
+from ._budgets import scope_budget, tensor_bytes
+from .base import Args, Pass, PassError, PipelineError, TraceEntry, preferred_loop_names, register, resolve_loop
 
 Path = tuple[int, ...]
 
@@ -122,11 +122,11 @@ class Tile(Pass):
         sizes = kernel.size_values()
         for band in _default_bands(kernel):
             name0, loop0 = band[0]
-            ext = L.loop_extent(loop0, sizes) or 0
+            ext = R.loop_extent(loop0, sizes) or 0
             for t in [p for p in (4, 8, 16, 32, 64, 128, 256) if p <= ext][-3:]:
                 cand = [Tile(((name0, t),))]
                 if len(band) > 1:
-                    e1 = L.loop_extent(band[1][1], sizes) or 0
+                    e1 = R.loop_extent(band[1][1], sizes) or 0
                     if e1 >= t:
                         cand.append(Tile(((name0, t), (band[1][0], t))))
                 for p in cand:
@@ -152,10 +152,7 @@ def _floor_pow2(n: int) -> int:
 def _default_bands(kernel: ir.Kernel) -> list[list[tuple[str, ir.For]]]:
     """For each top-level nest: its outer loop and, when perfectly nested, the next loop,
     with a name that designates each; loops without integer bounds are left out."""
-    names = loop_names(kernel)
-    by_id = {}
-    for n, ref in sorted(names.items(), key=lambda kv: (kv[0] != kv[1].loop.label, len(kv[0]), kv[0])):
-        by_id.setdefault(id(ref.loop), n)
+    by_id = preferred_loop_names(kernel)
     sizes = kernel.size_values()
     bands = []
     for s in kernel.body:
@@ -164,7 +161,7 @@ def _default_bands(kernel: ir.Kernel) -> list[list[tuple[str, ir.For]]]:
         band: list[tuple[str, ir.For]] = []
         cur: ir.Stmt = s
         while isinstance(cur, ir.For) and len(band) < 2:
-            ext = L.loop_extent(cur, sizes)
+            ext = R.loop_extent(cur, sizes)
             if ext is None or id(cur) not in by_id:
                 break
             if ext < 2:  # nothing to tile here: look one level in
@@ -188,7 +185,7 @@ def choose_tiles(kernel: ir.Kernel, target: Any = None) -> dict[str, int]:
     in: it returns `{loop name: tile size}` and `tile` does the rest."""
     sizes = kernel.size_values()
     bands = _default_bands(kernel)
-    loops = {n: L.loop_extent(lp, sizes) or 1 for band in bands for n, lp in band}
+    loops = {n: R.loop_extent(lp, sizes) or 1 for band in bands for n, lp in band}
     try:
         from transformer.capacity import CapacityError, solver_tiles
         from transformer.capacity.tiles import tile_candidates
@@ -217,7 +214,7 @@ def choose_tiles(kernel: ir.Kernel, target: Any = None) -> dict[str, int]:
         while cap >= 1:
             req = []
             for n, loop in band:
-                ext = L.loop_extent(loop, sizes) or 1
+                ext = R.loop_extent(loop, sizes) or 1
                 req.append((n, min(cap, _floor_pow2(ext))))
             try:
                 tile_kernel(kernel, tuple(req), target, TraceEntry("tile"), reserve=2)
@@ -245,7 +242,7 @@ def Check_tile_size(loop_name: str, loop: ir.For, size: int, extent: int) -> Non
 def Check_constant_bounds(loop_name: str, loop: ir.For, sizes: Mapping[str, int]) -> int:
     """Condition: lo and hi of the loop evaluate to integers from sizes and literals (the
     number of tiles must be a concrete integer: the IR has no division)."""
-    ext = L.loop_extent(loop, sizes)
+    ext = R.loop_extent(loop, sizes)
     if ext is None:
         raise PassError("tile", f"loop `{loop_name}` has bounds that depend on other loops; only loops with "
                         "bounds made of sizes and integers can be tiled", loop.loc,
@@ -278,7 +275,7 @@ def Check_point_loop_private(loop: ir.For, sizes: Mapping[str, int]) -> str | No
         if isinstance(s, ir.Assign):
             if not isinstance(s.target, ir.Access):
                 written.add(s.target.name)
-            for a, w in L.stmt_accesses(s):
+            for a, w in R.stmt_accesses(s):
                 acc.setdefault(a.tensor, []).append(a)
                 if w:
                     written.add(a.tensor)
@@ -288,7 +285,7 @@ def Check_point_loop_private(loop: ir.For, sizes: Mapping[str, int]) -> str | No
             return x
         ok = False
         for d in range(len(lst[0].indices)):
-            forms = [L.affine(a.indices[d], sizes) for a in lst]
+            forms = [to_affine(a.indices[d], sizes) for a in lst]
             f0 = forms[0]
             if f0 is None or f0.coeff(loop.var) != 1 or any(f != f0 for f in forms):
                 continue
@@ -330,7 +327,7 @@ def tile_kernel(kernel: ir.Kernel, tiles: tuple[tuple[str, int], ...], target: A
     for lst in by_nest.values():
         Check_tiled_loops_nested(lst)
 
-    taken = L.used_names(kernel)
+    taken = R.used_names(kernel)
     body = list(kernel.body)
     new_locals: list[ir.TensorDecl] = []
     drop: set[str] = set()
@@ -366,20 +363,20 @@ def _strip(s: ir.Stmt, req: Mapping[int, tuple[str, int, ir.For]], sizes: Mappin
     if id(s) not in req:
         return dataclasses.replace(s, body=new_body)
     lname, T, _ = req[id(s)]
-    N = L.loop_extent(s, sizes)
+    N = R.loop_extent(s, sizes)
     assert N is not None
     ntiles = -(-N // T)
-    v0 = L.fresh(f"{s.var}0", taken)
-    offset = L.add(L.simp(s.lo), L.mul(ir.Name(v0), L.lit(T)))
-    inner_hi = L.lit(T) if N % T == 0 else L.imin(L.lit(T), L.sub(L.sub(s.hi, s.lo), L.mul(ir.Name(v0), L.lit(T))))
-    m = {s.var: L.add(offset, ir.Name(s.var))}
-    point = ir.For(s.var, L.lit(0), inner_hi, tuple(L.subst_stmt(b, m) for b in new_body))
+    v0 = R.fresh(f"{s.var}0", taken)
+    offset = R.add(R.simp(s.lo), R.mul(ir.Name(v0), R.lit(T)))
+    inner_hi = R.lit(T) if N % T == 0 else R.imin(R.lit(T), R.sub(R.sub(s.hi, s.lo), R.mul(ir.Name(v0), R.lit(T))))
+    m = {s.var: R.add(offset, ir.Name(s.var))}
+    point = ir.For(s.var, R.lit(0), inner_hi, tuple(R.subst_stmt(b, m, simplify=True) for b in new_body))
     st.tile_vars.add(v0)
     st.point_vars.add(s.var)
     st.point_size[s.var] = T
     tail = "" if N % T == 0 else f", tail of {N % T}"
     trace.changes.append(f"split `{lname}` ({N} iterations) into {ntiles} tiles of {T} (`{v0}` x `{s.var}`{tail})")
-    return ir.For(v0, L.lit(0), L.lit(ntiles), (point,), label=s.label, annotations=s.annotations, loc=s.loc)
+    return ir.For(v0, R.lit(0), R.lit(ntiles), (point,), label=s.label, annotations=s.annotations, loc=s.loc)
 
 
 def is_block_loop(loop: ir.For, st: _NestState | None, sizes: Mapping[str, int]) -> bool:
@@ -392,13 +389,13 @@ def is_block_loop(loop: ir.For, st: _NestState | None, sizes: Mapping[str, int])
         if isinstance(s, ir.Copy):
             exprs = list(ir.region_exprs(s.dst)) + list(ir.region_exprs(s.src))
         elif isinstance(s, ir.Assign):
-            exprs = [i for a, _ in L.stmt_accesses(s) for i in a.indices]
+            exprs = [i for a, _ in R.stmt_accesses(s) for i in a.indices]
         else:
             exprs = [s.lo, s.hi]
         for e in exprs:
-            if not any(isinstance(x, ir.Name) and x.name == loop.var for x in ir.sub_exprs(e)):
+            if loop.var not in R.names_in(e):
                 continue
-            a = L.affine(e, sizes)
+            a = to_affine(e, sizes)
             if a is None:
                 if isinstance(s, ir.For):
                     continue
@@ -426,8 +423,7 @@ def _sink(p: ir.For, st: _NestState, sizes: Mapping[str, int], trace: TraceEntry
     blocks = [b for b in p.body if isinstance(b, ir.For) and is_block_loop(b, st, sizes)]
     if not blocks:
         return (p,)
-    if any(any(isinstance(x, ir.Name) and x.name == p.var for e in (b.lo, b.hi) for x in ir.sub_exprs(e))
-           for b in blocks):
+    if any(p.var in R.names_in(e) for b in blocks for e in (b.lo, b.hi)):
         return (p,)
     bad = Check_point_loop_private(p, sizes)
     if bad is not None:
@@ -492,7 +488,7 @@ def _collect(nest: ir.For) -> tuple[dict[str, list[_Acc]], set[str], dict[Path, 
             elif isinstance(s, ir.Assign):
                 if not isinstance(s.target, ir.Access):
                     in_copies.add(s.target.name)
-                for a, w in L.stmt_accesses(s):
+                for a, w in R.stmt_accesses(s):
                     accs.setdefault(a.tensor, []).append(_Acc(a, w, w and s.op == "=", p, stack, s))
 
     walk(nest.body, (), (((), nest),))
@@ -506,46 +502,36 @@ def _box_of(acc: _Acc, level: Path, sizes: Mapping[str, int], st: _NestState) ->
     rng: dict[str, tuple[ir.Expr, ir.Expr, int]] = {}
     for _, lp in inner:
         for e in (lp.lo, lp.hi):
-            if any(isinstance(x, ir.Name) and x.name in inner_vars for x in ir.sub_exprs(e)):
+            if R.mentions(e, inner_vars) is not None:
                 return None
-        ext = L.simp(ir.Binary("-", lp.hi, lp.lo))
-        mx = L.eval_const(ext, sizes)
+        ext = R.simp(ir.Binary("-", lp.hi, lp.lo))
+        mx = R.eval_const(ext, sizes)
         if mx is None:
-            mx = _max_extent(lp, sizes)
+            mx = R.tail_max_extent(lp, sizes)
             if mx is None:
                 return None
-        rng[lp.var] = (L.simp(lp.lo), ext, mx)
+        rng[lp.var] = (R.simp(lp.lo), ext, mx)
     dims = []
     for e in acc.access.indices:
-        a = L.affine(e, sizes)
+        a = to_affine(e, sizes)
         if a is None:
             return None
         used = [v for v in inner_vars if a.coeff(v)]
         if any(a.coeff(v) < 0 for v in used):
             return None
-        lo = L.simp(L.subst_expr(e, {v: rng[v][0] for v in inner_vars}))
+        lo = R.simp(R.subst_expr(e, {v: rng[v][0] for v in inner_vars}))
         ext: ir.Expr | None = None
         mx = 1
         const = 1
         for v in sorted(used):
             c = a.coeff(v)
-            term = L.mul(L.lit(c), rng[v][1])
-            ext = term if ext is None else L.add(ext, term)
+            term = R.mul(R.lit(c), rng[v][1])
+            ext = term if ext is None else R.add(ext, term)
             const -= c
             mx += c * (rng[v][2] - 1)
-        ext = L.lit(1) if ext is None else L.add(ext, L.lit(const))
-        dims.append((lo, L.simp(ext), mx, bool(used)))
+        ext = R.lit(1) if ext is None else R.add(ext, R.lit(const))
+        dims.append((lo, R.simp(ext), mx, bool(used)))
     return _Box(dims)
-
-
-def _max_extent(lp: ir.For, sizes: Mapping[str, int]) -> int | None:
-    """Largest trip count of a tail loop `for v in lo..min(T, ...)` (lo constant): T - lo."""
-    lo = L.eval_const(lp.lo, sizes)
-    if lo is None or not (isinstance(lp.hi, ir.Call) and lp.hi.func == "min"):
-        return None
-    cs = [L.eval_const(a, sizes) for a in lp.hi.args]
-    cs = [c for c in cs if c is not None]
-    return min(cs) - lo if cs else None
 
 
 def _merge(boxes: list[_Box], sizes: Mapping[str, int]) -> _Box | None:
@@ -554,7 +540,7 @@ def _merge(boxes: list[_Box], sizes: Mapping[str, int]) -> _Box | None:
     for b in boxes[1:]:
         for d, (lo2, ext2, mx2, u2) in enumerate(b.dims):
             lo1, ext1, mx1, u1 = out[d]
-            a1, a2 = L.affine(lo1, sizes), L.affine(lo2, sizes)
+            a1, a2 = to_affine(lo1, sizes), to_affine(lo2, sizes)
             if a1 is None or a2 is None:
                 return None
             diff = a2 - a1
@@ -563,13 +549,13 @@ def _merge(boxes: list[_Box], sizes: Mapping[str, int]) -> _Box | None:
             if diff.const == 0 and ext1 == ext2:
                 out[d] = (lo1, ext1, max(mx1, mx2), u1 or u2)
                 continue
-            e1, e2 = L.const_value(ext1), L.const_value(ext2)
+            e1, e2 = R.const_value(ext1), R.const_value(ext2)
             if e1 is None or e2 is None:
                 return None
             lo = lo1 if diff.const >= 0 else lo2
             start = min(0, diff.const)
             end = max(e1, diff.const + e2)
-            out[d] = (lo, L.lit(end - start), end - start, True)
+            out[d] = (lo, R.lit(end - start), end - start, True)
     return _Box(out)
 
 
@@ -597,7 +583,7 @@ def _union(boxes: list[_Box], sizes: Mapping[str, int]) -> list[_Box]:
 def _merge_adjacent(a: _Box, b: _Box, sizes: Mapping[str, int]) -> _Box | None:
     diff_dim = None
     for d, (x, y) in enumerate(zip(a.dims, b.dims)):
-        ax, ay = L.affine(x[0], sizes), L.affine(y[0], sizes)
+        ax, ay = to_affine(x[0], sizes), to_affine(y[0], sizes)
         if ax is None or ay is None:
             return None
         if ax == ay and x[1] == y[1]:
@@ -608,8 +594,8 @@ def _merge_adjacent(a: _Box, b: _Box, sizes: Mapping[str, int]) -> _Box | None:
     if diff_dim is None:
         return a
     (lo1, e1, m1, u1), (lo2, e2, m2, u2) = a.dims[diff_dim], b.dims[diff_dim]
-    c1, c2 = L.const_value(e1), L.const_value(e2)
-    a1, a2 = L.affine(lo1, sizes), L.affine(lo2, sizes)
+    c1, c2 = R.const_value(e1), R.const_value(e2)
+    a1, a2 = to_affine(lo1, sizes), to_affine(lo2, sizes)
     if c1 is None or c2 is None or a1 is None or a2 is None or not (a2 - a1).is_const():
         return None
     off = (a2 - a1).const
@@ -617,19 +603,19 @@ def _merge_adjacent(a: _Box, b: _Box, sizes: Mapping[str, int]) -> _Box | None:
         return None
     dims = list(a.dims)
     ext = max(c1, off + c2)
-    dims[diff_dim] = (lo1, L.lit(ext), ext, True)
+    dims[diff_dim] = (lo1, R.lit(ext), ext, True)
     return _Box(dims)
 
 
 def _contains(big: _Box, small: _Box, sizes: Mapping[str, int]) -> bool:
     for (lo1, e1, _, _), (lo2, e2, _, _) in zip(big.dims, small.dims):
-        a1, a2 = L.affine(lo1, sizes), L.affine(lo2, sizes)
+        a1, a2 = to_affine(lo1, sizes), to_affine(lo2, sizes)
         if a1 is None or a2 is None:
             return False
         diff = a2 - a1
         if not diff.is_const() or diff.const < 0:
             return False
-        c1, c2 = L.const_value(e1), L.const_value(e2)
+        c1, c2 = R.const_value(e1), R.const_value(e2)
         if c1 is not None and c2 is not None:
             if diff.const + c2 > c1:
                 return False
@@ -644,7 +630,7 @@ def _dense(acc: _Acc, level: Path) -> bool:
     inner = {lp.var for p, lp in acc.loops if len(p) > len(level) and p[:len(level)] == level}
     seen: set[str] = set()
     for e in acc.access.indices:
-        a = L.affine(e, {})
+        a = to_affine(e, {})
         if a is None:
             return False
         used = [v for v in inner if a.coeff(v)]
@@ -806,7 +792,7 @@ def _stage(kernel: ir.Kernel, nest: ir.Stmt, st: _NestState, sizes: Mapping[str,
     assert isinstance(nest, ir.For)
     accs, in_copies, loops = _collect(nest)
     block_paths = {p for p, lp in loops.items() if is_block_loop(lp, st, sizes)}
-    used_outside = L.tensors_in(others)
+    used_outside = R.tensors_in(others)
     plans: list[_Plan] = []
     new_decls: list[ir.TensorDecl] = []
     dead: set[str] = set()
@@ -830,7 +816,7 @@ def _stage(kernel: ir.Kernel, nest: ir.Stmt, st: _NestState, sizes: Mapping[str,
             continue
         level = cands[0]
         # hoist while the footprint does not move with the loops we leave
-        mentioned = {n.name for a in lst for i in a.access.indices for n in ir.sub_exprs(i) if isinstance(n, ir.Name)}
+        mentioned = {n for a in lst for i in a.access.indices for n in R.names_in(i)}
         for outer in cands[1:]:
             between = [loops[level[:k]].var for k in range(len(outer) + 1, len(level) + 1)]
             if any(v in mentioned for v in between):
@@ -868,11 +854,11 @@ def _stage(kernel: ir.Kernel, nest: ir.Stmt, st: _NestState, sizes: Mapping[str,
         assert decl is not None
         scope = roles.get(x, "ub")
         if scope in ("l0a", "l0b"):
-            locs = [(L.fresh(f"{x}_l1", taken), "l1"), (L.fresh(f"{x}_{scope}", taken), scope)]
+            locs = [(R.fresh(f"{x}_l1", taken), "l1"), (R.fresh(f"{x}_{scope}", taken), scope)]
         else:
-            locs = [(L.fresh(f"{x}_{scope}", taken), scope)]
+            locs = [(R.fresh(f"{x}_{scope}", taken), scope)]
         plans.append(_Plan(x, level, box, locs, copy_in, copy_out, decl.dtype))
-        shape = tuple(L.lit(mx) for (_, _, mx, _), k in zip(box.dims, _index_dims(box)) if k)
+        shape = tuple(R.lit(mx) for (_, _, mx, _), k in zip(box.dims, _index_dims(box)) if k)
         for n, sc in locs:
             new_decls.append(ir.TensorDecl(n, decl.dtype, shape, "local", scope=sc))
         if decl.kind == "temp" and x not in used_outside:
@@ -907,12 +893,12 @@ def _rewrite(s: ir.For, path: Path, plans: list[_Plan], sizes: Mapping[str, int]
         loc_dims: list[Any] = []
         for (lo, ext, mx, _), k in zip(p.box.dims, keep):
             if k:
-                gm_dims.append(ir.Slice(lo, L.add(lo, ext)))
-                loc_dims.append(ir.Slice(L.lit(0), ext))
+                gm_dims.append(ir.Slice(lo, R.add(lo, ext)))
+                loc_dims.append(ir.Slice(R.lit(0), ext))
             else:
                 gm_dims.append(lo)
         if not loc_dims:
-            loc_dims = [ir.Slice(L.lit(0), L.lit(1))]
+            loc_dims = [ir.Slice(R.lit(0), R.lit(1))]
         gm = ir.Region(p.tensor, tuple(gm_dims))
         chain = [ir.Region(n, tuple(loc_dims)) for n, _ in p.locals_]
         if p.copy_in:
@@ -926,34 +912,25 @@ def _rewrite(s: ir.For, path: Path, plans: list[_Plan], sizes: Mapping[str, int]
 
 def _rewrite_accesses(s: ir.Stmt, p: _Plan, sizes: Mapping[str, int]) -> ir.Stmt:
     keep = _index_dims(p.box)
-    los = [L.affine(lo, sizes) for (lo, _, _, _) in p.box.dims]
+    los = [to_affine(lo, sizes) for (lo, _, _, _) in p.box.dims]
     local = p.locals_[-1][0]
 
-    def f(e: ir.Expr) -> ir.Expr:
-        if isinstance(e, ir.Access):
-            idx = tuple(f(i) for i in e.indices)
-            if e.tensor != p.tensor:
-                return dataclasses.replace(e, indices=idx)
-            new = []
-            for i, k, lo in zip(idx, keep, los):
-                if not k:
-                    continue
-                a = L.affine(i, sizes)
-                assert a is not None and lo is not None
-                order = [n.name for n in ir.sub_exprs(i) if isinstance(n, ir.Name)]
-                new.append(L.expr_of_affine(a - lo, order))
-            if not new:
-                new = [L.lit(0)]
-            return ir.Access(local, tuple(new), e.loc)
-        if isinstance(e, ir.Unary):
-            return dataclasses.replace(e, operand=f(e.operand))
-        if isinstance(e, ir.Binary):
-            return dataclasses.replace(e, lhs=f(e.lhs), rhs=f(e.rhs))
-        if isinstance(e, ir.Call):
-            return dataclasses.replace(e, args=tuple(f(a) for a in e.args))
-        return e
+    def to_local(e: ir.Expr) -> ir.Expr:
+        """An access to the staged tensor (indices already rewritten) -> the local."""
+        if not (isinstance(e, ir.Access) and e.tensor == p.tensor):
+            return e
+        new = []
+        for i, k, lo in zip(e.indices, keep, los):
+            if not k:
+                continue
+            a = to_affine(i, sizes)
+            assert a is not None and lo is not None
+            new.append(R.expr_of_affine(a - lo, R.names_in(i)))
+        if not new:
+            new = [R.lit(0)]
+        return ir.Access(local, tuple(new), e.loc)
 
-    return L.map_exprs(s, f)
+    return R.map_stmt_exprs(s, lambda e: R.map_expr(e, to_local))
 
 
 def _check_capacity(label: str, decls: list[ir.TensorDecl], sizes: Mapping[str, int], target: Any,
@@ -965,10 +942,10 @@ def _check_capacity(label: str, decls: list[ir.TensorDecl], sizes: Mapping[str, 
     for d in decls:
         per.setdefault(str(d.scope), []).append(d)
     for scope, ds in per.items():
-        total = sum(L.tensor_bytes(d, sizes) for d in ds)
-        budget = L.scope_budget(target, scope) // reserve
+        total = sum(tensor_bytes(d, sizes) for d in ds)
+        budget = scope_budget(target, scope) // reserve
         if total > budget:
-            parts = ", ".join(f"`{d.name}` {L.tensor_bytes(d, sizes)} B" for d in ds)
+            parts = ", ".join(f"`{d.name}` {tensor_bytes(d, sizes)} B" for d in ds)
             raise PassError("tile", f"the tiles of `{label}` need {total} bytes of {scope} "
                             f"({parts}), more than the {budget} bytes usable", loc,
                             hint="use smaller tiles, or tile more loops of the nest")

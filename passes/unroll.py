@@ -38,7 +38,7 @@ from typing import Any, ClassVar
 
 from transformer import ir
 
-from ._rewrite import add, const_trip, fresh, loop_header, map_loops, mul, subst_stmt, used_names
+from ._rewrite import add, const_trip, fresh, lit, loop_header, map_loops, mul, subst_stmt, used_names
 from .base import Args, Pass, PassError, PipelineError, TraceEntry, all_loops, name_of_loop, register, replace_at, resolve_loop
 
 FULL_UNROLL_MAX = 1024  # copies a `full` request may create
@@ -98,7 +98,7 @@ class Unroll(Pass):
         if full and trip > FULL_UNROLL_MAX:
             raise PassError(self.name, f"full unrolling of `{loop_header(loop)}` would make {trip} copies "
                             f"(limit {FULL_UNROLL_MAX})", loc=loop.loc, hint="unroll by a factor instead, e.g. `=4`")
-        taken = used_names(kernel)
+        taken = used_names(kernel) | {kernel.name}
         if full:
             copies = [_copy(b, {loop.var: ir.IntLit(lo + t)}, t, taken) for t in range(trip) for b in loop.body]
             new_body = replace_at(kernel.body, ref.path, copies)
@@ -107,18 +107,18 @@ class Unroll(Pass):
             return dataclasses.replace(kernel, body=new_body)
         f = self.factor
         main_trip, rem = divmod(trip, f)
-        uvar = fresh(f"{loop.var}u", taken)
+        uvar = fresh(f"{loop.var}u", taken, sep="", first=2)
         lo_e: ir.Expr = ir.IntLit(lo) if not isinstance(loop.lo, ir.IntLit) else loop.lo
         body = []
         for t in range(f):
-            idx = add(add(lo_e, mul(f, ir.Name(uvar))), ir.IntLit(t))
+            idx = add(add(lo_e, mul(lit(f), ir.Name(uvar))), lit(t))
             body.extend(_copy(b, {loop.var: idx}, t, taken) for b in loop.body)
         anns = tuple(a for a in loop.annotations if a.name != "unroll")
         main = dataclasses.replace(loop, var=uvar, lo=ir.IntLit(0), hi=ir.IntLit(main_trip), body=tuple(body),
                                    annotations=anns)
         new: list[ir.Stmt] = [main]
         if rem:
-            tail_label = fresh(f"{loop.label}_rem", taken) if loop.label else None
+            tail_label = fresh(f"{loop.label}_rem", taken, sep="", first=2) if loop.label else None
             tail = dataclasses.replace(loop, lo=ir.IntLit(lo + main_trip * f), hi=ir.IntLit(lo + trip),
                                        label=tail_label, annotations=(),
                                        body=tuple(_copy(b, {}, 1, taken) for b in loop.body))
@@ -155,6 +155,6 @@ def _copy(s: ir.Stmt, m: dict[str, ir.Expr], t: int, taken: set[str]) -> ir.Stmt
         return s
 
     def relabel(l: ir.For) -> ir.For:
-        return dataclasses.replace(l, label=fresh(l.label, taken)) if l.label else l
+        return dataclasses.replace(l, label=fresh(l.label, taken, sep="", first=2)) if l.label else l
 
     return map_loops(s, relabel)

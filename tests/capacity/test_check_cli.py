@@ -333,7 +333,7 @@ POLICY_GAPS: dict = {}
 def test_solver_tiles_are_accepted_by_check(name: str) -> None:
     """`solver_tiles` over the loops `tile` would pick, at two size settings: the chosen
     `tile{...}` is accepted by `ascx check` with totals equal to the independent count."""
-    from passes import _loops as L
+    from passes._rewrite import loop_extent
     from passes.tile import _default_bands
 
     from transformer.capacity import solver_tiles
@@ -341,7 +341,7 @@ def test_solver_tiles_are_accepted_by_check(name: str) -> None:
 
     for sizes in SIZES.get(name, [{}]):
         k = load_kernel(str(EXAMPLES / f"{name}.ir"), tuple(f"{a}={b}" for a, b in sizes.items()))
-        loops = {n: L.loop_extent(lp, k.size_values()) for band in _default_bands(k)
+        loops = {n: loop_extent(lp, k.size_values()) for band in _default_bands(k)
                  for n, lp in band}
         best = solver_tiles(k, loops, "ascend910b2")
         assert set(best) == set(loops)
