@@ -134,3 +134,35 @@ def test_transform_refuses_over_capacity_kernel(tmp_path):
 def test_unknown_target_is_a_usage_error(add_ir):
     r = invoke("transform", str(add_ir), "--passes", "unroll{i=2}", "--target", "ascend9l0b2")
     assert r.exit_code == 2 and "unknown target" in r.output and "ascend910b2" in r.output
+
+
+def test_transform_emits_ascendc_with_harness(add_ir, tmp_path):
+    out = tmp_path / "add.cpp"
+    r = invoke("transform", str(add_ir), "--passes", "tile,double_buffer", "--emit", "ascendc",
+               "-o", str(out), "--harness", str(tmp_path / "h"))
+    assert r.exit_code == 0, r.output
+    src = out.read_text()
+    assert 'extern "C" __global__ __aicore__ void add(' in src and "TQue<TPosition::VECIN, BUFFER_NUM>" in src
+    assert {"main.cpp", "build.sh"} <= {p.name for p in (tmp_path / "h").iterdir()}
+
+
+def test_harness_without_emit_is_a_usage_error(add_ir, tmp_path):
+    r = invoke("transform", str(add_ir), "--passes", "tile", "--harness", str(tmp_path))
+    assert r.exit_code == 2 and "--harness goes with --emit ascendc" in r.output
+
+
+def test_verify_emitted_runs_the_kernel_on_the_emulator(add_ir, tmp_path):
+    keep = tmp_path / "keep"
+    r = invoke("verify", str(add_ir), "--passes", "tile,double_buffer", "--emitted", "--trials", "2",
+               "--keep", str(keep), "--json")
+    assert r.exit_code == 0, r.output
+    import json
+
+    rep = json.loads(r.output)
+    assert rep["ok"] and rep["outputs"][0]["name"] == "Z" and rep["pipeline"].endswith("--emitted")
+    assert (keep / "kernel").exists() and (keep / "kernel.cpp").exists()
+
+
+def test_verify_needs_passes_unless_emitted(add_ir):
+    r = invoke("verify", str(add_ir))
+    assert r.exit_code == 2 and "needs --passes" in r.output

@@ -61,11 +61,15 @@ def transform_kernel(path: str, kernel: ir.Kernel, pipeline: str, target: Any) -
 @target_option
 @click.option("-o", "--output", metavar="OUT.ir", help="Write the transformed IR here instead of stdout.")
 @click.option("--force", is_flag=True, help="Allow -o to overwrite FILE itself.")
-@click.option("--explain", is_flag=True, help="Print what each pass did and why (stderr when the IR goes to stdout).")
+@click.option("--explain", is_flag=True, help="Print what each pass did and why (stderr when the output goes to stdout).")
+@click.option("--emit", type=click.Choice(["ir", "ascendc"]), default="ir", show_default=True,
+              help="Print the transformed IR, or the Ascend C kernel emitted from it.")
+@click.option("--harness", "harness_dir", metavar="DIR",
+              help="With --emit ascendc: also write the kernel, a host harness and build.sh into DIR.")
 @handle_errors
 def transform_cmd(file: str, pipeline: str, sizes: tuple[str, ...], target_name: str | None,
-                  output: str | None, force: bool, explain: bool) -> None:
-    """Run a pass pipeline on FILE and print (or write) the transformed IR."""
+                  output: str | None, force: bool, explain: bool, emit: str, harness_dir: str | None) -> None:
+    """Run a pass pipeline on FILE and print (or write) the transformed IR or Ascend C."""
     from .printer import print_kernel
 
     if output and file != "-" and os.path.exists(output) and os.path.realpath(output) == os.path.realpath(file) and not force:
@@ -76,11 +80,17 @@ def transform_cmd(file: str, pipeline: str, sizes: tuple[str, ...], target_name:
     from .cli_check import enforce_capacity
 
     enforce_capacity(out, target)  # refuse to hand out a kernel whose buffers do not fit (exit 1)
-    text = print_kernel(out)
-    if output:
-        write_output_file(output, text)
+    if harness_dir and emit != "ascendc":
+        raise UsageError("--harness goes with --emit ascendc")
+    if emit == "ascendc":
+        from .cli_emit import write_emitted
+        from .codegen import emit_ascendc
+
+        write_emitted(emit_ascendc(out, target, source_name=file, pipeline=pipeline), output, harness_dir)
+    elif output:
+        write_output_file(output, print_kernel(out))
     else:
-        click.echo(text, nl=False)
+        click.echo(print_kernel(out), nl=False)
     if explain:
         report = "\n".join(e.render() for e in trace)
         click.echo(report, err=not output)
@@ -150,6 +160,29 @@ def verify_kernels(original: ir.Kernel, transformed: ir.Kernel, *, trials: int, 
     return rep
 
 
+def verify_emitted_kernel(original: ir.Kernel, transformed: ir.Kernel, target: Any, *, trials: int, seed: int,
+                          file: str = "", pipeline: str = "", keep_dir: str | None = None) -> VerifyReport:
+    """Like `verify_kernels`, but the transformed kernel runs as emitted Ascend C compiled
+    against the emulator. A kernel that stops on the emulator is a verification failure;
+    emitted code that does not compile is a bug of ascx (exit 3, with the emitted line)."""
+    from .codegen import EmittedCodeError, EmulatorRunError, verify_emitted
+
+    t0 = time.perf_counter()
+    rep = VerifyReport(file, pipeline, seed, trials)
+    try:
+        diffs = verify_emitted(transformed, target, trials=trials, seed=seed, reference=original, keep_dir=keep_dir)
+    except EmulatorRunError as e:
+        rep.error = f"the emitted kernel failed on the emulator: {e.short()}"
+    except EmittedCodeError as e:
+        click.echo(e.render(), err=True)
+        click.echo("ascx: internal error: emitted Ascend C does not compile; this is a bug in ascx", err=True)
+        sys.exit(3)
+    else:
+        rep.outputs = [OutputReport(d.name, d.dtype, d.max_abs, d.max_rel, d.ok, d.rtol, d.atol) for d in diffs]
+    rep.seconds = time.perf_counter() - t0
+    return rep
+
+
 def _junit(rep: VerifyReport) -> str:
     cases = []
     for o in rep.outputs:
@@ -169,7 +202,8 @@ def _junit(rep: VerifyReport) -> str:
 
 @click.command("verify")
 @click.argument("file")
-@click.option("--passes", "pipeline", required=True, metavar="PIPELINE", help="Passes to run (see `ascx passes`).")
+@click.option("--passes", "pipeline", default=None, metavar="PIPELINE",
+              help="Passes to run (see `ascx passes`); with --emitted it may be omitted (the kernel as written).")
 @size_option
 @target_option
 @click.option("--trials", type=click.IntRange(min=1), default=DEFAULT_TRIALS, show_default=True,
@@ -177,18 +211,33 @@ def _junit(rep: VerifyReport) -> str:
 @click.option("--seed", type=int, default=None, help="Seed for the inputs (default: fresh, printed).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--junit", "junit_path", metavar="PATH", help="Also write a JUnit XML report.")
+@click.option("--emitted", is_flag=True,
+              help="Emit Ascend C, compile it with g++ against the emulator, run it, and compare with the interpreter.")
+@click.option("--keep", "keep_dir", metavar="DIR", help="With --emitted: keep sources, binary and data in DIR.")
 @handle_errors
-def verify_cmd(file: str, pipeline: str, sizes: tuple[str, ...], target_name: str | None, trials: int,
-               seed: int | None, as_json: bool, junit_path: str | None) -> None:
+def verify_cmd(file: str, pipeline: str | None, sizes: tuple[str, ...], target_name: str | None, trials: int,
+               seed: int | None, as_json: bool, junit_path: str | None, emitted: bool, keep_dir: str | None) -> None:
     """Check that a pipeline preserves FILE's meaning: interpret the original and the
     transformed kernel on fresh random inputs and compare every output within its dtype's
-    tolerance. Exit 1 on a mismatch."""
+    tolerance. With --emitted, the transformed kernel runs as emitted Ascend C on the
+    emulator instead. Exit 1 on a mismatch."""
+    if not pipeline and not emitted:
+        raise UsageError("verify needs --passes (or --emitted to check the kernel as written)",
+                         hint="e.g. --passes 'fuse,tile' or --emitted")
+    if keep_dir and not emitted:
+        raise UsageError("--keep goes with --emitted")
     kernel = load_kernel(file, sizes)
     target = load_target(target_name)
-    out, _ = transform_kernel(file, kernel, pipeline, target)
+    out = transform_kernel(file, kernel, pipeline, target)[0] if pipeline else kernel
     if seed is None:
         seed = int(np.random.SeedSequence().entropy % (2**63))
-    rep = verify_kernels(kernel, out, trials=trials, seed=seed, file=file, pipeline=pipeline)
+    if emitted:
+        rep = verify_emitted_kernel(kernel, out, target, trials=trials, seed=seed, file=file,
+                                    pipeline=pipeline or "", keep_dir=keep_dir)
+    else:
+        rep = verify_kernels(kernel, out, trials=trials, seed=seed, file=file, pipeline=pipeline or "")
+    pipeline = (pipeline or "(as written)") + (" --emitted" if emitted else "")
+    rep.pipeline = pipeline
     if junit_path:
         write_output_file(junit_path, _junit(rep))
     if as_json:
