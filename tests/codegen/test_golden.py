@@ -1,5 +1,7 @@
 """Golden files of the emitted Ascend C (add, softmax, matmul, attention under their
-documented pipelines at their default sizes, plus attention as a mix kernel). A change in
+documented pipelines at their default sizes, plus attention as a mix kernel, and
+`matmul_cube`: a cube matmul (Nd2Nz, LoadData, Mmad, Fixpipe into the workspace) whose
+bias + relu epilogue runs on the vector cores, a mix kernel). A change in
 emitted code must be looked at: regenerate with `ASCX_UPDATE_GOLDEN=1 pytest tests/codegen`."""
 
 from __future__ import annotations
@@ -21,13 +23,19 @@ CASES = {
     "matmul": ("matmul", DOCUMENTED["matmul"][0], {}),
     "attention": ("attention", DOCUMENTED["attention"][0], {}),
     "attention_mix": ("attention", "tile", {"S": 256, "D": 64}),
+    "matmul_cube": ("mm_bias_relu", "tile", {}),
 }
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_emitted_source_matches_golden(case: str) -> None:
     name, pipeline, sizes = CASES[case]
-    k = apply(example(name, sizes), pipeline)
+    if name == "mm_bias_relu":
+        from .test_cube_select import matmul_bias_relu
+
+        k = apply(matmul_bias_relu(), pipeline)
+    else:
+        k = apply(example(name, sizes), pipeline)
     src = emit_ascendc(k, source_name=f"examples/{name}.ir", pipeline=pipeline).source
     path = GOLDEN / f"{case}.cpp"
     if os.environ.get("ASCX_UPDATE_GOLDEN") == "1":

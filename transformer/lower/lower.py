@@ -734,6 +734,10 @@ class PhaseEmitter:
     def copy(self, c: ir.Copy, depth: int) -> list[Line]:
         from .copies import emit_copy
 
+        if self.cube is not None:
+            lines = self.cube.copy(self, c, depth)
+            if lines is not None:
+                return lines
         return emit_copy(self, c, depth)
 
 

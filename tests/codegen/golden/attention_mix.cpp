@@ -1,5 +1,5 @@
 // Ascend C kernel `attention`, emitted by ascx from examples/attention.ir for ascend910b2.
-// Kind: mix (MIX_MODE, blockDim 1). Scalar fallbacks: 5 (see `ascx emit`).
+// Kind: mix (MIX_MODE, blockDim 1). Scalar fallbacks: 1 (see `ascx emit`).
 // Regenerate instead of editing: ascx emit examples/attention.ir --passes tile
 #include "kernel_operator.h"
 
@@ -87,14 +87,12 @@ private:
     __aicore__ inline void CopyInQk(int32_t i0)
     {
         Q_l1Local = que_Q_l1.AllocTensor<half>();
-        DataCopy(Q_l1Local, QGm[i0 * 4096], 4096);
+        DataCopy(Q_l1Local, QGm[i0 * 4096], Nd2NzParams(1, 64, 64, 0, 64, 64, 1, 0));
         que_Q_l1.EnQue(Q_l1Local);
         Q_l1Local = que_Q_l1.DeQue<half>();
         Q_l0aLocal = que_Q_l0a.AllocTensor<half>();
-        for (int32_t ascx_c0 = 0; ascx_c0 < 64; ++ascx_c0) {
-            for (int32_t ascx_c1 = 0; ascx_c1 < 64; ++ascx_c1) {
-                Q_l0aLocal.SetValue(ascx_c0 * 64 + ascx_c1, Q_l1Local.GetValue(ascx_c0 * 64 + ascx_c1));
-            }
+        for (int32_t ascx_kb = 0; ascx_kb < 4; ++ascx_kb) {
+            LoadData(Q_l0aLocal[ascx_kb * 256], Q_l1Local[ascx_kb * 1024], LoadData2DParams(0, 4, 1, 0, 3, false, 0));
         }
         que_Q_l0a.EnQue(Q_l0aLocal);
         que_Q_l1.FreeTensor(Q_l1Local);
@@ -102,15 +100,11 @@ private:
     __aicore__ inline void CopyInQk2(int32_t j0)
     {
         K_l1Local = que_K_l1.AllocTensor<half>();
-        DataCopy(K_l1Local, KGm[j0 * 16384], 16384);
+        DataCopy(K_l1Local, KGm[j0 * 16384], Nd2NzParams(1, 256, 64, 0, 64, 256, 1, 0));
         que_K_l1.EnQue(K_l1Local);
         K_l1Local = que_K_l1.DeQue<half>();
         K_l0bLocal = que_K_l0b.AllocTensor<half>();
-        for (int32_t ascx_c0 = 0; ascx_c0 < 256; ++ascx_c0) {
-            for (int32_t ascx_c1 = 0; ascx_c1 < 64; ++ascx_c1) {
-                K_l0bLocal.SetValue(ascx_c0 * 64 + ascx_c1, K_l1Local.GetValue(ascx_c0 * 64 + ascx_c1));
-            }
-        }
+        LoadData(K_l0bLocal, K_l1Local, LoadData2DParams(0, 64, 1, 0, 0, false, 0));
         que_K_l0b.EnQue(K_l0bLocal);
         que_K_l1.FreeTensor(K_l1Local);
     }
@@ -118,25 +112,17 @@ private:
     {
         K_l0bLocal = que_K_l0b.DeQue<half>();
         s_l0cLocal = que_s_l0c.AllocTensor<float>();
-        for (int32_t i = 0; i < 64; ++i) {
-            for (int32_t j = 0; j < 256; ++j) {
-                s_l0cLocal.SetValue(i * 256 + j, 0.0f);
-                for (int32_t k = 0; k < 64; ++k) {
-                    s_l0cLocal.SetValue(i * 256 + j, (s_l0cLocal.GetValue(i * 256 + j) + (ascx_cvt<float>(Q_l0aLocal.GetValue(i * 64 + k)) * ascx_cvt<float>(K_l0bLocal.GetValue(j * 64 + k)))));
-                }
-            }
-        }
+        MmadParams mmadParams(64, 256, 64, false, 0, false, false, false);
+        mmadParams.cmatrixInitVal = true;
+        Mmad(s_l0cLocal, Q_l0aLocal, K_l0bLocal, mmadParams);
         que_s_l0c.EnQue(s_l0cLocal);
         que_K_l0b.FreeTensor(K_l0bLocal);
     }
     __aicore__ inline void CopyOutQk(int32_t i0, int32_t j0)
     {
         s_l0cLocal = que_s_l0c.DeQue<float>();
-        for (int32_t ascx_c0 = 0; ascx_c0 < 64; ++ascx_c0) {
-            for (int32_t ascx_c1 = 0; ascx_c1 < 256; ++ascx_c1) {
-                sGm.SetValue(i0 * 16384 + j0 * 256 + ascx_c0 * 256 + ascx_c1, s_l0cLocal.GetValue(ascx_c0 * 256 + ascx_c1));
-            }
-        }
+        FixpipeParamsV220 fixParams(256, 64, 64, 256, false);
+        Fixpipe(sGm[i0 * 16384 + j0 * 256], s_l0cLocal, fixParams);
         que_s_l0c.FreeTensor(s_l0cLocal);
     }
     __aicore__ inline void ComputeQk(int32_t i0)

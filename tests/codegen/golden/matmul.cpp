@@ -1,5 +1,5 @@
 // Ascend C kernel `matmul`, emitted by ascx from examples/matmul.ir for ascend910b2.
-// Kind: cube (AIC_MODE, blockDim 1). Scalar fallbacks: 5 (see `ascx emit`).
+// Kind: cube (AIC_MODE, blockDim 1).
 // Regenerate instead of editing: ascx emit examples/matmul.ir --passes tile{mm.i=64,mm.j=64,mm.k=64},double_buffer
 #include "kernel_operator.h"
 
@@ -57,27 +57,24 @@ public:
         pipe.InitBuffer(que_A_l0a, BUFFER_NUM, 8192);
         pipe.InitBuffer(que_B_l1, BUFFER_NUM, 8192);
         pipe.InitBuffer(que_B_l0b, BUFFER_NUM, 8192);
-        pipe.InitBuffer(buf_acc_l0c, 16384);
+        pipe.InitBuffer(que_acc_l0c, 1, 16384);
     }
     __aicore__ inline void Process()
     {
-        acc_l0cLocal = buf_acc_l0c.Get<float>();
         for (int32_t i0 = 0; i0 < 4; ++i0) {
             for (int32_t j0 = 0; j0 < 4; ++j0) {
-                for (int32_t i = 0; i < 64; ++i) {
-                    for (int32_t j = 0; j < 64; ++j) {
-                        acc_l0cLocal.SetValue(i * 64 + j, 0.0f);
-                    }
-                }
+                // `acc_l0c = 0`: the first Mmad (k0 == 0) overwrites it (cmatrixInitVal), later ones accumulate
+                acc_l0cLocal = que_acc_l0c.AllocTensor<float>();
                 for (int32_t k0 = 0; k0 < 8; ++k0) {
                     CopyIn(i0, j0, k0);
-                    Compute();
+                    Compute(k0);
                 }
-                for (int32_t i = 0; i < 64; ++i) {
-                    for (int32_t j = 0; j < 64; ++j) {
-                        CGm.SetValue(i * 256 + i0 * 16384 + j + j0 * 64, ascx_cvt<half>(acc_l0cLocal.GetValue(i * 64 + j)));
-                    }
-                }
+                que_acc_l0c.EnQue(acc_l0cLocal);
+                acc_l0cLocal = que_acc_l0c.DeQue<float>();
+                FixpipeParamsV220 fixParams(64, 64, 64, 256, false);
+                fixParams.quantPre = QuantMode_t::F322F16;
+                Fixpipe(CGm[i0 * 16384 + j0 * 64], acc_l0cLocal, fixParams);
+                que_acc_l0c.FreeTensor(acc_l0cLocal);
             }
         }
     }
@@ -86,41 +83,33 @@ private:
     __aicore__ inline void CopyIn(int32_t i0, int32_t j0, int32_t k0)
     {
         A_l1Local = que_A_l1.AllocTensor<half>();
-        DataCopy(A_l1Local, AGm[i0 * 32768 + k0 * 64], DataCopyParams(64, 4, 28, 0));
+        DataCopy(A_l1Local, AGm[i0 * 32768 + k0 * 64], Nd2NzParams(1, 64, 64, 0, 512, 64, 1, 0));
         que_A_l1.EnQue(A_l1Local);
         A_l1Local = que_A_l1.DeQue<half>();
         A_l0aLocal = que_A_l0a.AllocTensor<half>();
-        for (int32_t ascx_c0 = 0; ascx_c0 < 64; ++ascx_c0) {
-            for (int32_t ascx_c1 = 0; ascx_c1 < 64; ++ascx_c1) {
-                A_l0aLocal.SetValue(ascx_c0 * 64 + ascx_c1, A_l1Local.GetValue(ascx_c0 * 64 + ascx_c1));
-            }
+        for (int32_t ascx_kb = 0; ascx_kb < 4; ++ascx_kb) {
+            LoadData(A_l0aLocal[ascx_kb * 256], A_l1Local[ascx_kb * 1024], LoadData2DParams(0, 4, 1, 0, 3, false, 0));
         }
         que_A_l0a.EnQue(A_l0aLocal);
         B_l1Local = que_B_l1.AllocTensor<half>();
-        DataCopy(B_l1Local, BGm[j0 * 64 + k0 * 16384], DataCopyParams(64, 4, 12, 0));
+        DataCopy(B_l1Local, BGm[j0 * 64 + k0 * 16384], Nd2NzParams(1, 64, 64, 0, 256, 64, 1, 0));
         que_B_l1.EnQue(B_l1Local);
         B_l1Local = que_B_l1.DeQue<half>();
         B_l0bLocal = que_B_l0b.AllocTensor<half>();
-        for (int32_t ascx_c0 = 0; ascx_c0 < 64; ++ascx_c0) {
-            for (int32_t ascx_c1 = 0; ascx_c1 < 64; ++ascx_c1) {
-                B_l0bLocal.SetValue(ascx_c0 * 64 + ascx_c1, B_l1Local.GetValue(ascx_c0 * 64 + ascx_c1));
-            }
+        for (int32_t ascx_kb = 0; ascx_kb < 4; ++ascx_kb) {
+            LoadData(B_l0bLocal[ascx_kb * 1024], B_l1Local[ascx_kb * 256], LoadData2DParams(0, 4, 4, 0, 0, true, 0));
         }
         que_B_l0b.EnQue(B_l0bLocal);
         que_A_l1.FreeTensor(A_l1Local);
         que_B_l1.FreeTensor(B_l1Local);
     }
-    __aicore__ inline void Compute()
+    __aicore__ inline void Compute(int32_t k0)
     {
         A_l0aLocal = que_A_l0a.DeQue<half>();
         B_l0bLocal = que_B_l0b.DeQue<half>();
-        for (int32_t i = 0; i < 64; ++i) {
-            for (int32_t j = 0; j < 64; ++j) {
-                for (int32_t k = 0; k < 64; ++k) {
-                    acc_l0cLocal.SetValue(i * 64 + j, (acc_l0cLocal.GetValue(i * 64 + j) + (ascx_cvt<float>(A_l0aLocal.GetValue(i * 64 + k)) * ascx_cvt<float>(B_l0bLocal.GetValue(j + k * 64)))));
-                }
-            }
-        }
+        MmadParams mmadParams(64, 64, 64, false, 0, false, false, false);
+        mmadParams.cmatrixInitVal = (k0 == 0);
+        Mmad(acc_l0cLocal, A_l0aLocal, B_l0bLocal, mmadParams);
         que_A_l0a.FreeTensor(A_l0aLocal);
         que_B_l0b.FreeTensor(B_l0bLocal);
     }
@@ -135,7 +124,7 @@ private:
     LocalTensor<half> B_l1Local;
     TQue<TPosition::B2, BUFFER_NUM> que_B_l0b;
     LocalTensor<half> B_l0bLocal;
-    TBuf<TPosition::CO1> buf_acc_l0c;
+    TQue<TPosition::CO1, 1> que_acc_l0c;
     LocalTensor<float> acc_l0cLocal;
     GlobalTensor<half> AGm;
     GlobalTensor<half> BGm;

@@ -1,0 +1,223 @@
+// Ascend C kernel `mm_bias_relu`, emitted by ascx from examples/mm_bias_relu.ir for ascend910b2.
+// Kind: mix (MIX_MODE, blockDim 1).
+// Regenerate instead of editing: ascx emit examples/mm_bias_relu.ir --passes tile
+#include "kernel_operator.h"
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+using namespace AscendC;
+
+namespace {
+constexpr int32_t BUFFER_NUM = 2;  // two buffers per queue: double buffering
+// cross-core flag ids: AIV barrier, AIC barrier, cube -> vector, vector -> cube
+constexpr uint16_t SYNC_AIV = 1;
+constexpr uint16_t SYNC_AIC = 2;
+constexpr uint16_t SYNC_C2V = 3;
+constexpr uint16_t SYNC_V2C = 4;
+constexpr int32_t M = 128;
+constexpr int32_t N = 64;
+constexpr int32_t K = 192;
+
+// Scalar helpers with the IR's semantics: conversions round to nearest even and saturate
+// integers; integer division truncates and x / 0 == 0.
+const float ascx_inf = std::numeric_limits<float>::infinity();
+template <typename T, typename S> __aicore__ inline T ascx_cvt(S x)
+{
+    if constexpr (std::is_integral<T>::value && std::is_integral<S>::value) {
+        const int64_t v = static_cast<int64_t>(x);
+        const int64_t lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
+        return static_cast<T>(v < lo ? lo : v > hi ? hi : v);
+    } else if constexpr (std::is_integral<T>::value) {
+        const double d = static_cast<double>(static_cast<float>(x));
+        if (std::isnan(d)) {
+            return 0;
+        }
+        const double r = std::nearbyint(d);
+        const double lo = static_cast<double>(std::numeric_limits<T>::min());
+        const double hi = static_cast<double>(std::numeric_limits<T>::max());
+        return static_cast<T>(r < lo ? lo : r > hi ? hi : r);
+    } else {
+        return T(static_cast<float>(x));
+    }
+}
+template <typename T> __aicore__ inline T ascx_idiv(T a, T b) { return b == 0 ? T(0) : T(a / b); }
+template <typename T> __aicore__ inline T ascx_max(T a, T b) { return a > b ? a : b; }
+template <typename T> __aicore__ inline T ascx_min(T a, T b) { return a < b ? a : b; }
+template <typename T> __aicore__ inline T ascx_abs(T a) { return a < T(0) ? T(-a) : a; }
+}  // namespace
+
+class KernelMmBiasRelu {
+public:
+    __aicore__ inline KernelMmBiasRelu() {}
+    __aicore__ inline void Init(GM_ADDR A, GM_ADDR B, GM_ADDR bias, GM_ADDR C, GM_ADDR workspace)
+    {
+        workerIdx = static_cast<int32_t>(GetBlockIdx());
+        AGm.SetGlobalBuffer((__gm__ half *)A, 24576);
+        BGm.SetGlobalBuffer((__gm__ half *)B, 12288);
+        biasGm.SetGlobalBuffer((__gm__ half *)bias, 64);
+        CGm.SetGlobalBuffer((__gm__ half *)C, 8192);
+        accGm.SetGlobalBuffer((__gm__ float *)(workspace + 0), 8192);
+    }
+    __aicore__ inline void Process()
+    {
+        // phase 0: `mm` on AIC
+        if ASCEND_IS_AIC { ProcessMm(); }
+        if ASCEND_IS_AIC { CrossCoreSetFlag<0x2, PIPE_FIX>(SYNC_C2V); }
+        if ASCEND_IS_AIV { CrossCoreWaitFlag(SYNC_C2V); }
+        // phase 1: `epi` on AIV
+        if ASCEND_IS_AIV { ProcessEpi(); }
+    }
+
+private:
+    __aicore__ inline void CopyInMm(int32_t i0)
+    {
+        A_l1Local = que_A_l1.AllocTensor<half>();
+        DataCopy(A_l1Local, AGm[i0 * 12288], Nd2NzParams(1, 64, 192, 0, 192, 64, 1, 0));
+        que_A_l1.EnQue(A_l1Local);
+        A_l1Local = que_A_l1.DeQue<half>();
+        A_l0aLocal = que_A_l0a.AllocTensor<half>();
+        for (int32_t ascx_kb = 0; ascx_kb < 12; ++ascx_kb) {
+            LoadData(A_l0aLocal[ascx_kb * 256], A_l1Local[ascx_kb * 1024], LoadData2DParams(0, 4, 1, 0, 11, false, 0));
+        }
+        que_A_l0a.EnQue(A_l0aLocal);
+        que_A_l1.FreeTensor(A_l1Local);
+    }
+    __aicore__ inline void CopyInMm2(int32_t j0)
+    {
+        B_l1Local = que_B_l1.AllocTensor<half>();
+        DataCopy(B_l1Local, BGm[j0 * 64], Nd2NzParams(1, 192, 64, 0, 64, 192, 1, 0));
+        que_B_l1.EnQue(B_l1Local);
+        B_l1Local = que_B_l1.DeQue<half>();
+        B_l0bLocal = que_B_l0b.AllocTensor<half>();
+        for (int32_t ascx_kb = 0; ascx_kb < 12; ++ascx_kb) {
+            LoadData(B_l0bLocal[ascx_kb * 1024], B_l1Local[ascx_kb * 256], LoadData2DParams(0, 4, 12, 0, 0, true, 0));
+        }
+        que_B_l0b.EnQue(B_l0bLocal);
+        que_B_l1.FreeTensor(B_l1Local);
+    }
+    __aicore__ inline void ComputeMm2()
+    {
+        B_l0bLocal = que_B_l0b.DeQue<half>();
+        acc_l0cLocal = que_acc_l0c.AllocTensor<float>();
+        MmadParams mmadParams(64, 64, 192, false, 0, false, false, false);
+        mmadParams.cmatrixInitVal = true;
+        Mmad(acc_l0cLocal, A_l0aLocal, B_l0bLocal, mmadParams);
+        que_acc_l0c.EnQue(acc_l0cLocal);
+        que_B_l0b.FreeTensor(B_l0bLocal);
+    }
+    __aicore__ inline void CopyOutMm(int32_t i0, int32_t j0)
+    {
+        acc_l0cLocal = que_acc_l0c.DeQue<float>();
+        FixpipeParamsV220 fixParams(64, 64, 64, 64, false);
+        Fixpipe(accGm[i0 * 4096 + j0 * 64], acc_l0cLocal, fixParams);
+        que_acc_l0c.FreeTensor(acc_l0cLocal);
+    }
+    __aicore__ inline void ComputeMm(int32_t i0)
+    {
+        A_l0aLocal = que_A_l0a.DeQue<half>();
+        for (int32_t j0 = 0; j0 < 1; ++j0) {
+            CopyInMm2(j0);
+            ComputeMm2();
+            CopyOutMm(i0, j0);
+        }
+        que_A_l0a.FreeTensor(A_l0aLocal);
+    }
+    __aicore__ inline void ProcessMm()
+    {
+        pipe.InitBuffer(que_A_l1, 1, 24576);
+        pipe.InitBuffer(que_A_l0a, 1, 24576);
+        pipe.InitBuffer(que_B_l1, 1, 24576);
+        pipe.InitBuffer(que_B_l0b, 1, 24576);
+        pipe.InitBuffer(que_acc_l0c, 1, 16384);
+        for (int32_t i0 = 0; i0 < 2; ++i0) {
+            CopyInMm(i0);
+            ComputeMm(i0);
+        }
+        pipe.Reset();
+    }
+    __aicore__ inline void CopyInEpi(int32_t i0, int32_t j0)
+    {
+        acc_ubLocal = inQueue_acc_ub.AllocTensor<float>();
+        DataCopy(acc_ubLocal, accGm[i0 * 4096 + j0 * 64], 4096);
+        inQueue_acc_ub.EnQue(acc_ubLocal);
+        bias_ubLocal = inQueue_bias_ub.AllocTensor<half>();
+        DataCopy(bias_ubLocal, biasGm[j0 * 64], 64);
+        inQueue_bias_ub.EnQue(bias_ubLocal);
+    }
+    __aicore__ inline void ComputeEpi()
+    {
+        acc_ubLocal = inQueue_acc_ub.DeQue<float>();
+        bias_ubLocal = inQueue_bias_ub.DeQue<half>();
+        C_ubLocal = outQueue_C_ub.AllocTensor<half>();
+        for (int32_t i = 0; i < 64; ++i) {
+            Cast(tmp1.ReinterpretCast<float>(), bias_ubLocal, RoundMode::CAST_NONE, 64);
+            Add(tmp1.ReinterpretCast<float>()[64], acc_ubLocal[i * 64], tmp1.ReinterpretCast<float>(), 64);
+            Maxs(tmp1.ReinterpretCast<float>(), tmp1.ReinterpretCast<float>()[64], 0.0f, 64);
+            Cast(C_ubLocal[i * 64], tmp1.ReinterpretCast<float>(), RoundMode::CAST_RINT, 64);
+        }
+        outQueue_C_ub.EnQue(C_ubLocal);
+        inQueue_acc_ub.FreeTensor(acc_ubLocal);
+        inQueue_bias_ub.FreeTensor(bias_ubLocal);
+    }
+    __aicore__ inline void CopyOutEpi(int32_t i0, int32_t j0)
+    {
+        C_ubLocal = outQueue_C_ub.DeQue<half>();
+        DataCopy(CGm[i0 * 4096 + j0 * 64], C_ubLocal, 4096);
+        outQueue_C_ub.FreeTensor(C_ubLocal);
+    }
+    __aicore__ inline void ProcessEpi()
+    {
+        pipe.InitBuffer(outQueue_C_ub, 1, 8192);
+        pipe.InitBuffer(inQueue_acc_ub, 1, 16384);
+        pipe.InitBuffer(inQueue_bias_ub, 1, 128);
+        pipe.InitBuffer(tmpBuf1, 512);
+        tmp1 = tmpBuf1.Get<uint8_t>();
+        if (workerIdx == 0) {
+            for (int32_t i0 = 0; i0 < 2; ++i0) {
+                for (int32_t j0 = 0; j0 < 1; ++j0) {
+                    CopyInEpi(i0, j0);
+                    ComputeEpi();
+                    CopyOutEpi(i0, j0);
+                }
+            }
+        }
+        pipe.Reset();
+    }
+
+private:
+    TPipe pipe;
+    TQue<TPosition::A1, 1> que_A_l1;
+    LocalTensor<half> A_l1Local;
+    TQue<TPosition::A2, 1> que_A_l0a;
+    LocalTensor<half> A_l0aLocal;
+    TQue<TPosition::B1, 1> que_B_l1;
+    LocalTensor<half> B_l1Local;
+    TQue<TPosition::B2, 1> que_B_l0b;
+    LocalTensor<half> B_l0bLocal;
+    TQue<TPosition::CO1, 1> que_acc_l0c;
+    LocalTensor<float> acc_l0cLocal;
+    TQue<TPosition::VECOUT, 1> outQueue_C_ub;
+    LocalTensor<half> C_ubLocal;
+    TQue<TPosition::VECIN, 1> inQueue_acc_ub;
+    LocalTensor<float> acc_ubLocal;
+    TQue<TPosition::VECIN, 1> inQueue_bias_ub;
+    LocalTensor<half> bias_ubLocal;
+    TBuf<TPosition::VECCALC> tmpBuf1;
+    LocalTensor<uint8_t> tmp1;
+    GlobalTensor<half> AGm;
+    GlobalTensor<half> BGm;
+    GlobalTensor<half> biasGm;
+    GlobalTensor<half> CGm;
+    GlobalTensor<float> accGm;
+    int32_t workerIdx = 0;
+};
+
+extern "C" __global__ __aicore__ void mm_bias_relu(GM_ADDR A, GM_ADDR B, GM_ADDR bias, GM_ADDR C, GM_ADDR workspace)
+{
+    KernelMmBiasRelu op;
+    op.Init(A, B, bias, C, workspace);
+    op.Process();
+}
