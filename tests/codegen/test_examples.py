@@ -38,7 +38,7 @@ def test_as_written_matches_interpreter(name: str) -> None:
 @pytest.mark.parametrize("name,pipeline,sizes,kind", [
     ("softmax", "fuse,tile,double_buffer", {"R": 6, "C": 12}, "vector"),
     ("matmul", "tile", {"M": 32, "N": 32, "K": 32}, "cube"),
-    ("attention", "tile", {"S": 32, "D": 16}, "mix"),
+    ("attention", "tile", {"S": 32, "D": 16}, "mix"),  # the mix pipeline of examples/README.md
 ])
 def test_sanitized_run_per_kernel_kind(name: str, pipeline: str, sizes: dict[str, int], kind: str) -> None:
     k = example(name, sizes)
@@ -60,6 +60,10 @@ def test_attention_on_910b2_is_a_mix_kernel() -> None:
     cores = {ph.label: ph.core for ph in plan.phases}
     assert cores["qk"] == "cube" and cores["rmax"] == "vec" and cores["expo"] == "vec"
     assert "CrossCoreSetFlag" in em.source and "CrossCoreWaitFlag" in em.source
+    # QKᵀ on the cube (Kᵀ needs no transposing load), softmax and P·V on the vector cores
+    assert em.warnings == []
+    instrs = set(plan.instructions())
+    assert {"DataCopy(Nd2NzParams)", "LoadData", "Mmad", "Fixpipe", "ReduceMax", "Exp", "ReduceSum"} <= instrs
     check_emitted(t, k, target=target, emitted=em, what="attention (mix) on ascend910b2")
 
 

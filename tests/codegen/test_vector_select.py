@@ -58,12 +58,30 @@ kernel fill(X: f32[R, C]) -> (Y: f32[R, C]) {
 }
 """
 
+# P·V with its init and normalisation: the `d` loop distributed over its statements
+PV = """
+kernel pv(P: f32[R, S], V: f16[S, D], sm: f32[R]) -> (O: f16[R, D]) {
+  size R = 4
+  size S = 32
+  size D = 64
+  temp acc: f32[R, D]
+  pv: for i in 0..R {
+    for d in 0..D {
+      acc[i, d] = 0.0
+      for j in 0..S { acc[i, d] += P[i, j] * f32(V[j, d]) }
+      O[i, d] = f16(acc[i, d] / (abs(sm[i]) + 2.0))
+    }
+  }
+}
+"""
+
 
 @pytest.mark.parametrize("text,pipeline,want", [
     (ELEMENTWISE, "tile", {"Add", "Sub", "Mul", "Div", "Max", "Mins", "Abs", "Adds", "Exp", "Sqrt", "Rsqrt", "Ln",
                            "Muls", "Duplicate", "Cast"}),
     (ROWS, "tile", {"ReduceSum", "ReduceMax", "ReduceMin", "Muls", "Adds"}),
     (FILL, "tile", {"Duplicate", "Add"}),
+    (PV, "tile", {"Duplicate", "Cast", "Muls", "Add", "Div"}),
 ])
 def test_pattern_selected_and_matches(text: str, pipeline: str, want: set[str]) -> None:
     k = kernel_text(text)

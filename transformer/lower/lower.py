@@ -543,7 +543,7 @@ class PhaseEmitter:
         out: list[Line] = []
         if self.cube is not None and self.cube.handles(s):
             return self.cube.emit(self, s, depth, loop_vars)
-        if not any(isinstance(x, (ir.For, ir.Copy)) for x in s.body) or _perfect2(s):
+        if not any(isinstance(x, (ir.For, ir.Copy)) for x in s.body) or _perfect2(s) or _distributable(s):
             from .vector import select_vector
 
             self.no_vector_reason = "instruction selection disabled" if not self.low.select else ""
@@ -739,6 +739,13 @@ class PhaseEmitter:
             if lines is not None:
                 return lines
         return emit_copy(self, c, depth)
+
+
+def _distributable(s: ir.For) -> bool:
+    """`for d { assigns and one-level loops of assigns }` (the P·V shape `acc = 0; for j { acc += ..}; O = ..`)."""
+    return any(isinstance(x, ir.For) for x in s.body) and all(
+        isinstance(x, ir.Assign) or (isinstance(x, ir.For) and x.body and all(isinstance(y, ir.Assign) for y in x.body))
+        for x in s.body)
 
 
 def _perfect2(s: ir.For) -> bool:

@@ -354,7 +354,7 @@ def select_vector(pe: "PhaseEmitter", loop: ir.For, depth: int) -> list[Line] | 
         loops.append(loop.body[0])
     body = loops[-1].body
     if not all(isinstance(s, ir.Assign) for s in body):
-        return None
+        return _distributed(pe, loop, depth) if len(loops) == 1 else None
     trips = [_const_trip(lp, low.sizes) for lp in loops]
     where = f"{low.where(loop)} `{loop.label or loop.var}`"
     try:
@@ -421,3 +421,60 @@ def _interchanged(pe: "PhaseEmitter", loops: list[ir.For], depth: int) -> list[L
                                 f"loop over `{inner.var}`)", tuple(sel.instrs)))
     return [Line(f"for (int32_t {v} = {lo}; {v} < {hi}; ++{v}) {{", depth, low.where(inner)), *sel.lines,
             Line("}", depth, low.where(inner))]
+
+
+def _distributed(pe: "PhaseEmitter", loop: ir.For, depth: int) -> list[Line] | None:
+    """`for d { S1; for j { S2 }; S3 }` with every written element indexed by `d` (unit
+    stride) and touched only at that index: the `d` loop is distributed over its statements
+    (legal: iteration `d` touches element `d` of each written tensor only, so every element
+    sees its statements in the original order), each vectorised over `d`, the inner `j` loops
+    kept as C++ loops (axpy form). This is P·V with its init and normalisation:
+    `acc[i, d] = 0; for j { acc[i, d] += p[i, j] * f32(V[j, d]) }; O[i, d] = f16(acc[i, d] / sm[i])`."""
+    low = pe.low
+    n = _const_trip(loop, low.sizes)
+    leaves: list[ir.Assign] = []
+    for x in loop.body:
+        leaves.extend([x] if isinstance(x, ir.Assign) else list(x.body))  # type: ignore[arg-type]
+    if not n or n <= 0:
+        return None
+    try:
+        _same_index_check(tuple(leaves))
+    except NoMatch:
+        return None
+    for st in leaves:
+        tgt = st.target
+        if not isinstance(tgt, ir.Access) or not any(isinstance(x, ir.Name) and x.name == loop.var
+                                                    for i in tgt.indices for x in ir.sub_exprs(i)):
+            return None  # a reduction over `d` would be read before it completes
+    for x in loop.body:
+        if isinstance(x, ir.For):
+            for st in x.body:
+                if any(isinstance(y, ir.Name) and y.name == x.var for i in st.target.indices for y in ir.sub_exprs(i)):  # type: ignore[union-attr]
+                    return None
+    lines: list[Line] = []
+    instrs: list[str] = []
+    need = 0
+    for x in loop.body:
+        inner = isinstance(x, ir.For)
+        sel = _Sel(pe, [loop], n, depth + (1 if inner else 0))
+        try:
+            for st in (x.body if isinstance(x, ir.For) else (x,)):
+                sel.store(st)  # type: ignore[arg-type]
+        except NoMatch:
+            return None
+        need = max(need, sel.slots * sel.slot_bytes)
+        instrs.extend(i for i in sel.instrs if i not in instrs)
+        if isinstance(x, ir.For):
+            v = low.names(x.var)
+            lines.append(Line(f"for (int32_t {v} = {pe.ex.index(x.lo)}; {v} < {pe.ex.index(x.hi)}; ++{v}) {{", depth, low.where(x)))
+            lines.extend(sel.lines)
+            lines.append(Line("}", depth, low.where(x)))
+        else:
+            lines.extend(sel.lines)
+    ub_used = sum(-(-b.nbytes // 32) * 32 * b.depth for b in pe.buffers.values() if b.scope == "ub")
+    if ub_used + max(need, pe.ph.tmp_bytes) > low.scope_cap["ub"]:
+        return None
+    pe.ph.tmp_bytes = max(pe.ph.tmp_bytes, need)
+    low.nests.append(NestChoice(f"{low.where(loop)} `{loop.label or loop.var}` (distributed over its statements, "
+                                f"vectorised over `{loop.var}`)", tuple(instrs)))
+    return lines

@@ -1,5 +1,5 @@
 // Ascend C kernel `attention`, emitted by ascx from examples/attention.ir for ascend910b2.
-// Kind: mix (MIX_MODE, blockDim 1). Scalar fallbacks: 1 (see `ascx emit`).
+// Kind: mix (MIX_MODE, blockDim 1).
 // Regenerate instead of editing: ascx emit examples/attention.ir --passes tile
 #include "kernel_operator.h"
 
@@ -305,13 +305,15 @@ private:
         V_ubLocal = inQueue_V_ub.DeQue<half>();
         O_ubLocal = outQueue_O_ub.AllocTensor<half>();
         for (int32_t i = 0; i < 32; ++i) {
-            for (int32_t d = 0; d < 64; ++d) {
-                acc_ubLocal.SetValue(d + i * 64, 0.0f);
-                for (int32_t j = 0; j < 256; ++j) {
-                    acc_ubLocal.SetValue(d + i * 64, (acc_ubLocal.GetValue(d + i * 64) + (s_ub_3Local.GetValue(i * 256 + j) * ascx_cvt<float>(V_ubLocal.GetValue(d + j * 64)))));
-                }
-                O_ubLocal.SetValue(d + i * 64, ascx_cvt<half>((acc_ubLocal.GetValue(d + i * 64) / sm_ub_1Local.GetValue(i))));
+            Duplicate(acc_ubLocal[i * 64], 0.0f, 64);
+            for (int32_t j = 0; j < 256; ++j) {
+                Cast(tmp4.ReinterpretCast<float>(), V_ubLocal[j * 64], RoundMode::CAST_NONE, 64);
+                Muls(tmp4.ReinterpretCast<float>()[64], tmp4.ReinterpretCast<float>(), s_ub_3Local.GetValue(i * 256 + j), 64);
+                Add(acc_ubLocal[i * 64], acc_ubLocal[i * 64], tmp4.ReinterpretCast<float>()[64], 64);
             }
+            Duplicate(tmp4.ReinterpretCast<float>()[64], sm_ub_1Local.GetValue(i), 64);
+            Div(tmp4.ReinterpretCast<float>(), acc_ubLocal[i * 64], tmp4.ReinterpretCast<float>()[64], 64);
+            Cast(O_ubLocal[i * 64], tmp4.ReinterpretCast<float>(), RoundMode::CAST_RINT, 64);
         }
         outQueue_O_ub.EnQue(O_ubLocal);
         inQueue_V_ub.FreeTensor(V_ubLocal);
@@ -341,7 +343,9 @@ private:
         pipe.InitBuffer(buf_acc_ub, 8192);
         pipe.InitBuffer(inQueue_s_ub_3, 1, 32768);
         pipe.InitBuffer(inQueue_sm_ub_1, 1, 128);
+        pipe.InitBuffer(tmpBuf4, 512);
         acc_ubLocal = buf_acc_ub.Get<float>();
+        tmp4 = tmpBuf4.Get<uint8_t>();
         if (workerIdx == 0) {
             for (int32_t i0 = 0; i0 < 8; ++i0) {
                 CopyInPv(i0);
@@ -393,6 +397,8 @@ private:
     LocalTensor<uint8_t> tmp2;
     TBuf<TPosition::VECCALC> tmpBuf3;
     LocalTensor<uint8_t> tmp3;
+    TBuf<TPosition::VECCALC> tmpBuf4;
+    LocalTensor<uint8_t> tmp4;
     GlobalTensor<half> QGm;
     GlobalTensor<half> KGm;
     GlobalTensor<half> VGm;
