@@ -3,8 +3,10 @@
     python bench/bench_emit.py [--size S=1024 --size D=64] [--pipeline P] [--json]
 
 Measures, for attention at S=1024, D=64 under its documented pipeline (targets: compile
-< 10 s, run < 10 s on 2 cores) and for a same-run baseline (the emitted add kernel under its
-documented pipeline): the lowering + rendering time, the g++ time (-O1, cache bypassed), and
+< 10 s, run < 10 s on 2 cores), for the mix attention (`attention_mix`), for matmul at
+512x512x512 under its documented pipeline (cube instructions; `matmul_scalar` is the same
+kernel without instruction selection) and for a same-run baseline (the emitted add kernel
+under its documented pipeline): the lowering + rendering time, the g++ time (-O1, cache bypassed), and
 the kernel's run time on one random input set. Also checks the outputs against the
 interpreter, so a fast wrong kernel cannot look good.
 """
@@ -35,7 +37,10 @@ CASES = {
     "attention": ("examples/attention.ir", "fuse,online_softmax{block=64},tile{attn.i=64},double_buffer", {"S": 1024, "D": 64}),
     "attention_mix": ("examples/attention.ir", "tile", {"S": 1024, "D": 64}),
     "add": ("examples/add.ir", "tile,double_buffer", {}),
+    "matmul": ("examples/matmul.ir", "tile{mm.i=64,mm.j=64,mm.k=64},double_buffer", {"M": 512, "N": 512, "K": 512}),
+    "matmul_scalar": ("examples/matmul.ir", "tile{mm.i=64,mm.j=64,mm.k=64},double_buffer", {"M": 512, "N": 512, "K": 512}),
 }
+SCALAR = {"matmul_scalar"}  # emitted with instruction selection off (`ascx emit --scalar`): the baseline
 
 
 def bench(name: str, path: str, pipeline: str, sizes: dict[str, int], check: bool) -> dict[str, object]:
@@ -44,7 +49,7 @@ def bench(name: str, path: str, pipeline: str, sizes: dict[str, int], check: boo
         k = k.with_sizes(sizes)
     t0 = time.perf_counter()
     t = run_pipeline(k, parse_pipeline(pipeline), None)[0] if pipeline else k
-    em = emit_ascendc(t, source_name=path, pipeline=pipeline)
+    em = emit_ascendc(t, source_name=path, pipeline=pipeline, select=name not in SCALAR)
     t_emit = time.perf_counter() - t0
     with tempfile.TemporaryDirectory(prefix="ascx-bench-") as tmp:
         src = Path(tmp) / "kernel.cpp"
@@ -71,7 +76,7 @@ def bench(name: str, path: str, pipeline: str, sizes: dict[str, int], check: boo
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("cases", nargs="*", default=["attention", "add"], help=f"of {sorted(CASES)}")
+    ap.add_argument("cases", nargs="*", default=["attention", "attention_mix", "matmul", "add"], help=f"of {sorted(CASES)}")
     ap.add_argument("--no-check", action="store_true", help="skip the interpreter comparison")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
