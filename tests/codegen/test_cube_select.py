@@ -134,3 +134,15 @@ def test_cube_matmul_under_sanitizers() -> None:
     em, instrs = _select(t)
     assert em.warnings == [] and CUBE <= instrs
     check_emitted(t, k, emitted=em, sanitize=True, what="cube matmul under -fsanitize=address,undefined")
+
+
+@pytest.mark.parametrize("sizes", [{"M": 32, "N": 32, "K": 32}, {"M": 64, "N": 32, "K": 48}])
+def test_store_fused_in_the_matmul_nest(sizes: dict[str, int]) -> None:
+    """`tile` alone keeps `acc = 0; for k {..}; C = f16(acc)` in one (i, j) nest: Mmad
+    (cmatrixInitVal = true) then Fixpipe, with the L0C queue allocated around them."""
+    k = example("matmul", sizes)
+    t = apply(k, "tile")
+    em, instrs = _select(t)
+    assert em.warnings == [] and CUBE <= instrs
+    assert "que_acc_l0c.AllocTensor" in em.source and "cmatrixInitVal = true" in em.source
+    check_emitted(t, k, emitted=em, what=f"matmul {sizes} --passes tile (fused store)")

@@ -15,6 +15,7 @@ operands f16, accumulator f32, every loop of a nest starting at 0):
 | `for i { for j { [acc[i,j] = 0.0] for k { acc[i,j] += f32(A[i,k]) * f32(B[..]) } } }` | `Mmad(acc, A, B, MmadParams(M, N, K))` |
 | `for i { for j { acc[i,j] = 0.0 } }` followed by a loop nest holding the Mmad | nothing: the Mmad of the first iteration has `cmatrixInitVal = true`, later ones accumulate |
 | `for i { for j { G[..i.., ..j..] = f16(acc[i,j]) } }` (or `max(acc, 0.0)` inside) | `Fixpipe(G[off], acc, FixpipeParamsV220)`: Nz -> ND, `quantPre = F322F16`, `reluEn` |
+| the store right after the K loop inside the Mmad nest (init inside too) | `Mmad` then `Fixpipe` |
 | `copy G[..] <- acc[0:M, 0:N]` (f32 GM, e.g. a workspace) | `Fixpipe` with `NoQuant` |
 
 Fractal layouts (C0 = 16 halves, a fractal is 16 x 16 = 512 B; docs/emulator.md):
@@ -82,6 +83,7 @@ class _Mmad:
     init_inside: bool
     loc: Any
     init_cond: str = ""  # C++ condition for cmatrixInitVal ("" = not decided yet)
+    store: "_Store | None" = None  # a store fused into the nest after the K loop
 
 
 @dataclass
@@ -127,12 +129,20 @@ class CubeSelection:
             mm = self.mmads[id(s)]
             p = low.names.fresh("mmadParams")
             acc, a, b = self.buffers[mm.acc], self.buffers[mm.a], self.buffers[mm.b]
-            out = [Line(f"MmadParams {p}({mm.m}, {mm.n}, {mm.k}, false, 0, false, false, false);", depth, origin),
-                   Line(f"{p}.cmatrixInitVal = {_paren(mm.init_cond)};", depth, origin),
-                   Line(f"Mmad({acc.tensor}, {a.tensor}, {b.tensor}, {p});", depth, origin)]
-            low.nests.append(NestChoice(f"{origin} `{s.label or s.var}`", ("Mmad",)))
+            out = []
+            if mm.store is not None and mm.acc in self.acc_ques:
+                out.append(Line(f"{acc.tensor} = {acc.holder}.AllocTensor<{acc.ctype}>();", depth, origin))
+            out += [Line(f"MmadParams {p}({mm.m}, {mm.n}, {mm.k}, false, 0, false, false, false);", depth, origin),
+                    Line(f"{p}.cmatrixInitVal = {_paren(mm.init_cond)};", depth, origin),
+                    Line(f"Mmad({acc.tensor}, {a.tensor}, {b.tensor}, {p});", depth, origin)]
+            low.nests.append(NestChoice(f"{origin} `{s.label or s.var}`", ("Mmad", "Fixpipe") if mm.store else ("Mmad",)))
+            if mm.store is not None:
+                out += self._store_lines(pe, mm.store, s, depth, origin)
             return out
-        st = self.stores[id(s)]
+        low.nests.append(NestChoice(f"{origin} `{s.label or s.var}`", ("Fixpipe",)))
+        return self._store_lines(pe, self.stores[id(s)], s, depth, origin)
+
+    def _store_lines(self, pe: "PhaseEmitter", st: _Store, s: ir.For, depth: int, origin: str) -> list[Line]:
         acc = self.buffers[st.acc]
         out = []
         if st.acc in self.acc_ques:
@@ -149,7 +159,6 @@ class CubeSelection:
         else:
             out.append(Line("SetFlag<HardEvent::FIX_M>(0);", depth, origin))
             out.append(Line("WaitFlag<HardEvent::FIX_M>(0);", depth, origin))
-        low.nests.append(NestChoice(f"{origin} `{s.label or s.var}`", ("Fixpipe",)))
         return out
 
     def copy(self, pe: "PhaseEmitter", c: ir.Copy, depth: int) -> list[Line] | None:
@@ -383,12 +392,16 @@ class _Matcher:
         li, lj, m, n = two
         body = lj.body
         init_inside = False
-        if len(body) == 2 and isinstance(body[0], ir.Assign):
+        if len(body) in (2, 3) and isinstance(body[0], ir.Assign):
             init_inside = True
             ini = body[0]
             if not (ini.op == "=" and _is_zero(ini.value) and isinstance(ini.target, ir.Access)):
                 return None
             body = body[1:]
+        fused = None
+        if init_inside and len(body) == 2 and isinstance(body[1], ir.Assign):
+            fused = body[1]  # `C[..] = f16(acc[i, j])` right after the K loop: Fixpipe after the Mmad
+            body = body[:1]
         if len(body) != 1 or not isinstance(body[0], ir.For):
             return None
         lk = body[0]
@@ -436,6 +449,11 @@ class _Matcher:
             if self.l0_role.setdefault(name, role_) != role_:
                 raise NoCube(f"`{name}` is used in two different roles")
         mm = _Mmad(acc.name, a.tensor, b.tensor, m, n, kk, init_inside, s, "true" if init_inside else "")
+        if fused is not None:
+            mm.store = self.store_stmt(s, li, lj, m, n, fused)
+            if mm.store is None or mm.store.acc != acc.name:
+                raise NoCube(f"the statement after the K loop of `{s.label or s.var}` is not a store of `{acc.name}`")
+            self.where.setdefault(acc.name, []).append(("fused", 0, 0))
         self.sel.mmads[id(s)] = mm
         return mm
 
@@ -507,11 +525,18 @@ class _Matcher:
         li, lj, m, n = two
         if len(lj.body) != 1 or not isinstance(lj.body[0], ir.Assign):
             return False
-        st = lj.body[0]
+        got = self.store_stmt(s, li, lj, m, n, lj.body[0])
+        if got is None:
+            return False
+        self.sel.stores[id(s)] = got
+        return True
+
+    def store_stmt(self, s: ir.For, li: ir.For, lj: ir.For, m: int, n: int, st: ir.Assign) -> _Store | None:
+        """`G[..] = f16(acc[i, j])` (or f32, or relu'd) inside the (i, j) nest `s`."""
         tgt = st.target
         if st.op != "=" or not isinstance(tgt, ir.Access) or self.low.info.get(tgt.tensor) is None \
                 or self.low.info[tgt.tensor].kind != "gm":
-            return False
+            return None
         gdt = self.low.info[tgt.tensor].dtype
         v = st.value
         if isinstance(v, ir.Call) and v.func == gdt and gdt == "f16" and len(v.args) == 1:
@@ -536,8 +561,7 @@ class _Matcher:
         flat, iv, jv = _flat_store(self.low, tgt.tensor, tgt.indices, s)
         if flat.coeff(jv) != 1 or flat.coeff(iv) < n:
             raise NoCube(f"store into `{tgt.tensor}` is not row-major in [{iv}, {jv}]")
-        self.sel.stores[id(s)] = _Store(acc.name, tgt.tensor, tgt.indices, m, n, relu)
-        return True
+        return _Store(acc.name, tgt.tensor, tgt.indices, m, n, relu)
 
 
 def select_cube(low: "Lowering", src: Any, buffers: dict[str, Buffer]) -> CubeSelection | None:
@@ -577,8 +601,8 @@ def select_cube(low: "Lowering", src: Any, buffers: dict[str, Buffer]) -> CubeSe
     # accumulator without a queue protocol is ordered by M_FIX / FIX_M flags
     for acc, places in m.where.items():
         b = buffers[acc]
-        if len(places) == 2 and places[0][0] == "init" and places[1][0] == "store" and places[0][1] == places[1][1] \
-                and b.kind == "buf" and not b.roles:
+        paired = len(places) == 2 and places[0][0] == "init" and places[1][0] == "store" and places[0][1] == places[1][1]
+        if (paired or [p[0] for p in places] == ["fused"]) and b.kind == "buf" and not b.roles:
             b.kind, b.depth, b.holder = "que", 1, "que_" + low.names(b.name)
             sel.acc_ques.add(acc)
     return sel
