@@ -104,7 +104,7 @@ def check_identifiers(k: ir.Kernel) -> Iterator[SemanticError]:
     for t in k.tensors():
         yield from bad(t.name, "tensor", t.loc)
     for loop in ir.iter_loops(k.body):
-        yield from bad(loop.var, "loop variable", loop.loc)
+        yield from bad(loop.var, "loop variable", loop.var_loc or loop.loc)
         if loop.label is not None:
             yield from bad(loop.label, "loop label", loop.loc)
 
@@ -134,10 +134,10 @@ def check_unique_names(k: ir.Kernel) -> Iterator[SemanticError]:
             if stmt.label in seen:
                 yield SemanticError(f"loop label `{stmt.label}` is also the name of a declaration", stmt.loc)
         if stmt.var in seen:
-            yield SemanticError(f"loop variable `{stmt.var}` shadows the declaration of `{stmt.var}`", stmt.loc,
+            yield SemanticError(f"loop variable `{stmt.var}` shadows the declaration of `{stmt.var}`", stmt.var_loc or stmt.loc,
                                 hint="choose another variable name")
         if stmt.var in outer:
-            yield SemanticError(f"loop variable `{stmt.var}` shadows an enclosing loop's variable", stmt.loc,
+            yield SemanticError(f"loop variable `{stmt.var}` shadows an enclosing loop's variable", stmt.var_loc or stmt.loc,
                                 hint="choose another variable name")
 
 

@@ -208,6 +208,7 @@ class For:
     label: str | None = None
     annotations: tuple[Annotation, ...] = ()
     loc: Loc | None = _loc()
+    var_loc: Loc | None = _loc()  # where the loop variable is written (errors about it point here)
 
     def annotation(self, name: str) -> Annotation | None:
         for a in self.annotations:

@@ -314,6 +314,7 @@ class _Builder:
             label=str(label.children[0]) if label is not None else None,
             annotations=tuple(annotations),
             loc=_loc_of(label.children[0]) if label is not None else _loc_of(var),
+            var_loc=_loc_of(var),
         )
 
     def annotation(self, t: Tree) -> ir.Annotation:
