@@ -54,6 +54,7 @@ class DoubleBuffer(Pass):
 
     name: ClassVar[str] = "double_buffer"
     summary: ClassVar[str] = "double-buffer staged tiles and mark the tile loop @pipeline(stages=2)"
+    params_doc: ClassVar[str] = "(none: every staging loop that is safe) or {loop=LOOP,stages=N}"
     loop: str = ""
     stages: int = 2
 

@@ -72,6 +72,7 @@ class Layout(Pass):
 
     name: ClassVar[str] = "layout"
     summary: ClassVar[str] = "change a tensor's layout (ND/NZ, NCHW/NHWC/NC1HWC0), rewriting every index"
+    params_doc: ClassVar[str] = "{TENSOR=LAYOUT,...} e.g. {K=NZ} or {X=NHWC}"
     layouts: tuple[tuple[str, str], ...] = ()
 
     @classmethod

@@ -74,6 +74,7 @@ class OnlineSoftmax(Pass):
 
     name: ClassVar[str] = "online_softmax"
     summary: ClassVar[str] = "stream softmax(S)V over key blocks with a running max and rescaled sum"
+    params_doc: ClassVar[str] = "{block=B} key-block size (default 64)"
     block: int = 64
 
     def run(self, kernel: ir.Kernel, target: Any, trace: TraceEntry) -> ir.Kernel:

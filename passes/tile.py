@@ -87,6 +87,7 @@ class Tile(Pass):
 
     name: ClassVar[str] = "tile"
     summary: ClassVar[str] = "split loops into tiles and stage each tile into on-chip buffers (copy in/out)"
+    params_doc: ClassVar[str] = "{LOOP=SIZE,...} e.g. {qk.i=64,qk.j=128}; none: the capacity solver chooses"
     tiles: tuple[tuple[str, int], ...] = ()
 
     @classmethod
