@@ -166,3 +166,22 @@ def test_verify_emitted_runs_the_kernel_on_the_emulator(add_ir, tmp_path):
 def test_verify_needs_passes_unless_emitted(add_ir):
     r = invoke("verify", str(add_ir))
     assert r.exit_code == 2 and "needs --passes" in r.output
+
+
+def test_parse_checks_local_scopes_against_the_target(tmp_path, monkeypatch):
+    import dataclasses
+
+    import transformer.cli_common as cc
+    from transformer.targets import get_target
+
+    p = tmp_path / "l.ir"
+    p.write_text("kernel k(X: f16[N]) -> (Y: f16[N]) {\n  size N = 16\n  local t: f16[N] @l0c\n"
+                 "  copy t[0:N] <- X[0:N]\n  copy Y[0:N] <- t[0:N]\n}\n")
+    assert invoke("parse", str(p), "-q", "--target", "ascend910b2").exit_code == 0
+    # a target table without an L0C (as a user-added vector-only chip might be)
+    real = get_target("ascend910b2")
+    no_l0c = dataclasses.replace(real, scopes={k: v for k, v in real.scopes.items() if k != "l0c"})
+    monkeypatch.setattr(cc, "load_target", lambda name: no_l0c)
+    monkeypatch.setattr("transformer.cli.load_target", lambda name: no_l0c)
+    r = invoke("parse", str(p), "-q")
+    assert r.exit_code == 2 and f"{p}:3:9: error: target ascend910b2 has no scope `@l0c` for local `t`" in r.output

@@ -17,10 +17,12 @@ from . import __version__
 from .cli_common import (
     handle_errors,
     load_kernel,
+    load_target,
     size_option,
+    target_option,
     write_output_file,
 )
-from .diagnostics import UsageError
+from .diagnostics import SemanticError, UsageError, did_you_mean
 
 _COMMAND_MODULES = (
     "transformer.cli_passes",  # transform, verify, passes
@@ -38,13 +40,20 @@ def main() -> None:
 @main.command("parse")
 @click.argument("file")
 @size_option
+@target_option
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing on success.")
 @handle_errors
-def parse_cmd(file: str, sizes: tuple[str, ...], quiet: bool) -> None:
-    """Validate FILE (`-` for stdin) and print its canonical text."""
+def parse_cmd(file: str, sizes: tuple[str, ...], target_name: str | None, quiet: bool) -> None:
+    """Validate FILE (`-` for stdin) and print its canonical text. Every `local` must live
+    in a memory scope the target has."""
     from .printer import print_kernel
 
     kernel = load_kernel(file, sizes)
+    target = load_target(target_name)
+    for t in kernel.buffers:
+        if t.kind == "local" and t.scope not in target.scopes:
+            raise SemanticError(f"target {target.name} has no scope `@{t.scope}` for local `{t.name}`", t.loc,
+                                hint=did_you_mean(str(t.scope), target.scopes))
     if not quiet:
         click.echo(print_kernel(kernel), nl=False)
 
