@@ -33,6 +33,15 @@ What it does, in three steps, for every nest (top-level loop) that holds a reque
    `l0a` / `l0b` and the accumulator lives in `l0c`; a tensor written only from the `l0c`
    accumulator stays in GM (the FIX pipe writes it). The locals of a nest must fit the
    scope budgets (target table, or the 910B numbers), else the request is refused.
+0. **Split off the epilogue of a cube matmul** (before 1): a nest whose innermost band body
+   is `acc = 0; for k { acc += f32(a) * f32(b) }` followed by statements reading `acc`
+   other than by a cast (`O = f16(acc / sm)`, the normalisation of P·V; a plain
+   `C = f16(acc)` stays: the FIX pipe writes it), with `a` and `b` in cube operand types
+   (f16, bf16: `round_operand` makes P f16), is distributed into the matmul nest (keeps
+   the label; goes to the cube) and an epilogue nest `<label>_epi` (vector work), `acc`
+   staying a temp between them. Done only when no dependence runs from an epilogue
+   instance back to a later matmul instance (`Check_epilogue_split`); tile sizes requested
+   for the matmul nest's loops apply to the epilogue's loops of the same variables.
 
 It requires: 1) every requested loop exists and has bounds that evaluate to integers;
 2) 1 <= T <= extent; 3) the requested loops of one nest are nested in one another.
@@ -71,7 +80,8 @@ from transformer.affine import to_affine
 
 from . import _rewrite as R
 from ._budgets import scope_budget, tensor_bytes
-from .base import Args, Pass, PassError, PipelineError, TraceEntry, preferred_loop_names, register, resolve_loop
+from .base import (Args, Pass, PassError, PipelineError, TraceEntry, loop_names, preferred_loop_names, register,
+                   resolve_loop)
 
 Path = tuple[int, ...]
 
@@ -110,6 +120,7 @@ class Tile(Pass):
 
     def run(self, kernel: ir.Kernel, target: Any, trace: TraceEntry) -> ir.Kernel:
         tiles = self.tiles
+        kernel = split_epilogues(kernel, trace)
         if not tiles:
             chosen = choose_tiles(kernel, target)
             tiles = tuple(chosen.items())
@@ -300,6 +311,161 @@ def Check_point_loop_private(loop: ir.For, sizes: Mapping[str, int]) -> str | No
 
 
 # --------------------------------------------------------------------------------------
+# step 0: the epilogue of a cube matmul becomes its own nest
+
+CUBE_OPERAND_DTYPES = ("f16", "bf16")
+EPILOGUE_SUFFIX = "_epi"
+
+
+def _band(nest: ir.For) -> list[ir.For]:
+    """`nest` and the loops perfectly nested in it, outermost first."""
+    band = [nest]
+    while len(band[-1].body) == 1 and isinstance(band[-1].body[0], ir.For):
+        band.append(band[-1].body[0])
+    return band
+
+
+def _cube_matmul_head(kernel: ir.Kernel, head: tuple[ir.Stmt, ...]) -> str | None:
+    """The accumulator when `head` is `[acc = literal;] loops of acc += f32(a) * f32(b)`
+    with `a`, `b` in cube operand types and `acc` an f32 temp; else None."""
+    acc: set[str] = set()
+    prod = False
+    for st in ir.iter_stmts(head):
+        if isinstance(st, ir.Copy):
+            return None
+        if not isinstance(st, ir.Assign):
+            continue
+        if not isinstance(st.target, ir.Access):
+            return None
+        acc.add(st.target.tensor)
+        if st.op == "=" and isinstance(st.value, (ir.FloatLit, ir.IntLit)):
+            continue
+        v = st.value
+        if not (st.op == "+=" and isinstance(v, ir.Binary) and v.op == "*"):
+            return None
+        ops = [_strip_casts(v.lhs), _strip_casts(v.rhs)]
+        for o in ops:
+            d = kernel.tensor(o.tensor) if isinstance(o, ir.Access) else None
+            if d is None or d.dtype not in CUBE_OPERAND_DTYPES or o.tensor == st.target.tensor:  # type: ignore[union-attr]
+                return None
+        prod = True
+    if len(acc) != 1 or not prod:
+        return None
+    (name,) = acc
+    d = kernel.tensor(name)
+    return name if d is not None and d.kind == "temp" and d.dtype == "f32" and d.rank >= 1 else None
+
+
+def _is_cast_store(st: ir.Assign, acc: str) -> bool:
+    """`X[..] = cast(acc[..])` (what the FIX pipe writes from L0C), or a statement not reading `acc`."""
+    if acc not in R.tensors_in((st,)):
+        return True
+    v = _strip_casts(st.value)
+    return st.op == "=" and isinstance(v, ir.Access) and v.tensor == acc and v != st.value
+
+
+def Check_epilogue_split(kernel: ir.Kernel, top: int, depth: int, n_head: int) -> bool:
+    """Condition for distributing the body of the band loop at `depth` of nest `top` into
+    its first `n_head` statements (head) and the rest (tail), through every band loop: no
+    conflicting pair (head access a, tail access b, one a write) has instances whose
+    iteration vector over the band loops puts b's iteration lexicographically before
+    a's. The original runs tail(x) before head(y) exactly when x < y; the split runs every
+    head instance before every tail instance."""
+    from transformer.deps import _dir, accesses, raw_vectors, statements
+
+    sizes = kernel.size_values()
+    stmts = [st for st in statements(kernel) if st.path[0] == top]
+    head = [st for st in stmts if st.path[depth + 1] < n_head]
+    tail = [st for st in stmts if st.path[depth + 1] >= n_head]
+    pairs = [(k, k) for k in range(depth + 1)]
+    acc_t = [b for st in tail for b in accesses(kernel, st)]
+    for st in head:
+        for a in accesses(kernel, st):
+            for b in acc_t:
+                if a.tensor != b.tensor or not (a.write or b.write):
+                    continue
+                for vec in raw_vectors(a, b, pairs, sizes):
+                    first = next((_dir(c) for c in vec if _dir(c) != "="), "=")
+                    if first in (">", "*"):
+                        return False
+    return True
+
+
+def split_epilogues(kernel: ir.Kernel, trace: TraceEntry) -> ir.Kernel:
+    """Step 0 (module docstring): split every top-level cube matmul nest with an epilogue."""
+    body = list(kernel.body)
+    taken: set[str] | None = None
+    top = 0
+    while top < len(body):
+        nest = body[top]
+        top += 1
+        if not isinstance(nest, ir.For):
+            continue
+        band = _band(nest)
+        inner = band[-1].body
+        n_head = max((i + 1 for i, x in enumerate(inner) if isinstance(x, ir.For)), default=0)
+        tail = inner[n_head:]
+        if not n_head or not tail or not all(isinstance(x, ir.Assign) for x in tail):
+            continue
+        acc = _cube_matmul_head(kernel, inner[:n_head])
+        if acc is None or not any(acc in R.tensors_in((x,)) for x in tail):
+            continue
+        if any(isinstance(x, ir.Assign) and isinstance(x.target, ir.Access) and x.target.tensor == acc for x in tail):
+            continue
+        if all(_is_cast_store(x, acc) for x in tail):
+            continue  # `C = f16(acc)`: a matmul with its store (FIX pipe), nothing to split
+        if not Check_epilogue_split(kernel, top - 1, len(band) - 1, n_head):
+            trace.decisions.append(f"kept the epilogue of `{nest.label or nest.var}` in the matmul nest: a dependence "
+                                   "runs from it back to a later matmul iteration")
+            continue
+        if taken is None:
+            taken = R.used_names(kernel)
+        label = R.fresh((nest.label or nest.var) + EPILOGUE_SUFFIX, taken)
+
+        def rebuild(k: int, stmts: tuple[ir.Stmt, ...]) -> ir.Stmt:
+            lp = band[k]
+            if k == len(band) - 1:
+                return dataclasses.replace(lp, body=stmts)
+            return dataclasses.replace(lp, body=(rebuild(k + 1, stmts),))
+
+        mm = rebuild(0, inner[:n_head])
+        epi = dataclasses.replace(rebuild(0, tail), label=label, loc=None)
+        body[top - 1:top] = [mm, epi]
+        top += 1
+        trace.changes.append(f"split the epilogue of the matmul nest `{nest.label or nest.var}` (reads of `{acc}` after "
+                             f"its K loop) into nest `{label}`: the matmul goes to the cube, the epilogue to the "
+                             f"vector cores, `{acc}` stays a temp between them")
+    if taken is None:
+        return kernel
+    return dataclasses.replace(kernel, body=tuple(body))
+
+
+def _mirror_epilogue_tiles(kernel: ir.Kernel, tiles: tuple[tuple[str, int], ...]) -> tuple[tuple[str, int], ...]:
+    """Tile sizes requested for loops of a split matmul nest `L` also apply to the loops of
+    the same variables in its epilogue `L_epi`, unless the epilogue's loops are named."""
+    names = loop_names(kernel)
+    refs = {}
+    for n, _ in tiles:
+        if n in names:
+            refs[n] = names[n]
+    requested = {id(r.loop) for r in refs.values()}
+    out = list(tiles)
+    for n, size in tiles:
+        ref = refs.get(n)
+        if ref is None:
+            continue
+        nest = kernel.body[ref.path[0]]
+        if not (isinstance(nest, ir.For) and nest.label):
+            continue
+        epi = f"{nest.label}{EPILOGUE_SUFFIX}"
+        twin = names.get(f"{epi}.{ref.loop.var}")
+        if twin is not None and id(twin.loop) not in requested and twin.path[0] == ref.path[0] + 1:
+            out.append((twin.name, size))
+            requested.add(id(twin.loop))
+    return tuple(out)
+
+
+# --------------------------------------------------------------------------------------
 # the rewrite
 
 
@@ -315,6 +481,8 @@ def tile_kernel(kernel: ir.Kernel, tiles: tuple[tuple[str, int], ...], target: A
     """Apply `tile` with explicit sizes (resolve, check, rewrite, stage). The staged buffers
     of each nest, times `reserve`, must fit the scope budgets."""
     sizes = kernel.size_values()
+    kernel = split_epilogues(kernel, trace)
+    tiles = _mirror_epilogue_tiles(kernel, tiles)
     req: dict[int, tuple[str, int, ir.For]] = {}
     by_nest: dict[int, list[tuple[str, Path, ir.For]]] = {}
     for name, size in tiles:
