@@ -3,7 +3,8 @@
     python bench/bench_emit.py [--size S=1024 --size D=64] [--pipeline P] [--json]
 
 Measures, for attention at S=1024, D=64 under its documented pipeline (targets: compile
-< 10 s, run < 10 s on 2 cores), for the mix attention (`attention_mix`), for matmul at
+< 10 s, run < 10 s on 2 cores), for the mix attention (`attention_mix`: QKᵀ and P·V on the
+cube; `attention_mix_f32p`: `tile` alone, P·V on the vector cores), for matmul at
 512x512x512 under its documented pipeline (cube instructions; `matmul_scalar` is the same
 kernel without instruction selection) and for a same-run baseline (the emitted add kernel
 under its documented pipeline): the lowering + rendering time, the g++ time (-O1, cache bypassed), and
@@ -35,7 +36,8 @@ from transformer.parser import parse_file  # noqa: E402
 
 CASES = {
     "attention": ("examples/attention.ir", "fuse,online_softmax{block=64},tile{attn.i=64},double_buffer", {"S": 1024, "D": 64}),
-    "attention_mix": ("examples/attention.ir", "tile", {"S": 1024, "D": 64}),
+    "attention_mix": ("examples/attention.ir", "round_operand{pv.s=f16},tile", {"S": 1024, "D": 64}),
+    "attention_mix_f32p": ("examples/attention.ir", "tile", {"S": 1024, "D": 64}),
     "add": ("examples/add.ir", "tile,double_buffer", {}),
     "matmul": ("examples/matmul.ir", "tile{mm.i=64,mm.j=64,mm.k=64},double_buffer", {"M": 512, "N": 512, "K": 512}),
     "matmul_scalar": ("examples/matmul.ir", "tile{mm.i=64,mm.j=64,mm.k=64},double_buffer", {"M": 512, "N": 512, "K": 512}),

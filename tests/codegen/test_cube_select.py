@@ -55,8 +55,9 @@ kernel mm_relu(A: f16[M, K], B: f16[K, N]) -> (C: f16[M, N]) {
 
 
 def test_relu_epilogue_runs_in_fixpipe() -> None:
-    """`C = f16(max(acc, 0.0))` from L0C: Fixpipe with `reluEn`. (`tile` stages such a nest
-    in UB today, so the staged form is the tiled plain matmul with the relu put back.)"""
+    """`C = f16(max(acc, 0.0))` from L0C: Fixpipe with `reluEn`. (`tile` splits such an
+    epilogue off into a vector nest, so the staged form here is the tiled plain matmul
+    with the relu put back.)"""
     from transformer.printer import print_kernel
 
     k = kernel_text(MATMUL_RELU_FIX)
@@ -146,3 +147,15 @@ def test_store_fused_in_the_matmul_nest(sizes: dict[str, int]) -> None:
     assert em.warnings == [] and CUBE <= instrs
     assert "que_acc_l0c.AllocTensor" in em.source and "cmatrixInitVal = true" in em.source
     check_emitted(t, k, emitted=em, what=f"matmul {sizes} --passes tile (fused store)")
+
+
+def test_relu_epilogue_in_the_matmul_nest_is_split_off_by_tile() -> None:
+    """`tile` splits `C = f16(max(acc, 0.0))` (not a plain cast) off the matmul nest: the
+    matmul runs on the cube (Fixpipe f32 into the workspace), the relu on the vector cores."""
+    k = kernel_text(MATMUL_RELU_FIX)
+    t = apply(k, "tile")
+    em, instrs = _select(t)
+    assert em.plan is not None and em.plan.kind == "mix"
+    assert [(ph.label, ph.core) for ph in em.plan.phases] == [("mm", "cube"), ("mm_epi", "vec")]
+    assert em.warnings == [] and CUBE <= instrs and {"Maxs", "Cast"} <= instrs
+    check_emitted(t, k, emitted=em, what="matmul with relu in its nest, split by tile")

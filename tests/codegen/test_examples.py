@@ -1,7 +1,8 @@
 """Every example, as written and under its documented pipeline, emits Ascend C that
 compiles with `g++ -std=c++17 -Wall -Wextra -Werror` against the emulator and matches the
 interpreter on fresh random inputs; one run per kernel kind under ASan/UBSan; attention on
-ascend910b2 is a mix kernel; matmul with a fused epilogue matches."""
+ascend910b2 is a mix kernel (here `tile` alone: QKᵀ on the cube; with P rounded to f16
+both matmuls are, test_mix_attention.py); matmul with a fused epilogue matches."""
 
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ def test_as_written_matches_interpreter(name: str) -> None:
 @pytest.mark.parametrize("name,pipeline,sizes,kind", [
     ("softmax", "fuse,tile,double_buffer", {"R": 6, "C": 12}, "vector"),
     ("matmul", "tile", {"M": 32, "N": 32, "K": 32}, "cube"),
-    ("attention", "tile", {"S": 32, "D": 16}, "mix"),  # the mix pipeline of examples/README.md
+    ("attention", "tile", {"S": 32, "D": 16}, "mix"),  # QKᵀ on the cube, P·V (f32 P) on the vector cores
 ])
 def test_sanitized_run_per_kernel_kind(name: str, pipeline: str, sizes: dict[str, int], kind: str) -> None:
     k = example(name, sizes)

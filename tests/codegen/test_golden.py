@@ -1,5 +1,6 @@
 """Golden files of the emitted Ascend C (add, softmax, matmul, attention under their
-documented pipelines at their default sizes, plus attention as a mix kernel, and
+documented pipelines at their default sizes, plus attention as a mix kernel (QKᵀ and P·V
+on the cube, `round_operand{pv.s=f16},tile`), and
 `matmul_cube`: a cube matmul (Nd2Nz, LoadData, Mmad, Fixpipe into the workspace) whose
 bias + relu epilogue runs on the vector cores, a mix kernel). A change in
 emitted code must be looked at: regenerate with `ASCX_UPDATE_GOLDEN=1 pytest tests/codegen`."""
@@ -22,7 +23,7 @@ CASES = {
     "softmax": ("softmax", DOCUMENTED["softmax"][0], {}),
     "matmul": ("matmul", DOCUMENTED["matmul"][0], {}),
     "attention": ("attention", DOCUMENTED["attention"][0], {}),
-    "attention_mix": ("attention", "tile", {"S": 256, "D": 64}),
+    "attention_mix": ("attention", "round_operand{pv.s=f16},tile", {"S": 256, "D": 64}),
     "matmul_cube": ("mm_bias_relu", "tile", {}),
 }
 

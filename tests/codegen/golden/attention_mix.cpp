@@ -1,6 +1,6 @@
 // Ascend C kernel `attention`, emitted by ascx from examples/attention.ir for ascend910b2.
 // Kind: mix (MIX_MODE, blockDim 1).
-// Regenerate instead of editing: ascx emit examples/attention.ir --passes tile
+// Regenerate instead of editing: ascx emit examples/attention.ir --passes round_operand{pv.s=f16},tile
 #include "kernel_operator.h"
 
 #include <cmath>
@@ -61,8 +61,10 @@ public:
         MGm.SetGlobalBuffer((__gm__ half *)M, 65536);
         OGm.SetGlobalBuffer((__gm__ half *)O, 16384);
         sGm.SetGlobalBuffer((__gm__ float *)(workspace + 0), 65536);
-        mxGm.SetGlobalBuffer((__gm__ float *)(workspace + 262144), 256);
-        smGm.SetGlobalBuffer((__gm__ float *)(workspace + 263168), 256);
+        s_f16Gm.SetGlobalBuffer((__gm__ half *)(workspace + 262144), 65536);
+        mxGm.SetGlobalBuffer((__gm__ float *)(workspace + 393216), 256);
+        smGm.SetGlobalBuffer((__gm__ float *)(workspace + 394240), 256);
+        accGm.SetGlobalBuffer((__gm__ float *)(workspace + 395264), 16384);
     }
     __aicore__ inline void Process()
     {
@@ -79,8 +81,17 @@ public:
         // phase 3: `expo` on AIV
         if ASCEND_IS_AIV { ProcessExpo(); }
         if ASCEND_IS_AIV { CrossCoreSetFlag<0x0, PIPE_MTE3>(SYNC_AIV); CrossCoreWaitFlag(SYNC_AIV); }
-        // phase 4: `pv` on AIV
-        if ASCEND_IS_AIV { ProcessPv(); }
+        // phase 4: `round_s` on AIV
+        if ASCEND_IS_AIV { ProcessRoundS(); }
+        if ASCEND_IS_AIV { CrossCoreSetFlag<0x0, PIPE_MTE3>(SYNC_AIV); CrossCoreWaitFlag(SYNC_AIV); }
+        if ASCEND_IS_AIV { CrossCoreSetFlag<0x2, PIPE_MTE3>(SYNC_V2C); }
+        if ASCEND_IS_AIC { CrossCoreWaitFlag(SYNC_V2C); }
+        // phase 5: `pv` on AIC
+        if ASCEND_IS_AIC { ProcessPv(); }
+        if ASCEND_IS_AIC { CrossCoreSetFlag<0x2, PIPE_FIX>(SYNC_C2V); }
+        if ASCEND_IS_AIV { CrossCoreWaitFlag(SYNC_C2V); }
+        // phase 6: `pv_epi` on AIV
+        if ASCEND_IS_AIV { ProcessPvEpi(); }
     }
 
 private:
@@ -285,71 +296,158 @@ private:
         }
         pipe.Reset();
     }
-    __aicore__ inline void CopyInPv(int32_t i0)
+    __aicore__ inline void CopyInRoundS(int32_t i0, int32_t j0)
     {
         s_ub_3Local = inQueue_s_ub_3.AllocTensor<float>();
-        DataCopy(s_ub_3Local, sGm[i0 * 8192], 8192);
+        DataCopy(s_ub_3Local, sGm[i0 * 16384 + j0 * 256], 16384);
         inQueue_s_ub_3.EnQue(s_ub_3Local);
-        sm_ub_1Local = inQueue_sm_ub_1.AllocTensor<float>();
-        DataCopy(sm_ub_1Local, smGm[i0 * 32], 32);
-        inQueue_sm_ub_1.EnQue(sm_ub_1Local);
+    }
+    __aicore__ inline void ComputeRoundS()
+    {
+        s_ub_3Local = inQueue_s_ub_3.DeQue<float>();
+        s_f16_ubLocal = outQueue_s_f16_ub.AllocTensor<half>();
+        Cast(s_f16_ubLocal, s_ub_3Local, RoundMode::CAST_RINT, 16384);
+        outQueue_s_f16_ub.EnQue(s_f16_ubLocal);
+        inQueue_s_ub_3.FreeTensor(s_ub_3Local);
+    }
+    __aicore__ inline void CopyOutRoundS(int32_t i0, int32_t j0)
+    {
+        s_f16_ubLocal = outQueue_s_f16_ub.DeQue<half>();
+        DataCopy(s_f16Gm[i0 * 16384 + j0 * 256], s_f16_ubLocal, 16384);
+        outQueue_s_f16_ub.FreeTensor(s_f16_ubLocal);
+    }
+    __aicore__ inline void ProcessRoundS()
+    {
+        pipe.InitBuffer(inQueue_s_ub_3, 1, 65536);
+        pipe.InitBuffer(outQueue_s_f16_ub, 1, 32768);
+        if (workerIdx == 0) {
+            for (int32_t i0 = 0; i0 < 4; ++i0) {
+                for (int32_t j0 = 0; j0 < 1; ++j0) {
+                    CopyInRoundS(i0, j0);
+                    ComputeRoundS();
+                    CopyOutRoundS(i0, j0);
+                }
+            }
+        }
+        pipe.Reset();
+    }
+    __aicore__ inline void CopyInPv(int32_t i0)
+    {
+        s_f16_l1Local = que_s_f16_l1.AllocTensor<half>();
+        DataCopy(s_f16_l1Local, s_f16Gm[i0 * 16384], Nd2NzParams(1, 64, 256, 0, 256, 64, 1, 0));
+        que_s_f16_l1.EnQue(s_f16_l1Local);
+        s_f16_l1Local = que_s_f16_l1.DeQue<half>();
+        s_f16_l0aLocal = que_s_f16_l0a.AllocTensor<half>();
+        for (int32_t ascx_kb = 0; ascx_kb < 16; ++ascx_kb) {
+            LoadData(s_f16_l0aLocal[ascx_kb * 256], s_f16_l1Local[ascx_kb * 1024], LoadData2DParams(0, 4, 1, 0, 15, false, 0));
+        }
+        que_s_f16_l0a.EnQue(s_f16_l0aLocal);
+        que_s_f16_l1.FreeTensor(s_f16_l1Local);
     }
     __aicore__ inline void CopyInPv2(int32_t d0)
     {
-        V_ubLocal = inQueue_V_ub.AllocTensor<half>();
-        DataCopy(V_ubLocal, VGm[d0 * 64], 16384);
-        inQueue_V_ub.EnQue(V_ubLocal);
+        V_l1Local = que_V_l1.AllocTensor<half>();
+        DataCopy(V_l1Local, VGm[d0 * 64], Nd2NzParams(1, 256, 64, 0, 64, 256, 1, 0));
+        que_V_l1.EnQue(V_l1Local);
+        V_l1Local = que_V_l1.DeQue<half>();
+        V_l0bLocal = que_V_l0b.AllocTensor<half>();
+        for (int32_t ascx_kb = 0; ascx_kb < 16; ++ascx_kb) {
+            LoadData(V_l0bLocal[ascx_kb * 1024], V_l1Local[ascx_kb * 256], LoadData2DParams(0, 4, 16, 0, 0, true, 0));
+        }
+        que_V_l0b.EnQue(V_l0bLocal);
+        que_V_l1.FreeTensor(V_l1Local);
     }
     __aicore__ inline void ComputePv2()
     {
-        V_ubLocal = inQueue_V_ub.DeQue<half>();
-        O_ubLocal = outQueue_O_ub.AllocTensor<half>();
-        for (int32_t i = 0; i < 32; ++i) {
-            Duplicate(acc_ubLocal[i * 64], 0.0f, 64);
-            for (int32_t j = 0; j < 256; ++j) {
-                Cast(tmp4.ReinterpretCast<float>(), V_ubLocal[j * 64], RoundMode::CAST_NONE, 64);
-                Muls(tmp4.ReinterpretCast<float>()[64], tmp4.ReinterpretCast<float>(), s_ub_3Local.GetValue(i * 256 + j), 64);
-                Add(acc_ubLocal[i * 64], acc_ubLocal[i * 64], tmp4.ReinterpretCast<float>()[64], 64);
-            }
-            Duplicate(tmp4.ReinterpretCast<float>()[64], sm_ub_1Local.GetValue(i), 64);
-            Div(tmp4.ReinterpretCast<float>(), acc_ubLocal[i * 64], tmp4.ReinterpretCast<float>()[64], 64);
-            Cast(O_ubLocal[i * 64], tmp4.ReinterpretCast<float>(), RoundMode::CAST_RINT, 64);
-        }
-        outQueue_O_ub.EnQue(O_ubLocal);
-        inQueue_V_ub.FreeTensor(V_ubLocal);
+        V_l0bLocal = que_V_l0b.DeQue<half>();
+        acc_l0cLocal = que_acc_l0c.AllocTensor<float>();
+        MmadParams mmadParams2(64, 64, 256, false, 0, false, false, false);
+        mmadParams2.cmatrixInitVal = true;
+        Mmad(acc_l0cLocal, s_f16_l0aLocal, V_l0bLocal, mmadParams2);
+        que_acc_l0c.EnQue(acc_l0cLocal);
+        que_V_l0b.FreeTensor(V_l0bLocal);
     }
     __aicore__ inline void CopyOutPv(int32_t i0, int32_t d0)
     {
-        O_ubLocal = outQueue_O_ub.DeQue<half>();
-        DataCopy(OGm[d0 * 64 + i0 * 2048], O_ubLocal, 2048);
-        outQueue_O_ub.FreeTensor(O_ubLocal);
+        acc_l0cLocal = que_acc_l0c.DeQue<float>();
+        FixpipeParamsV220 fixParams2(64, 64, 64, 64, false);
+        Fixpipe(accGm[d0 * 64 + i0 * 4096], acc_l0cLocal, fixParams2);
+        que_acc_l0c.FreeTensor(acc_l0cLocal);
     }
     __aicore__ inline void ComputePv(int32_t i0)
     {
-        s_ub_3Local = inQueue_s_ub_3.DeQue<float>();
-        sm_ub_1Local = inQueue_sm_ub_1.DeQue<float>();
+        s_f16_l0aLocal = que_s_f16_l0a.DeQue<half>();
         for (int32_t d0 = 0; d0 < 1; ++d0) {
             CopyInPv2(d0);
             ComputePv2();
             CopyOutPv(i0, d0);
         }
-        inQueue_s_ub_3.FreeTensor(s_ub_3Local);
-        inQueue_sm_ub_1.FreeTensor(sm_ub_1Local);
+        que_s_f16_l0a.FreeTensor(s_f16_l0aLocal);
     }
     __aicore__ inline void ProcessPv()
     {
-        pipe.InitBuffer(outQueue_O_ub, 1, 4096);
-        pipe.InitBuffer(inQueue_V_ub, 1, 32768);
-        pipe.InitBuffer(buf_acc_ub, 8192);
-        pipe.InitBuffer(inQueue_s_ub_3, 1, 32768);
-        pipe.InitBuffer(inQueue_sm_ub_1, 1, 128);
-        pipe.InitBuffer(tmpBuf4, 512);
-        acc_ubLocal = buf_acc_ub.Get<float>();
-        tmp4 = tmpBuf4.Get<uint8_t>();
+        pipe.InitBuffer(que_V_l1, 1, 32768);
+        pipe.InitBuffer(que_V_l0b, 1, 32768);
+        pipe.InitBuffer(que_acc_l0c, 1, 16384);
+        pipe.InitBuffer(que_s_f16_l1, 1, 32768);
+        pipe.InitBuffer(que_s_f16_l0a, 1, 32768);
+        for (int32_t i0 = 0; i0 < 4; ++i0) {
+            CopyInPv(i0);
+            ComputePv(i0);
+        }
+        pipe.Reset();
+    }
+    __aicore__ inline void CopyInPvEpi(int32_t i0)
+    {
+        sm_ub_1Local = inQueue_sm_ub_1.AllocTensor<float>();
+        DataCopy(sm_ub_1Local, smGm[i0 * 128], 128);
+        inQueue_sm_ub_1.EnQue(sm_ub_1Local);
+    }
+    __aicore__ inline void CopyInPvEpi2(int32_t i0, int32_t d0)
+    {
+        acc_ubLocal = inQueue_acc_ub.AllocTensor<float>();
+        DataCopy(acc_ubLocal, accGm[d0 * 64 + i0 * 8192], 8192);
+        inQueue_acc_ub.EnQue(acc_ubLocal);
+    }
+    __aicore__ inline void ComputePvEpi2()
+    {
+        acc_ubLocal = inQueue_acc_ub.DeQue<float>();
+        O_ubLocal = outQueue_O_ub.AllocTensor<half>();
+        for (int32_t i = 0; i < 128; ++i) {
+            Duplicate(tmp6.ReinterpretCast<float>()[64], sm_ub_1Local.GetValue(i), 64);
+            Div(tmp6.ReinterpretCast<float>(), acc_ubLocal[i * 64], tmp6.ReinterpretCast<float>()[64], 64);
+            Cast(O_ubLocal[i * 64], tmp6.ReinterpretCast<float>(), RoundMode::CAST_RINT, 64);
+        }
+        outQueue_O_ub.EnQue(O_ubLocal);
+        inQueue_acc_ub.FreeTensor(acc_ubLocal);
+    }
+    __aicore__ inline void CopyOutPvEpi(int32_t i0, int32_t d0)
+    {
+        O_ubLocal = outQueue_O_ub.DeQue<half>();
+        DataCopy(OGm[d0 * 64 + i0 * 8192], O_ubLocal, 8192);
+        outQueue_O_ub.FreeTensor(O_ubLocal);
+    }
+    __aicore__ inline void ComputePvEpi(int32_t i0)
+    {
+        sm_ub_1Local = inQueue_sm_ub_1.DeQue<float>();
+        for (int32_t d0 = 0; d0 < 1; ++d0) {
+            CopyInPvEpi2(i0, d0);
+            ComputePvEpi2();
+            CopyOutPvEpi(i0, d0);
+        }
+        inQueue_sm_ub_1.FreeTensor(sm_ub_1Local);
+    }
+    __aicore__ inline void ProcessPvEpi()
+    {
+        pipe.InitBuffer(outQueue_O_ub, 1, 16384);
+        pipe.InitBuffer(inQueue_acc_ub, 1, 32768);
+        pipe.InitBuffer(inQueue_sm_ub_1, 1, 512);
+        pipe.InitBuffer(tmpBuf6, 512);
+        tmp6 = tmpBuf6.Get<uint8_t>();
         if (workerIdx == 0) {
-            for (int32_t i0 = 0; i0 < 8; ++i0) {
-                CopyInPv(i0);
-                ComputePv(i0);
+            for (int32_t i0 = 0; i0 < 2; ++i0) {
+                CopyInPvEpi(i0);
+                ComputePvEpi(i0);
             }
         }
         pipe.Reset();
@@ -381,14 +479,24 @@ private:
     LocalTensor<float> s_ub_2Local;
     TQue<TPosition::VECOUT, 1> outQueue_sm_ub;
     LocalTensor<float> sm_ubLocal;
-    TQue<TPosition::VECOUT, 1> outQueue_O_ub;
-    LocalTensor<half> O_ubLocal;
-    TQue<TPosition::VECIN, 1> inQueue_V_ub;
-    LocalTensor<half> V_ubLocal;
-    TBuf<TPosition::VECCALC> buf_acc_ub;
-    LocalTensor<float> acc_ubLocal;
     TQue<TPosition::VECIN, 1> inQueue_s_ub_3;
     LocalTensor<float> s_ub_3Local;
+    TQue<TPosition::VECOUT, 1> outQueue_s_f16_ub;
+    LocalTensor<half> s_f16_ubLocal;
+    TQue<TPosition::B1, 1> que_V_l1;
+    LocalTensor<half> V_l1Local;
+    TQue<TPosition::B2, 1> que_V_l0b;
+    LocalTensor<half> V_l0bLocal;
+    TQue<TPosition::CO1, 1> que_acc_l0c;
+    LocalTensor<float> acc_l0cLocal;
+    TQue<TPosition::A1, 1> que_s_f16_l1;
+    LocalTensor<half> s_f16_l1Local;
+    TQue<TPosition::A2, 1> que_s_f16_l0a;
+    LocalTensor<half> s_f16_l0aLocal;
+    TQue<TPosition::VECOUT, 1> outQueue_O_ub;
+    LocalTensor<half> O_ubLocal;
+    TQue<TPosition::VECIN, 1> inQueue_acc_ub;
+    LocalTensor<float> acc_ubLocal;
     TQue<TPosition::VECIN, 1> inQueue_sm_ub_1;
     LocalTensor<float> sm_ub_1Local;
     TBuf<TPosition::VECCALC> tmpBuf1;
@@ -397,16 +505,18 @@ private:
     LocalTensor<uint8_t> tmp2;
     TBuf<TPosition::VECCALC> tmpBuf3;
     LocalTensor<uint8_t> tmp3;
-    TBuf<TPosition::VECCALC> tmpBuf4;
-    LocalTensor<uint8_t> tmp4;
+    TBuf<TPosition::VECCALC> tmpBuf6;
+    LocalTensor<uint8_t> tmp6;
     GlobalTensor<half> QGm;
     GlobalTensor<half> KGm;
     GlobalTensor<half> VGm;
     GlobalTensor<half> MGm;
     GlobalTensor<half> OGm;
     GlobalTensor<float> sGm;
+    GlobalTensor<half> s_f16Gm;
     GlobalTensor<float> mxGm;
     GlobalTensor<float> smGm;
+    GlobalTensor<float> accGm;
     int32_t workerIdx = 0;
 };
 
