@@ -237,3 +237,74 @@ def test_auto_tiles_leave_matmul_untiled_when_no_cube_legal_tile_exists() -> Non
     out, trace = run_pipeline(k, "tile")
     assert "chose nothing" in trace[0].decisions[0]
     assert out == k
+
+
+# ---- step 0: the epilogue of a cube matmul nest is split off ---------------------------
+
+PV16 = """
+kernel pv(P: f16[M, K], V: f16[K, N], l: f32[M]) -> (O: f16[M, N]) {
+  size M = 32
+  size K = 32
+  size N = 16
+  temp acc: f32[M, N]
+  pv: for i in 0..M {
+    for d in 0..N {
+      acc[i, d] = 0.0
+      for j in 0..K {
+        acc[i, d] += f32(P[i, j]) * f32(V[j, d])
+      }
+      O[i, d] = f16(acc[i, d] / l[i])
+    }
+  }
+}
+"""
+
+
+def test_epilogue_split_off_a_cube_matmul() -> None:
+    k = kernel(PV16)
+    out, trace = run_pipeline(k, "tile{pv.i=16,pv.d=16}")
+    text = print_kernel(out)
+    assert [s.label for s in out.body] == ["pv", "pv_epi"]
+    assert "acc_l0c[i, d] += f32(P_l0a[i, j]) * f32(V_l0b[j, d])" in text
+    assert "copy acc[i0 * 16:i0 * 16 + 16, d0 * 16:d0 * 16 + 16] <- acc_l0c[0:16, 0:16]" in text
+    assert "O_ub[i, d] = f16(acc_ub[i, d] / l_ub[i])" in text  # the epilogue tiled with the same sizes
+    assert "temp acc: f32[M, N]" in text  # acc stays a GM temp between the nests
+    assert any("split the epilogue of the matmul nest `pv`" in c for c in trace[0].changes)
+    assert equivalent(k, out, trials=2) == []
+
+
+def test_no_split_for_f32_operands_or_a_plain_store() -> None:
+    f32p = PV16.replace("P: f16[M, K]", "P: f32[M, K]").replace("f32(P[i, j])", "P[i, j]")
+    assert [s.label for s in apply(f32p, "tile{pv.i=16,pv.d=16}").body] == ["pv"]  # P·V stays one (vector) nest
+    store = PV16.replace("f16(acc[i, d] / l[i])", "f16(acc[i, d])")
+    assert [s.label for s in apply(store, "tile{pv.i=16,pv.d=16}").body] == ["pv"]  # Mmad + Fixpipe in one nest
+
+
+def test_no_split_when_the_epilogue_feeds_a_later_matmul_iteration() -> None:
+    """The epilogue of row i writes `Bt[j, 0]`, which the matmul of row i + 1 reads:
+    splitting would run every matmul before any epilogue (Check_epilogue_split)."""
+    text = """
+kernel chain(A: f16[M, K], B: f16[N, K]) -> (C: f16[M, N]) {
+  size M = 4
+  size N = 16
+  size K = 16
+  temp Bt: f16[N, K]
+  temp acc: f32[M, N]
+  init: for n in 0..N {
+    for k in 0..K { Bt[n, k] = B[n, k] }
+  }
+  mm: for i in 0..M {
+    for j in 0..N {
+      acc[i, j] = 0.0
+      for k in 0..K { acc[i, j] += f32(A[i, k]) * f32(Bt[j, k]) }
+      Bt[j, 0] = f16(acc[i, j] * 0.5)
+      C[i, j] = f16(acc[i, j])
+    }
+  }
+}
+"""
+    k = kernel(text)
+    out, trace = run_pipeline(k, "tile{mm.i=2}")
+    assert [s.label for s in out.body] == ["init", "mm"]
+    assert any("kept the epilogue of `mm`" in d for d in trace[0].decisions)
+    assert equivalent(k, out, trials=2) == []
