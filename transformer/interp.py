@@ -75,10 +75,12 @@ def convert(value: Any, dtype: str) -> np.ndarray:
 # public API
 
 
-def run(kernel: ir.Kernel, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """Interpret `kernel` on `inputs` (keyed by input name) and return its outputs."""
+def run(kernel: ir.Kernel, inputs: Mapping[str, np.ndarray], *, vectorise: bool = True) -> dict[str, np.ndarray]:
+    """Interpret `kernel` on `inputs` (keyed by input name) and return its outputs.
+    `vectorise=False` runs every loop iteration by iteration (slow; the tests use it as
+    the oracle for the vectorisation criterion)."""
     with np.errstate(all="ignore"):
-        return _Interpreter(kernel, inputs).run()
+        return _Interpreter(kernel, inputs, vectorise=vectorise).run()
 
 
 def random_inputs(kernel: ir.Kernel, rng: np.random.Generator) -> dict[str, np.ndarray]:
@@ -202,8 +204,9 @@ def load_inputs(kernel: ir.Kernel, path: str) -> dict[str, np.ndarray]:
 
 
 class _Interpreter:
-    def __init__(self, kernel: ir.Kernel, inputs: Mapping[str, np.ndarray]) -> None:
+    def __init__(self, kernel: ir.Kernel, inputs: Mapping[str, np.ndarray], *, vectorise: bool = True) -> None:
         self.k = kernel
+        self.vectorise = vectorise
         self.sizes = kernel.size_values()
         self.decls = {t.name: t for t in kernel.tensors()}
         self.arrays: dict[str, np.ndarray] = {}
@@ -539,7 +542,7 @@ class _Interpreter:
     def _vectorisable(self, loop: ir.For) -> bool:
         key = id(loop)
         if key not in self._plan:
-            self._plan[key] = _vectorisable(loop, self.decls, self.sizes)
+            self._plan[key] = self.vectorise and _vectorisable(loop, self.decls, self.sizes)
         return self._plan[key]
 
     def _inner_volume(self, loop: ir.For) -> int:
