@@ -305,8 +305,7 @@ class _Interpreter:
     @staticmethod
     def _as_dtype(value: Any, ty: Ty, dtype: str) -> np.ndarray:
         """A reduction operand in the accumulator's computation type."""
-        comp = promote(Ty(dtype), ty).dtype
-        return convert(value, comp) if comp != "bf16" else round_bf16(np.asarray(value, np.float32))
+        return convert(value, promote(Ty(dtype), ty).dtype)
 
     @staticmethod
     def _reduce(op: str, v: np.ndarray, axes: tuple[int, ...], dtype: str) -> np.ndarray:
@@ -529,9 +528,9 @@ class _Interpreter:
             return (r if comp.weak else self.materialise(r, comp)), comp
         (v, t), = args
         if f == "abs":
-            return self.materialise(np.abs(self.operand(v, t, t if not t.weak else Ty(t.dtype))), t), t
-        comp = float_of(t)
-        comp = Ty(comp.dtype)  # float intrinsics on weak operands compute in f32
+            r = np.abs(v)
+            return (r if t.weak else self.materialise(r, t)), t
+        comp = Ty(float_of(t).dtype)  # float intrinsics on weak operands compute in f32
         x = self.operand(v, t, comp)
         fn = _FLOAT_INTRINSICS[f]
         if comp.dtype == "bf16":
