@@ -316,17 +316,7 @@ def test_tile_without_parameters_is_accepted_by_check(name: str) -> None:
     """`tile` alone (the pass's `choose_tiles`) at two size settings: `ascx check`
     accepts the result and its totals equal the independent count."""
     for sizes in SIZES.get(name, [{}]):
-        try:
-            assert_check_matches_count(name, "tile", sizes)
-        except AssertionError:
-            if (name, tuple(sorted(sizes.items()))) in POLICY_GAPS:
-                pytest.xfail(POLICY_GAPS[(name, tuple(sorted(sizes.items())))])
-            raise
-
-
-# Known failures of the pass's own power-of-two policy, fixed by connecting the
-# `choose_tiles` seam to `transformer.capacity.tiles.solver_tiles` (see docs/capacity.md).
-POLICY_GAPS: dict = {}
+        assert_check_matches_count(name, "tile", sizes)
 
 
 @pytest.mark.parametrize("name", NAMES)
