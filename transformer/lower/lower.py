@@ -178,9 +178,44 @@ class Lowering:
         return phases
 
     # ---- main -------------------------------------------------------------------------
+    def demote_locals(self, phases: list[_PhaseSrc]) -> bool:
+        """Locals that cannot stay on chip become GM workspace temps (warned): a local used by
+        several phases (each phase plans its own buffers and `pipe.Reset()`s them, and the
+        phases may run on different cores or workers), and a `ub` local used in a cube phase
+        (the AIC has no UB on the split architecture). Returns whether any was demoted."""
+        use: dict[str, list[_PhaseSrc]] = {}
+        for ph in phases:
+            for t in tensors_in(ph.stmts):
+                use.setdefault(t, []).append(ph)
+        demote: dict[str, str] = {}
+        for t in self.kernel.buffers:
+            if t.kind != "local":
+                continue
+            phs = use.get(t.name, [])
+            if len(phs) > 1:
+                demote[t.name] = "used by phases " + ", ".join(f"`{p.label}`" for p in phs)
+            elif (t.scope or "ub") == "ub" and any(p.core == "cube" for p in phs):
+                demote[t.name] = f"used in the cube phase `{phs[0].label}` (the AIC has no UB)"
+        if not demote:
+            return False
+        import dataclasses
+
+        bufs = []
+        for t in self.kernel.buffers:
+            if t.name in demote:
+                self.warn(t, f"local `{t.name}` is {demote[t.name]}: it lives in the GM workspace, "
+                             "not on chip (slow, never wrong)")
+                t = dataclasses.replace(t, kind="temp", scope=None)
+            bufs.append(t)
+        self.kernel = dataclasses.replace(self.kernel, buffers=tuple(bufs))
+        self.decls = {t.name: t for t in self.kernel.tensors()}
+        return True
+
     def run(self) -> KernelPlan:
-        k = self.kernel
         phases = self.split_phases()
+        if self.demote_locals(phases):
+            phases = self.split_phases()
+        k = self.kernel
         cores_of = {"vec": [p for p in phases if p.core == "vec"], "cube": [p for p in phases if p.core == "cube"]}
         has_cube = bool(cores_of["cube"])
         kind = ("mix" if cores_of["vec"] else "cube") if has_cube else "vector"

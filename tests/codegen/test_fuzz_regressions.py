@@ -1,0 +1,86 @@
+"""Regressions found by `test_fuzz_emitted.py`: each kernel text is emitted, compiled
+(-Wall -Wextra -Werror), run on the emulator and compared with the interpreter."""
+
+from __future__ import annotations
+
+from transformer.codegen import emit_ascendc
+
+from .conftest import check_emitted, kernel_text, needs_gxx
+
+pytestmark = needs_gxx
+
+
+def _check(text: str, warning: str = "") -> None:
+    k = kernel_text(text)
+    em = emit_ascendc(k)
+    if warning:
+        assert any(warning in w for w in em.warnings), em.warnings
+    check_emitted(k, k, emitted=em, what=text)
+
+
+def test_local_shared_by_two_phases() -> None:
+    """A local written by one top-level nest and read by the next was declared once per
+    phase (g++: redeclaration of `buf_B2`); it now lives in the GM workspace, warned."""
+    _check("""
+kernel k(B: f16[4]) -> (B1: f32[4]) {
+  local B2: f32[4] @ub
+  s: for i in 0..4 {
+    B2[i] = f32(B[i])
+  }
+  t: for i in 0..4 {
+    B1[i] = B2[i] * 2.0
+  }
+}
+""", "local `B2` is used by phases `s`, `t`: it lives in the GM workspace")
+
+
+def test_cube_locals_shared_by_two_phases() -> None:
+    _check("""
+kernel k(B: f16[2, 4]) -> (A: f32[2, 3]) {
+  local L: bf16[3] @l0b
+  w: for h in 0..3 {
+    L[h] = -bf16(B[1, 0] - B[0, 3])
+  }
+  r: for m in 0..2 {
+    for t in 0..3 {
+      A[m, t] = -f32(L[2 - t]) + f32(B[m, t])
+    }
+  }
+}
+""", "local `L` is used by phases `w`, `r`")
+
+
+def test_ub_local_in_a_cube_phase() -> None:
+    """`tile{mm=8},tile{mm=4}` on a matmul stages C through `ub` inside the cube nest: the
+    AIC has no UB (the emulator stopped at InitBuffer); the local goes to the workspace."""
+    _check("""
+kernel matmul(A: f16[M, K], B: f16[K, N]) -> (C: f16[M, N]) {
+  size M = 32
+  size N = 32
+  size K = 16
+  local A_l1: f16[8, 16] @l1
+  local A_l0a: f16[8, 16] @l0a
+  local B_l1: f16[16, 32] @l1
+  local B_l0b: f16[16, 32] @l0b
+  local acc_l0c: f32[8, 32] @l0c
+  local C_ub: f16[8, 32] @ub
+  mm: for i00 in 0..1 {
+    for i0 in 0..4 {
+      copy A_l1[0:8, 0:K] <- A[(i00 * 4 + i0) * 8:(i00 * 4 + i0) * 8 + 8, 0:K]
+      copy A_l0a[0:8, 0:K] <- A_l1[0:8, 0:K]
+      copy B_l1[0:K, 0:N] <- B[0:K, 0:N]
+      copy B_l0b[0:K, 0:N] <- B_l1[0:K, 0:N]
+      for i in 0..8 {
+        for j in 0..N {
+          acc_l0c[i, j] = 0.0
+          for k in 0..K {
+            acc_l0c[i, j] += f32(A_l0a[i, k]) * f32(B_l0b[k, j])
+          }
+          C_ub[i, j] = f16(acc_l0c[i, j])
+        }
+      }
+      copy C[(i00 * 4 + i0) * 8:(i00 * 4 + i0) * 8 + 8, 0:N] <- C_ub[0:8, 0:N]
+    }
+  }
+}
+""", "local `C_ub` is used in the cube phase `mm` (the AIC has no UB)")
