@@ -84,3 +84,20 @@ kernel matmul(A: f16[M, K], B: f16[K, N]) -> (C: f16[M, N]) {
   }
 }
 """, "local `C_ub` is used in the cube phase `mm` (the AIC has no UB)")
+
+
+def test_reduction_of_a_loop_invariant_value() -> None:
+    """`t[i] max= 2.0` in an innermost loop: vector selection asserted (AssertionError in
+    `reduce`) on an operand that does not depend on the loop; it now falls back."""
+    _check("""
+kernel k(X: f32[8]) -> (Y: f32[8]) {
+  local t: f32[8] @ub
+  ew: for i in 0..8 {
+    copy t[0:8] <- X[0:8]
+    for z in 0..2 {
+      t[i] max= 2.0
+    }
+    copy Y[0:8] <- t[0:8]
+  }
+}
+""", "the `max=` operand does not depend on the loop")

@@ -294,7 +294,8 @@ class _Sel:
         if comp.weak or comp.dtype not in VEC_TYPES or (s.op == "+=" and comp.dtype != "f32"):
             raise NoMatch(f"`{s.op}` into {decl.dtype}")
         v = self.as_type(self.compile(s.value), comp.dtype)
-        assert isinstance(v, Vec)
+        if not isinstance(v, Vec):  # `s max= 2.0`: nothing to reduce over the loop
+            raise NoMatch(f"the `{s.op}` operand does not depend on the loop")
         res = self.alloc(comp.dtype)
         work = self.alloc(comp.dtype)
         api = {"max=": "ReduceMax", "min=": "ReduceMin", "+=": "ReduceSum"}[s.op]
