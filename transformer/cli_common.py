@@ -77,11 +77,13 @@ def load_target(name: str | None) -> Any:
 def load_kernel(path: str, sizes: tuple[str, ...] = ()) -> ir.Kernel:
     """Parse `path` (`-` is stdin) and apply `--size` overrides, re-checking the result."""
     from .check import check_kernel
-    from .parser import parse_file
+    from .parser import parse, read_source
 
     global _CURRENT_SOURCE
-    _CURRENT_SOURCE = source_of(path)
-    kernel = parse_file(path)
+    _CURRENT_SOURCE = None
+    src = read_source(path)
+    _CURRENT_SOURCE = src
+    kernel = parse(src.text, src.path)
     overrides = parse_size_overrides(sizes)
     if overrides:
         known = [s.name for s in kernel.sizes]
@@ -94,7 +96,7 @@ def load_kernel(path: str, sizes: tuple[str, ...] = ()) -> ir.Kernel:
         if errors:
             e = errors[0]
             raise SemanticError(f"with {' '.join('--size ' + s for s in sizes)}: {e.message}", e.loc,
-                                hint=e.hint, source=source_of(path))
+                                hint=e.hint, source=src)
     return kernel
 
 
@@ -104,11 +106,15 @@ pass) are rendered with its source line and caret."""
 
 
 def source_of(path: str) -> Source | None:
-    """The text of `path` for rendering error locations (None for stdin or an unreadable file)."""
+    """The text of `path` for rendering error locations: the kernel the command loaded
+    when that is `path` (always so for stdin), else the file read anew (None when it
+    cannot be read; bytes that are not UTF-8 are replaced)."""
+    if _CURRENT_SOURCE is not None and (path == "-" or _CURRENT_SOURCE.path == path):
+        return _CURRENT_SOURCE
     if path == "-":
         return None
     try:
-        with open(path, encoding="utf-8") as f:
+        with open(path, encoding="utf-8", errors="replace") as f:
             return Source(path, f.read())
     except OSError:
         return None

@@ -51,18 +51,36 @@ def parse(text: str, path: str = "<input>", *, check: bool = True) -> ir.Kernel:
 
 def parse_file(path: str) -> ir.Kernel:
     """Parse a file; `-` reads standard input."""
+    src = read_source(path)
+    return parse(src.text, src.path)
+
+
+def read_source(path: str) -> Source:
+    """The text of `path` (`-` reads standard input, reported as `<stdin>`). An unreadable
+    file is an error naming it; bytes that are not UTF-8 are an error at their line and
+    column."""
     import sys
 
     if path == "-":
-        return parse(sys.stdin.read(), "<stdin>")
+        stream = getattr(sys.stdin, "buffer", None)
+        data = stream.read() if stream is not None else sys.stdin.read().encode("utf-8", "surrogateescape")
+        name = "<stdin>"
+    else:
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError as e:
+            raise AscxError(f"cannot read `{path}`: {e.strerror}", source=Source(path, "")) from None
+        name = path
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except OSError as e:
-        raise AscxError(f"cannot read `{path}`: {e.strerror}", source=Source(path, "")) from None
-    except UnicodeDecodeError:
-        raise AscxError(f"`{path}` is not UTF-8 text", source=Source(path, "")) from None
-    return parse(text, path)
+        return Source(name, data.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        before = data[: e.start].decode("utf-8")
+        line = before.count("\n") + 1
+        col = len(before) - (before.rfind("\n") + 1) + 1
+        raise ParseError(f"not UTF-8 text: byte 0x{data[e.start]:02x} is not part of a UTF-8 character",
+                         Loc(line, col), hint="ascx reads kernels as UTF-8; save the file in that encoding",
+                         source=Source(name, data.decode("utf-8", "replace"))) from None
 
 
 # --------------------------------------------------------------------------------------

@@ -1,0 +1,33 @@
+"""Regression tests for crashes found by `tests/test_cli_fuzz.py`: each input once made a
+command print a traceback or an internal error; now it is a clear error (exit 2)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from transformer.cli import main
+
+
+def invoke(*args: str, input: bytes | str | None = None):
+    r = CliRunner().invoke(main, list(args), input=input)
+    assert "Traceback" not in r.output and "internal error" not in r.output, r.output
+    return r
+
+
+def test_non_utf8_kernel_is_located(tmp_path: Path) -> None:
+    p = tmp_path / "k.ir"
+    p.write_bytes(b"kernel k() -> () {\n  size N = 4 \xff\n}\n")
+    for cmd in (["parse"], ["run"], ["check"], ["emit"], ["transform", "--passes", "tile"]):
+        r = invoke(cmd[0], str(p), *cmd[1:])
+        assert r.exit_code == 2, r.output
+        assert r.output.startswith(f"{p}:2:14: error: not UTF-8 text: byte 0xff is not part of a UTF-8 character\n"
+                                   "    size N = 4 \ufffd\n               ^\n"
+                                   "hint: ascx reads kernels as UTF-8; save the file in that encoding"), r.output
+
+
+def test_non_utf8_stdin_is_located() -> None:
+    r = invoke("parse", "-", input=b"kernel \xc3(")
+    assert r.exit_code == 2
+    assert r.output.startswith("<stdin>:1:8: error: not UTF-8 text: byte 0xc3 is not part of a UTF-8 character")
