@@ -31,3 +31,21 @@ def test_non_utf8_stdin_is_located() -> None:
     r = invoke("parse", "-", input=b"kernel \xc3(")
     assert r.exit_code == 2
     assert r.output.startswith("<stdin>:1:8: error: not UTF-8 text: byte 0xc3 is not part of a UTF-8 character")
+
+
+def test_click_usage_errors_read_like_ascx_errors(tmp_path: Path) -> None:
+    """Bad option values, unknown options and extra arguments were click's own
+    `Usage: ... Error: ...` block; now `ascx: error: ...` with the usage as the hint."""
+    r = invoke("run", str(tmp_path / "k.ir"), "--seed", "abc")
+    assert r.exit_code == 2
+    assert r.output == ("ascx: error: invalid value for '--seed': 'abc' is not a valid integer\n"
+                        "hint: usage: ascx run [OPTIONS] FILE; see `ascx run --help`\n")
+    r = invoke("passes", "%")
+    assert r.exit_code == 2
+    assert r.output.startswith("ascx: error: got unexpected extra argument (%)\n")
+    r = invoke("verify", "k.ir", "--trials", "0")
+    assert r.exit_code == 2
+    assert r.output.startswith("ascx: error: invalid value for '--trials': 0 is not in the range x>=1\n")
+    r = invoke("nosuch")
+    assert r.exit_code == 2
+    assert r.output.startswith("ascx: error: no such command 'nosuch'\n")

@@ -7,8 +7,10 @@ next to its code.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import sys
+from typing import Any, Iterator
 
 import click
 import numpy as np
@@ -31,7 +33,43 @@ _COMMAND_MODULES = (
 )
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Group(click.Group):
+    """The `ascx` group: command-line usage errors found by click (bad option value,
+    unknown option, missing argument) read like every other error, `ascx: error: ...`
+    and a hint with the usage, exit 2."""
+
+    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
+        with _usage_errors():
+            return super().make_context(*args, **kwargs)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        with _usage_errors():
+            return super().invoke(ctx)
+
+
+class _UsageError(click.UsageError):
+    def show(self, file: Any = None) -> None:
+        msg = self.format_message().strip()
+        msg = (msg[0].lower() + msg[1:] if msg[:2].istitle() else msg).rstrip(".")
+        hint = ""
+        if self.ctx is not None:
+            usage = self.ctx.get_usage().strip()
+            usage = usage[0].lower() + usage[1:] if usage.startswith("Usage:") else usage
+            hint = f"\nhint: {usage}; see `{self.ctx.command_path} --help`"
+        click.echo(f"ascx: error: {msg}{hint}", file=file, err=file is None)
+
+
+@contextlib.contextmanager
+def _usage_errors() -> Iterator[None]:
+    try:
+        yield
+    except click.UsageError as e:
+        if isinstance(e, (_UsageError, getattr(click.exceptions, "NoArgsIsHelpError", _UsageError))):
+            raise  # ours already, or `ascx` alone (the help text)
+        raise _UsageError(e.format_message(), e.ctx) from None
+
+
+@click.group(name="ascx", cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="ascx")
 def main() -> None:
     """ascx: transform loop-nest kernels for Ascend NPUs, prove they fit, emit Ascend C."""
