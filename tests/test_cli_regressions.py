@@ -49,3 +49,16 @@ def test_click_usage_errors_read_like_ascx_errors(tmp_path: Path) -> None:
     r = invoke("nosuch")
     assert r.exit_code == 2
     assert r.output.startswith("ascx: error: no such command 'nosuch'\n")
+
+
+def test_negative_seed_is_a_usage_error(tmp_path: Path) -> None:
+    """`--seed -1` was an internal ValueError from numpy (seeds are non-negative)."""
+    p = tmp_path / "k.ir"
+    p.write_text("kernel k(X: f32[4]) -> (Y: f32[4]) {\n  for i in 0..4 { Y[i] = X[i] }\n}\n")
+    r = invoke("run", str(p), "--seed", "-1")
+    assert r.exit_code == 2
+    assert r.output.startswith("ascx: error: invalid value for '--seed': -1 is not in the range x>=0\n")
+    r = invoke("verify", str(p), "--passes", "tile", "--seed", "-1")
+    assert r.exit_code == 2
+    assert r.output.startswith("ascx: error: invalid value for '--seed': -1 is not in the range x>=0\n")
+    assert invoke("run", str(p), "--seed", "99999999999999999999999").exit_code == 0

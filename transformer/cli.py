@@ -100,7 +100,7 @@ def parse_cmd(file: str, sizes: tuple[str, ...], target_name: str | None, quiet:
 @click.argument("file")
 @size_option
 @click.option("--inputs", "inputs_path", metavar="IN.npz", help="Input arrays keyed by input name.")
-@click.option("--seed", type=int, default=None, help="Seed for inputs not given in --inputs (default: fresh).")
+@click.option("--seed", type=click.IntRange(min=0), default=None, help="Seed for inputs not given in --inputs (default: fresh).")
 @click.option("--save-inputs", metavar="PATH", help="Write the inputs used (given and drawn) to an .npz.")
 @click.option("-o", "--output", metavar="OUT.npz", help="Write outputs keyed by output name.")
 @handle_errors
