@@ -57,8 +57,8 @@ def test_negative_seed_is_a_usage_error(tmp_path: Path) -> None:
     p.write_text("kernel k(X: f32[4]) -> (Y: f32[4]) {\n  for i in 0..4 { Y[i] = X[i] }\n}\n")
     r = invoke("run", str(p), "--seed", "-1")
     assert r.exit_code == 2
-    assert r.output.startswith("ascx: error: invalid value for '--seed': -1 is not in the range x>=0\n")
+    assert r.output.startswith("ascx: error: invalid value for '--seed': must be a non-negative integer, got -1\n")
     r = invoke("verify", str(p), "--passes", "tile", "--seed", "-1")
     assert r.exit_code == 2
-    assert r.output.startswith("ascx: error: invalid value for '--seed': -1 is not in the range x>=0\n")
+    assert r.output.startswith("ascx: error: invalid value for '--seed': must be a non-negative integer, got -1\n")
     assert invoke("run", str(p), "--seed", "99999999999999999999999").exit_code == 0

@@ -18,6 +18,7 @@ import numpy as np
 from . import __version__
 from .cli_common import (
     handle_errors,
+    non_negative,
     load_kernel,
     load_target,
     size_option,
@@ -100,7 +101,7 @@ def parse_cmd(file: str, sizes: tuple[str, ...], target_name: str | None, quiet:
 @click.argument("file")
 @size_option
 @click.option("--inputs", "inputs_path", metavar="IN.npz", help="Input arrays keyed by input name.")
-@click.option("--seed", type=click.IntRange(min=0), default=None, help="Seed for inputs not given in --inputs (default: fresh).")
+@click.option("--seed", type=int, default=None, callback=non_negative, help="Seed for inputs not given in --inputs (default: fresh).")
 @click.option("--save-inputs", metavar="PATH", help="Write the inputs used (given and drawn) to an .npz.")
 @click.option("-o", "--output", metavar="OUT.npz", help="Write outputs keyed by output name.")
 @handle_errors

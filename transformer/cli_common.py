@@ -48,6 +48,13 @@ def parse_size_overrides(values: tuple[str, ...]) -> dict[str, int]:
     return out
 
 
+def non_negative(ctx: click.Context, param: click.Parameter, value: int | None) -> int | None:
+    """Option callback: a seed (or count) that must be >= 0."""
+    if value is not None and value < 0:
+        raise click.BadParameter(f"must be a non-negative integer, got {value}")
+    return value
+
+
 def size_option(f: F) -> F:
     return click.option(
         "--size", "sizes", multiple=True, metavar="NAME=INT",

@@ -22,6 +22,7 @@ from . import ir
 from .cli_common import (
     CheckFailed,
     handle_errors,
+    non_negative,
     load_kernel,
     load_target,
     size_option,
@@ -208,7 +209,7 @@ def _junit(rep: VerifyReport) -> str:
 @target_option
 @click.option("--trials", type=click.IntRange(min=1), default=DEFAULT_TRIALS, show_default=True,
               help="Random input sets to compare on.")
-@click.option("--seed", type=click.IntRange(min=0), default=None, help="Seed for the inputs (default: fresh, printed).")
+@click.option("--seed", type=int, default=None, callback=non_negative, help="Seed for the inputs (default: fresh, printed).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--junit", "junit_path", metavar="PATH", help="Also write a JUnit XML report.")
 @click.option("--emitted", is_flag=True,
