@@ -62,3 +62,43 @@ def test_negative_seed_is_a_usage_error(tmp_path: Path) -> None:
     assert r.exit_code == 2
     assert r.output.startswith("ascx: error: invalid value for '--seed': must be a non-negative integer, got -1\n")
     assert invoke("run", str(p), "--seed", "99999999999999999999999").exit_code == 0
+
+
+def _add(tmp_path: Path) -> Path:
+    p = tmp_path / "add.ir"
+    p.write_text("kernel add(A: f32[4], B: f32[4]) -> (C: f32[4]) {\n  for i in 0..4 { C[i] = A[i] + B[i] }\n}\n")
+    return p
+
+
+def test_bad_npz_inputs_are_usage_errors(tmp_path: Path) -> None:
+    """An .npz member that is not an .npy (np.load hands back bytes) was an internal
+    AttributeError; pickled objects, a bare .npy and a non-zip file get their own message."""
+    import pickle
+    import zipfile
+
+    import numpy as np
+
+    k = _add(tmp_path)
+    raw = tmp_path / "raw.npz"
+    with zipfile.ZipFile(raw, "w") as z:
+        z.writestr("A.npy", pickle.dumps([1, 2, 3]))
+    obj = tmp_path / "obj.npz"
+    np.savez(obj, A=np.array([{"x": 1}], dtype=object))
+    bare = tmp_path / "bare.npz"
+    with open(bare, "wb") as f:
+        np.save(f, np.zeros(4, np.float32))
+    text = tmp_path / "text.npz"
+    text.write_text("not an npz")
+    hint = "hint: write inputs with np.savez(PATH, NAME=array, ...) (plain numeric arrays)"
+    for path, msg in [
+        (raw, f"ascx: error: `{raw}`: member `A` is not an .npy array"),
+        (obj, f"ascx: error: `{obj}`: input `A` holds Python objects (pickled data), which ascx never loads"),
+        (bare, f"ascx: error: `{bare}` is not an .npz file (a zip of .npy arrays)"),
+        (text, f"ascx: error: `{text}` is not an .npz file (a zip of .npy arrays)"),
+    ]:
+        r = invoke("run", str(k), "--inputs", str(path))
+        assert r.exit_code == 2, r.output
+        assert r.output == f"{msg}\n{hint}\n"
+    r = invoke("run", str(k), "--inputs", str(tmp_path))
+    assert r.exit_code == 2
+    assert r.output == f"ascx: error: cannot read inputs from `{tmp_path}`: Is a directory\n"

@@ -169,34 +169,69 @@ def _compare(kernel: ir.Kernel, expected: Mapping[str, np.ndarray],
 
 
 def load_inputs(kernel: ir.Kernel, path: str) -> dict[str, np.ndarray]:
-    """Read an .npz of inputs, checking names, shapes and dtypes."""
-    try:
-        data = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as e:
-        raise UsageError(f"cannot read inputs from `{path}`: {e}") from None
-    sizes = kernel.size_values()
-    by_name = {t.name: t for t in kernel.inputs}
-    out: dict[str, np.ndarray] = {}
-    for key in data.files:
-        if key not in by_name:
-            from .diagnostics import did_you_mean
+    """Read an .npz of inputs, checking names, shapes and dtypes. Anything that is not
+    an .npz of plain arrays (another file, a bare .npy, pickled objects, a damaged
+    member) is a `UsageError`; pickled data is never loaded."""
+    with _open_npz(path) as data:
+        sizes = kernel.size_values()
+        by_name = {t.name: t for t in kernel.inputs}
+        out: dict[str, np.ndarray] = {}
+        for key in data.files:
+            if key not in by_name:
+                from .diagnostics import did_you_mean
 
-            raise UsageError(f"`{path}`: `{key}` is not an input of kernel `{kernel.name}`",
-                             hint=did_you_mean(key, by_name) or ("inputs: " + ", ".join(by_name)))
-        t = by_name[key]
-        arr = data[key]
-        shape = tuple(eval_int(d, sizes) for d in t.shape)
-        if arr.shape != shape:
-            raise UsageError(f"`{path}`: input `{key}` has shape {list(arr.shape)}, kernel expects {list(shape)}",
-                             hint="a --size override may be missing or wrong")
-        want = np.dtype(NP_DTYPE[t.dtype])
-        if arr.dtype != want:
-            raise UsageError(f"`{path}`: input `{key}` has dtype {arr.dtype}, kernel expects {t.dtype} ({want})",
-                             hint=f"convert it with .astype(np.{want})")
-        if t.dtype == "bf16":
-            arr = round_bf16(arr)
-        out[key] = arr
+                raise UsageError(f"`{path}`: `{key}` is not an input of kernel `{kernel.name}`",
+                                 hint=did_you_mean(key, by_name) or ("inputs: " + ", ".join(by_name)))
+            t = by_name[key]
+            arr = _npz_member(data, path, key)
+            shape = tuple(eval_int(d, sizes) for d in t.shape)
+            if arr.shape != shape:
+                raise UsageError(f"`{path}`: input `{key}` has shape {list(arr.shape)}, kernel expects {list(shape)}",
+                                 hint="a --size override may be missing or wrong")
+            want = np.dtype(NP_DTYPE[t.dtype])
+            if arr.dtype != want:
+                raise UsageError(f"`{path}`: input `{key}` has dtype {arr.dtype}, kernel expects {t.dtype} ({want})",
+                                 hint=f"convert it with .astype(np.{want})")
+            if t.dtype == "bf16":
+                arr = round_bf16(arr)
+            out[key] = arr
     return out
+
+
+_NPZ_HINT = "write inputs with np.savez(PATH, NAME=array, ...) (plain numeric arrays)"
+
+
+def _open_npz(path: str) -> Any:
+    import zipfile
+
+    try:
+        with open(path, "rb") as f:
+            magic = f.read(4)
+    except OSError as e:
+        raise UsageError(f"cannot read inputs from `{path}`: {e.strerror}") from None
+    if magic not in (b"PK\x03\x04", b"PK\x05\x06"):
+        raise UsageError(f"`{path}` is not an .npz file (a zip of .npy arrays)", hint=_NPZ_HINT)
+    try:
+        return np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
+        raise UsageError(f"cannot read inputs from `{path}`: {e}", hint=_NPZ_HINT) from None
+
+
+def _npz_member(data: Any, path: str, key: str) -> np.ndarray:
+    import zipfile
+
+    try:
+        arr = data[key]
+    except ValueError as e:
+        if "allow_pickle" in str(e):
+            raise UsageError(f"`{path}`: input `{key}` holds Python objects (pickled data), which ascx never loads",
+                             hint=_NPZ_HINT) from None
+        raise UsageError(f"`{path}`: cannot read input `{key}`: {e}", hint=_NPZ_HINT) from None
+    except (OSError, EOFError, zipfile.BadZipFile, NotImplementedError) as e:
+        raise UsageError(f"`{path}`: cannot read input `{key}`: {e}", hint=_NPZ_HINT) from None
+    if not isinstance(arr, np.ndarray):
+        raise UsageError(f"`{path}`: member `{key}` is not an .npy array", hint=_NPZ_HINT)
+    return arr
 
 
 # --------------------------------------------------------------------------------------
