@@ -101,3 +101,20 @@ kernel k(X: f32[8]) -> (Y: f32[8]) {
   }
 }
 """, "the `max=` operand does not depend on the loop")
+
+
+def test_labels_equal_in_camel_case() -> None:
+    """Phases labelled `G` and `_G` both became `ProcessG` (g++: cannot be overloaded)."""
+    k = kernel_text("""
+kernel k(X: f32[6]) -> (A: f32[6], B: f32[6]) {
+  G: for i in 0..6 {
+    A[i] = X[i] + 1.0
+  }
+  _G: for i in 0..6 {
+    B[i] = X[i] * 2.0
+  }
+}
+""")
+    em = emit_ascendc(k)
+    assert "void ProcessG()" in em.source and "void ProcessG1()" in em.source
+    check_emitted(k, k, emitted=em, what="labels G and _G")

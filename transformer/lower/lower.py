@@ -134,6 +134,7 @@ class Lowering:
         self.warnings: list[str] = []
         self.nests: list[NestChoice] = []
         self.info: dict[str, TensorInfo] = {}
+        self.method_names: set[str] = {"Init", "Process"}
         self.scope_cap = {s: int(self.target.scopes[s].usable.value) for s in ("ub", "l1", "l0a", "l0b", "l0c")}
 
     # ---- helpers ----------------------------------------------------------------------
@@ -334,6 +335,11 @@ class Lowering:
     # ---- one phase --------------------------------------------------------------------
     def lower_phase(self, src: _PhaseSrc) -> Phase:
         ph = Phase(src.index, src.label, src.core, src.cores)
+        # labels that differ only in underscores (`G`, `_G`) must not share method names
+        ph.camel = cand = _camel(src.label)
+        while "Process" + ph.camel in self.method_names:
+            ph.camel = f"{cand}{src.index}" if ph.camel == cand else ph.camel + "_"
+        self.method_names.add("Process" + ph.camel)
         buffers = self.plan_buffers(src)
         cube = None
         if self.select and src.core == "cube":
@@ -416,7 +422,7 @@ class Lowering:
 
 
 def _phase_method(ph: Phase) -> str:
-    return f"Process{_camel(ph.label)}" if ph.label else f"Process{ph.index}"
+    return f"Process{ph.camel or _camel(ph.label)}"
 
 
 # --------------------------------------------------------------------------------------
@@ -459,7 +465,7 @@ class PhaseEmitter:
         self.buffers = buffers
         self.cube = cube
         self.state: dict[str, str] = {n: "none" for n, b in buffers.items() if b.kind == "que"}
-        self.method_names: set[str] = set()
+        self.method_names = low.method_names  # kernel-wide: methods of all phases share the class
         self.ex = ExprEmitter(low.kernel, low.names, self.load, self.scalar_ref)
         self.tmp_counter = 0
         self.no_vector_reason = ""
@@ -467,7 +473,7 @@ class PhaseEmitter:
     # ---- naming -----------------------------------------------------------------------
     def method_name(self, base: str) -> str:
         multi = len(self.low.kernel.body) > 1 or self.low.mode == "MIX_MODE"
-        name = base + (_camel(self.ph.label) if multi else "")
+        name = base + (self.ph.camel if multi else "")
         k, cand = 1, name
         while cand in self.method_names:
             k += 1

@@ -120,6 +120,7 @@ class Phase:
     body: list[Line] = field(default_factory=list)  # what Process runs for this phase
     init: list[Line] = field(default_factory=list)  # InitBuffer calls of this phase
     tmp_bytes: int = 0
+    camel: str = ""  # the label in CamelCase, unique among phases: `Process<camel>`, `CopyIn<camel>`
 
 
 @dataclass
