@@ -102,3 +102,43 @@ def test_bad_npz_inputs_are_usage_errors(tmp_path: Path) -> None:
     r = invoke("run", str(k), "--inputs", str(tmp_path))
     assert r.exit_code == 2
     assert r.output == f"ascx: error: cannot read inputs from `{tmp_path}`: Is a directory\n"
+
+
+def _deep(expr_depth: int, loop_depth: int) -> str:
+    """A kernel with a left-deep sum of `expr_depth` nested expression nodes inside
+    `loop_depth` nested loops (the innermost over `i`)."""
+    outer = "".join(f"for l{n} in 0..1 {{\n" for n in range(loop_depth - 1))
+    expr = "X[i]" + " + X[i]" * (expr_depth - 1)
+    return ("kernel deep(X: f32[16]) -> (Y: f32[16]) {\n" + outer
+            + f"for i in 0..16 {{\n  Y[i] = {expr}\n}}\n" + "}\n" * (loop_depth - 1) + "}\n")
+
+
+def test_nesting_limits(tmp_path: Path) -> None:
+    """Deeply nested expressions or loops were an internal RecursionError (in the parser,
+    the interpreter or code generation); past the limits they are an error at the
+    expression or loop, and kernels at the limits go through every command."""
+    from transformer.parser import MAX_EXPR_DEPTH, MAX_LOOP_DEPTH
+
+    at = tmp_path / "at.ir"
+    at.write_text(_deep(MAX_EXPR_DEPTH, MAX_LOOP_DEPTH))
+    for args in (["parse"], ["run"], ["check"], ["emit"], ["transform", "--passes", "tile"],
+                 ["verify", "--passes", "unroll{i=4}", "--trials", "1"]):
+        r = invoke(args[0], str(at), *args[1:])
+        assert r.exit_code == 0, (args, r.output)
+    expr = tmp_path / "expr.ir"
+    expr.write_text(_deep(MAX_EXPR_DEPTH + 1, 1))
+    r = invoke("run", str(expr))
+    assert r.exit_code == 2
+    assert r.output.startswith(f"{expr}:3:10: error: expression nested more than 100 operators deep\n"
+                               "    Y[i] = X[i] + X[i]"), r.output
+    assert r.output.endswith("\n           ^\nhint: compute it in steps through a temp\n")
+    deep = tmp_path / "deep.ir"
+    deep.write_text("kernel k(X: f32[4]) -> (Y: f32[4]) {\n  Y[0] = " + "-(" * 5000 + "X[0]" + ")" * 5000 + "\n}\n")
+    r = invoke("parse", str(deep))
+    assert r.exit_code == 2
+    assert r.output.startswith(f"{deep}:2:10: error: expression nested more than 100 operators deep\n")
+    loops = tmp_path / "loops.ir"
+    loops.write_text(_deep(1, MAX_LOOP_DEPTH + 1))
+    r = invoke("emit", str(loops))
+    assert r.exit_code == 2
+    assert r.output == f"{loops}:34:5: error: loops nested more than 32 deep\n  for i in 0..16 {{\n      ^\n"

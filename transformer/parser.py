@@ -36,6 +36,7 @@ def parse(text: str, path: str = "<input>", *, check: bool = True) -> ir.Kernel:
         tree = _parser().parse(text)
     except lark.exceptions.UnexpectedInput as e:
         raise _syntax_error(e, source) from None
+    _check_nesting(tree, source)
     try:
         kernel = _Builder().kernel(tree.children[0])
     except AscxError as e:
@@ -81,6 +82,35 @@ def read_source(path: str) -> Source:
         raise ParseError(f"not UTF-8 text: byte 0x{data[e.start]:02x} is not part of a UTF-8 character",
                          Loc(line, col), hint="ascx reads kernels as UTF-8; save the file in that encoding",
                          source=Source(name, data.decode("utf-8", "replace"))) from None
+
+
+# Nesting limits: every stage after the parser (checker, interpreter, passes, code
+# generation) walks expressions and loop nests recursively, so deeper input would
+# exhaust Python's stack. Real kernels stay far below both.
+MAX_EXPR_DEPTH = 100
+MAX_LOOP_DEPTH = 32
+_EXPR_NODES = frozenset({"binary", "neg", "call", "access"})
+
+
+def _check_nesting(tree: Tree, source: Source) -> None:
+    """Reject expressions nested more than MAX_EXPR_DEPTH operators deep and loops nested
+    more than MAX_LOOP_DEPTH deep, at the innermost node past the limit (an iterative walk:
+    the tree may be far deeper than the Python stack)."""
+    stack: list[tuple[Tree, int, int, Tree | None]] = [(tree, 0, 0, None)]
+    while stack:
+        node, expr_depth, loop_depth, outermost = stack.pop()
+        if node.data in _EXPR_NODES:
+            expr_depth += 1
+            outermost = outermost or node
+            if expr_depth > MAX_EXPR_DEPTH:
+                raise ParseError(f"expression nested more than {MAX_EXPR_DEPTH} operators deep",
+                                 _loc_of(outermost), hint="compute it in steps through a temp", source=source)
+        elif node.data == "for_stmt":
+            loop_depth += 1
+            if loop_depth > MAX_LOOP_DEPTH:
+                var = next(c for c in node.children if isinstance(c, Token) and c.type == "NAME")
+                raise ParseError(f"loops nested more than {MAX_LOOP_DEPTH} deep", _loc_of(var), source=source)
+        stack.extend((c, expr_depth, loop_depth, outermost) for c in node.children if isinstance(c, Tree))
 
 
 # --------------------------------------------------------------------------------------
