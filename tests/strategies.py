@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 from hypothesis import strategies as st
 
 from transformer import ir
-from transformer.check import CPP_KEYWORDS, RESERVED
+from transformer.affine import eval_int
+from transformer.check import CPP_KEYWORDS, INT32_MAX, RESERVED
 
 # Words the grammar or the expression language gives meaning to; never used as names.
 _KEYWORDS = frozenset({
@@ -295,6 +296,8 @@ def _tensor(draw: st.DrawFn, ctx: _Ctx, kind: str) -> ir.TensorDecl:
     name = ctx.names.fresh(draw, ("A", "B", "X", "Y", "Q", "O", "acc", "tile", "buf", "mx"))
     rank = draw(st.integers(0, 5))
     shape = tuple(_dim(draw, ctx.sizes) for _ in range(rank))
+    if math.prod(eval_int(d, ctx.sizes) for d in shape) > INT32_MAX:  # the checker's element limit
+        shape = tuple(ir.IntLit(1) for _ in shape)
     layouts: list[str | None] = [None, None, "ND", "NZ"]
     if rank == 4:
         layouts += ["NCHW", "NHWC"]

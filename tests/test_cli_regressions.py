@@ -142,3 +142,38 @@ def test_nesting_limits(tmp_path: Path) -> None:
     r = invoke("emit", str(loops))
     assert r.exit_code == 2
     assert r.output == f"{loops}:34:5: error: loops nested more than 32 deep\n  for i in 0..16 {{\n      ^\n"
+
+
+def test_int32_limits(tmp_path: Path) -> None:
+    """A size of 10^20 reached numpy as a shape (internal ValueError `Maximum allowed
+    dimension exceeded`) and was emitted as an int32_t loop bound; sizes, element counts,
+    integer literals and annotation arguments are now at most 2^31 - 1."""
+    add = ("kernel add(A: f16[M, N]) -> (C: f16[M, N]) {\n  size M = SIZE\n  size N = 1024\n"
+           "  for i in 0..M {\n    for j in 0..N { C[i, j] = A[i, j] * LIT }\n  }\n}\n")
+    p = tmp_path / "k.ir"
+    p.write_text(add.replace("SIZE", "99999999999999999999").replace("LIT", "2"))
+    for cmd in ("parse", "run", "emit", "check"):
+        r = invoke(cmd, str(p))
+        assert r.exit_code == 2
+        assert r.output == (f"{p}:2:8: error: size `M` is 99999999999999999999, more than 2147483647 (2^31 - 1)\n"
+                            "    size M = 99999999999999999999\n         ^\n"
+                            "hint: emitted Ascend C indexes with int32_t\n")
+    p.write_text(add.replace("SIZE", "4").replace("LIT", "2"))
+    r = invoke("run", str(p), "--size", "M=100000000")
+    assert r.exit_code == 2
+    assert r.output.startswith(f"{p}:1:12: error: with --size M=100000000: `A` has 102400000000 elements, "
+                               "more than 2147483647 (2^31 - 1)\n")
+    p.write_text(add.replace("SIZE", "4").replace("LIT", "2147483648"))
+    r = invoke("run", str(p))
+    assert r.exit_code == 2
+    assert r.output == (f"{p}:5:41: error: integer literal 2147483648 is more than 2147483647 (2^31 - 1)\n"
+                        "      for j in 0..N { C[i, j] = A[i, j] * 2147483648 }\n"
+                        "                                          ^\n"
+                        "hint: for a float value write `2147483648.0`\n")
+    p.write_text(add.replace("SIZE", "4").replace("LIT", "2").replace("  for i", "  @cores(99999999999)\n  for i"))
+    r = invoke("emit", str(p))
+    assert r.exit_code == 2
+    assert r.output.startswith(f"{p}:4:4: error: `@cores(n=99999999999)` must be at most 2147483647\n")
+    p.write_text(add.replace("SIZE", "2147483647").replace("N = 1024", "N = 1").replace("LIT", "2"))
+    assert invoke("parse", str(p)).exit_code == 0  # at the limit
+

@@ -36,6 +36,10 @@ RESERVED = frozenset({"half", "bfloat16_t", "select", "inf", *ir.DTYPES, "Ascend
 
 Check = Callable[[ir.Kernel], Iterator[SemanticError]]
 
+# Sizes, tensor element counts, integer literals and annotation arguments are at most
+# 2^31 - 1: emitted Ascend C indexes and counts with int32_t (docs/ir.md).
+INT32_MAX = 2**31 - 1
+
 
 # --------------------------------------------------------------------------------------
 # helpers
@@ -142,7 +146,7 @@ def check_unique_names(k: ir.Kernel) -> Iterator[SemanticError]:
 
 
 def check_declarations(k: ir.Kernel) -> Iterator[SemanticError]:
-    """dtypes are known; sizes are positive; locals have a known scope and temps/params
+    """dtypes are known; sizes are positive and at most 2^31 - 1; locals have a known scope and temps/params
     none; layouts are known and fit the rank; const values are finite or +-inf."""
     for t in k.tensors():
         if t.dtype not in ir.DTYPES:
@@ -164,6 +168,9 @@ def check_declarations(k: ir.Kernel) -> Iterator[SemanticError]:
     for s in k.sizes:
         if s.value <= 0:
             yield SemanticError(f"size `{s.name}` must be positive, got {s.value}", s.loc)
+        elif s.value > INT32_MAX:
+            yield SemanticError(f"size `{s.name}` is {s.value}, more than {INT32_MAX} (2^31 - 1)", s.loc,
+                                hint="emitted Ascend C indexes with int32_t")
     for c in k.consts:
         if c.dtype not in ir.DTYPES:
             yield SemanticError(f"unknown dtype `{c.dtype}` for const `{c.name}`", c.loc,
@@ -174,10 +181,11 @@ def check_declarations(k: ir.Kernel) -> Iterator[SemanticError]:
 
 def check_shapes(k: ir.Kernel) -> Iterator[SemanticError]:
     """Every tensor dimension is an affine expression of sizes and integer literals that
-    evaluates to a positive extent."""
+    evaluates to a positive extent; a tensor has at most 2^31 - 1 elements."""
     sizes = _sizes(k)
     env = k.size_values()
     for t in k.tensors():
+        extents: list[int] = []
         for d in t.shape:
             bad = non_affine_part(d, frozenset(), sizes)
             if bad is not None:
@@ -190,6 +198,10 @@ def check_shapes(k: ir.Kernel) -> Iterator[SemanticError]:
             v = eval_int(d, env)
             if v <= 0:
                 yield SemanticError(f"dimension of `{t.name}` is {v}, it must be positive", _first_loc(d) or t.loc)
+            extents.append(v)
+        if len(extents) == len(t.shape) and math.prod(extents) > INT32_MAX:
+            yield SemanticError(f"`{t.name}` has {math.prod(extents)} elements, more than {INT32_MAX} (2^31 - 1)",
+                                t.loc, hint="emitted Ascend C indexes with int32_t; use smaller sizes")
 
 
 def _expr_type(e: ir.Expr, k: ir.Kernel, loop_vars: tuple[str, ...], errors: list[SemanticError]) -> Ty:
@@ -345,6 +357,8 @@ def check_statements(k: ir.Kernel) -> Iterator[SemanticError]:
                 for key, v in a.args:
                     if v < 1:
                         errors.append(SemanticError(f"`@{a.name}({key}={v})` must be at least 1", a.loc))
+                    elif v > INT32_MAX:
+                        errors.append(SemanticError(f"`@{a.name}({key}={v})` must be at most {INT32_MAX}", a.loc))
         elif isinstance(stmt, ir.Assign):
             _check_target(stmt, k, loop_vars, errors)
             vt = _expr_type(stmt.value, k, loop_vars, errors)
@@ -436,7 +450,7 @@ def check_copies(k: ir.Kernel) -> Iterator[SemanticError]:
 
 def check_literals(k: ir.Kernel) -> Iterator[SemanticError]:
     """Literals in expressions are non-negative (negation is the `-` operator) and not
-    NaN; this keeps `parse(print(k)) == k` exact."""
+    NaN; this keeps `parse(print(k)) == k` exact. Integer literals are at most 2^31 - 1."""
     exprs: list[ir.Expr] = []
     for stmt in ir.iter_stmts(k.body):
         exprs.extend(ir.stmt_exprs(stmt))
@@ -449,6 +463,9 @@ def check_literals(k: ir.Kernel) -> Iterator[SemanticError]:
                     yield SemanticError("NaN literal", s.loc)
                 elif s.value < 0:
                     yield SemanticError(f"negative literal {s.value}; use unary minus", s.loc)
+                elif isinstance(s, ir.IntLit) and s.value > INT32_MAX:
+                    yield SemanticError(f"integer literal {s.value} is more than {INT32_MAX} (2^31 - 1)", s.loc,
+                                        hint=f"for a float value write `{s.value}.0`")
 
 
 INVARIANTS: tuple[Check, ...] = (
