@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from transformer.codegen import emit_ascendc
 
-from .conftest import check_emitted, kernel_text, needs_gxx
+from .conftest import apply, check_emitted, example, kernel_text, needs_gxx
 
 pytestmark = needs_gxx
 
@@ -118,3 +118,14 @@ kernel k(X: f32[6]) -> (A: f32[6], B: f32[6]) {
     em = emit_ascendc(k)
     assert "void ProcessG()" in em.source and "void ProcessG1()" in em.source
     check_emitted(k, k, emitted=em, what="labels G and _G")
+
+
+def test_queue_local_copied_in_the_middle_of_a_fused_tile() -> None:
+    """`fuse` of two staged nests leaves `copy mu <- mu_ub_1` between the two computes:
+    `mu_ub_1` was written before its AllocTensor (emulator: uninitialised LocalTensor) and,
+    over several tiles, allocated again without FreeTensor (the queue ran dry)."""
+    pipeline = "fuse{mean,vari},tile{norm=4},tile{mean=4},fuse"
+    for n in (4, 12):
+        k = example("layernorm", {"N": n, "H": 12})
+        t = apply(k, pipeline)
+        check_emitted(t, k, what=f"layernorm N={n} --passes {pipeline}")

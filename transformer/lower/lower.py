@@ -697,6 +697,14 @@ class PhaseEmitter:
         for n in dict.fromkeys(mine_in + mine_out):
             if n in used:
                 self.ensure_ready(n, body, 0)
+        # queue locals copied in the middle of the body (after `fuse` of two staged nests)
+        # may be written or read before that copy: allocate them before any statement, free
+        # them after the last (the method runs once per iteration of the tile loop)
+        inline = [n for c in st.compute if isinstance(c, ir.Copy) for n in (c.src.tensor, c.dst.tensor)
+                  if n in used and n not in mine_in and n not in mine_out]
+        inline = [n for n in dict.fromkeys(inline) if n in self.buffers and self.state.get(n) == "none"]
+        for n in inline:
+            self.ensure_ready(n, body, 0)
         for s in st.compute:
             body.extend(self.stmt(s, 0, loop_vars))
         for n in dict.fromkeys(mine_out):
@@ -704,7 +712,7 @@ class PhaseEmitter:
             if b.kind == "que" and "in" not in b.roles and self.state[n] == "ready":
                 body.append(Line(f"{b.holder}.EnQue({b.tensor});"))
                 self.state[n] = "queued"
-        for n in dict.fromkeys(mine_in):
+        for n in dict.fromkeys(mine_in + inline):
             b = self.buffers.get(n)
             if b is not None and b.kind == "que" and n not in mine_out and self.state[n] == "ready":
                 body.append(Line(f"{b.holder}.FreeTensor({b.tensor});"))
