@@ -177,3 +177,22 @@ def test_int32_limits(tmp_path: Path) -> None:
     p.write_text(add.replace("SIZE", "2147483647").replace("N = 1024", "N = 1").replace("LIT", "2"))
     assert invoke("parse", str(p)).exit_code == 0  # at the limit
 
+
+def test_interpreter_memory_limit(tmp_path: Path, monkeypatch) -> None:
+    """`run --size M=100000` (within int32 elements, but 2^31 f32 elements per tensor) was
+    an internal MemoryError; the interpreter now refuses before allocating."""
+    p = tmp_path / "k.ir"
+    p.write_text("kernel k(A: f32[M, N]) -> (C: f32[M, N]) {\n  size M = 4\n  size N = 16384\n"
+                 "  for i in 0..M {\n    for j in 0..N { C[i, j] = A[i, j] }\n  }\n}\n")
+    r = invoke("run", str(p), "--size", "M=100000")
+    assert r.exit_code == 2
+    assert r.output == (f"{p}:1:10: error: interpreting `k` needs 25.9 GiB for its tensors "
+                        "(largest `A`: f32[100000, 16384]), more than the limit of 4.0 GiB\n"
+                        "  kernel k(A: f32[M, N]) -> (C: f32[M, N]) {\n           ^\n"
+                        "hint: interpret at smaller sizes with --size, or raise ASCX_INTERP_MAX_BYTES\n")
+    r = invoke("verify", str(p), "--passes", "tile", "--size", "M=100000")
+    assert r.exit_code == 2 and "error: interpreting `k` needs 25.9 GiB" in r.output
+    monkeypatch.setenv("ASCX_INTERP_MAX_BYTES", "100000")
+    r = invoke("run", str(p))
+    assert r.exit_code == 2 and "needs 1.1 MiB for its tensors (largest `A`: f32[4, 16384]), " \
+                                "more than the limit of 97.7 KiB" in r.output

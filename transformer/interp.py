@@ -86,6 +86,7 @@ def run(kernel: ir.Kernel, inputs: Mapping[str, np.ndarray], *, vectorise: bool 
 def random_inputs(kernel: ir.Kernel, rng: np.random.Generator) -> dict[str, np.ndarray]:
     """Random inputs of the right shapes and dtypes: floats uniform in [-1, 1) (never all
     zeros), i8 in [-8, 8], i32 in [-100, 100]."""
+    check_footprint(kernel)
     sizes = kernel.size_values()
     out: dict[str, np.ndarray] = {}
     for t in kernel.inputs:
@@ -98,6 +99,52 @@ def random_inputs(kernel: ir.Kernel, rng: np.random.Generator) -> dict[str, np.n
             v = rng.integers(-100, 101, size=shape)
         out[t.name] = convert(v, t.dtype)
     return out
+
+
+DEFAULT_MAX_BYTES = 4 << 30
+MAX_BYTES_ENV = "ASCX_INTERP_MAX_BYTES"
+
+
+def footprint(kernel: ir.Kernel) -> int:
+    """Bytes the interpreter holds for `kernel`'s tensors: each array, the written-mask of
+    every non-input, and the float64 draw of the largest input (`random_inputs`)."""
+    sizes = kernel.size_values()
+    total, largest_input = 0, 0
+    for t in kernel.tensors():
+        n = math.prod(eval_int(d, sizes) for d in t.shape)
+        total += n * (np.dtype(NP_DTYPE[t.dtype]).itemsize + (t.kind != "input"))
+        if t.kind == "input":
+            largest_input = max(largest_input, n * 8)
+    return total + largest_input
+
+
+def check_footprint(kernel: ir.Kernel) -> None:
+    """Refuse, before allocating anything, a kernel whose tensors would not fit the
+    interpreter's memory budget (4 GiB, or `ASCX_INTERP_MAX_BYTES`)."""
+    import os
+
+    try:
+        limit = int(os.environ.get(MAX_BYTES_ENV, DEFAULT_MAX_BYTES))
+    except ValueError:
+        raise UsageError(f"{MAX_BYTES_ENV}={os.environ[MAX_BYTES_ENV]!r} is not a number of bytes") from None
+    need = footprint(kernel)
+    if need <= limit:
+        return
+    sizes = kernel.size_values()
+    big = max(kernel.tensors(), key=lambda t: math.prod(eval_int(d, sizes) for d in t.shape)
+              * np.dtype(NP_DTYPE[t.dtype]).itemsize)
+    shape = [eval_int(d, sizes) for d in big.shape]
+    raise UsageError(f"interpreting `{kernel.name}` needs {_human_bytes(need)} for its tensors "
+                     f"(largest `{big.name}`: {big.dtype}{shape}), more than the limit of {_human_bytes(limit)}",
+                     big.loc, hint=f"interpret at smaller sizes with --size, or raise {MAX_BYTES_ENV}")
+
+
+def _human_bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024:
+            return f"{n:.0f} B" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} TiB"
 
 
 def tolerance(dtype: str) -> tuple[float, float]:
@@ -240,6 +287,7 @@ def _npz_member(data: Any, path: str, key: str) -> np.ndarray:
 
 class _Interpreter:
     def __init__(self, kernel: ir.Kernel, inputs: Mapping[str, np.ndarray], *, vectorise: bool = True) -> None:
+        check_footprint(kernel)
         self.k = kernel
         self.vectorise = vectorise
         self.sizes = kernel.size_values()
