@@ -196,3 +196,71 @@ def test_interpreter_memory_limit(tmp_path: Path, monkeypatch) -> None:
     r = invoke("run", str(p))
     assert r.exit_code == 2 and "needs 1.1 MiB for its tensors (largest `A`: f32[4, 16384]), " \
                                 "more than the limit of 97.7 KiB" in r.output
+
+
+def test_output_paths_are_checked_before_any_work(tmp_path: Path) -> None:
+    """`run --save-inputs S -o DIR` wrote S and then failed on DIR; `emit -o`, `verify
+    --junit` and `--harness` could overwrite the kernel file itself. Every path a command
+    will write is now checked first, and nothing is written when one is bad."""
+    k = _add(tmp_path)
+    saved = tmp_path / "saved.npz"
+    r = invoke("run", str(k), "--save-inputs", str(saved), "-o", str(tmp_path))
+    assert r.exit_code == 2
+    assert r.output == f"ascx: error: -o {tmp_path}: give a path ending in .npz\n"
+    assert not saved.exists()
+    sub = tmp_path / "sub.npz"
+    sub.mkdir()
+    r = invoke("run", str(k), "--save-inputs", str(saved), "-o", str(sub))
+    assert r.output == f"ascx: error: -o {sub}: is a directory\nhint: give a file path\n"
+    r = invoke("run", str(k), "-o", str(tmp_path / "no" / "out.npz"))
+    assert r.output == f"ascx: error: -o {tmp_path / 'no' / 'out.npz'}: folder `{tmp_path / 'no'}` does not exist\n"
+    ins = tmp_path / "in.npz"
+    assert invoke("run", str(k), "--save-inputs", str(ins)).exit_code == 0
+    r = invoke("run", str(k), "--inputs", str(ins), "-o", str(ins))
+    assert r.output == f"ascx: error: -o {ins} would overwrite the input file\nhint: write elsewhere\n"
+    assert not saved.exists()
+    before = k.read_bytes()
+    r = invoke("emit", str(k), "-o", str(k))
+    assert r.output == f"ascx: error: -o {k} would overwrite the input file\nhint: write elsewhere\n"
+    r = invoke("verify", str(k), "--passes", "tile", "--junit", str(k))
+    assert r.output == f"ascx: error: --junit {k} would overwrite the input file\nhint: write elsewhere\n"
+    r = invoke("emit", str(k), "-o", str(tmp_path / "x" / k.name), "--harness", str(tmp_path))
+    assert r.exit_code == 2  # the missing folder of -o
+    (tmp_path / "x").mkdir()
+    r = invoke("emit", str(k), "-o", str(tmp_path / "x" / k.name), "--harness", str(tmp_path))
+    assert r.output == f"ascx: error: --harness {tmp_path / k.name} would overwrite the input file\nhint: write elsewhere\n"
+    r = invoke("transform", str(k), "--passes", "tile", "--emit", "ascendc", "--harness", str(k))
+    assert r.output == f"ascx: error: --harness {k}: is not a directory\n"
+    r = invoke("transform", str(k), "--passes", "nosuch", "--harness", str(tmp_path / "h"))
+    assert r.output == "ascx: error: --harness goes with --emit ascendc\n"
+    assert k.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["add.ir", "in.npz", "sub.npz", "x"]
+
+
+def test_failed_commands_keep_existing_outputs(tmp_path: Path, monkeypatch) -> None:
+    """A command that fails midway (a bad pipeline after parsing, or the final rename)
+    leaves an existing output file as it was and no temporary file behind."""
+    import os
+
+    k = _add(tmp_path)
+    outs = {name: tmp_path / name for name in ("out.ir", "out.npz", "out.cpp")}
+    for p in outs.values():
+        p.write_text("old")
+    cmds = [["transform", str(k), "--passes", "tile", "-o", str(outs["out.ir"])],
+            ["run", str(k), "-o", str(outs["out.npz"])],
+            ["emit", str(k), "-o", str(outs["out.cpp"])]]
+    r = invoke("transform", str(k), "--passes", "tile{ew.i=7}", "-o", str(outs["out.ir"]))
+    assert r.exit_code == 2
+    r = invoke("run", str(tmp_path / "missing.ir"), "-o", str(outs["out.npz"]))
+    assert r.exit_code == 2
+
+    def full(src, dst):  # the disk fills up at the rename
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", full)
+    for cmd in cmds:
+        r = invoke(*cmd)
+        assert r.exit_code == 2
+        assert r.output.endswith(f"ascx: error: cannot write `{cmd[-1]}`: No space left on device\n"), r.output
+    assert all(p.read_text() == "old" for p in outs.values())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["add.ir", "out.cpp", "out.ir", "out.npz"]

@@ -17,15 +17,16 @@ import numpy as np
 
 from . import __version__
 from .cli_common import (
+    check_output_path,
     handle_errors,
-    non_negative,
     load_kernel,
     load_target,
+    non_negative,
     size_option,
     target_option,
     write_output_file,
 )
-from .diagnostics import SemanticError, UsageError, did_you_mean
+from .diagnostics import SemanticError, did_you_mean
 
 _COMMAND_MODULES = (
     "transformer.cli_passes",  # transform, verify, passes
@@ -110,6 +111,9 @@ def run_cmd(file: str, sizes: tuple[str, ...], inputs_path: str | None, seed: in
     """Interpret FILE with the numpy reference interpreter."""
     from .interp import load_inputs, random_inputs, run
 
+    for path, option in ((save_inputs, "--save-inputs"), (output, "-o")):
+        if path:
+            check_output_path(path, option, inputs=(file, inputs_path), suffix=".npz")
     kernel = load_kernel(file, sizes)
     given = load_inputs(kernel, inputs_path) if inputs_path else {}
     if seed is None:
@@ -133,8 +137,6 @@ def run_cmd(file: str, sizes: tuple[str, ...], inputs_path: str | None, seed: in
 def _save_npz(path: str, arrays: dict[str, np.ndarray]) -> None:
     import io
 
-    if not path.endswith(".npz"):
-        raise UsageError(f"`{path}`: output arrays are written as .npz; give a path ending in .npz")
     buf = io.BytesIO()
     np.savez(buf, **arrays)
     write_output_file(path, buf.getvalue())

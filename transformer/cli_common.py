@@ -12,7 +12,7 @@ import functools
 import os
 import sys
 import traceback
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Iterable, TypeVar
 
 import click
 
@@ -154,6 +154,35 @@ def handle_errors(f: F) -> F:
             sys.exit(EXIT_INTERNAL)
 
     return wrapper  # type: ignore[return-value]
+
+
+def check_output_path(path: str, option: str, *, inputs: Iterable[str | None] = (), force: bool | None = None,
+                      suffix: str | None = None) -> None:
+    """Refuse, before any work, a path the command was asked to write that cannot be
+    written or would destroy an input: wrong suffix, a directory, a missing folder, or the
+    same file as one of `inputs` (allowed when `force` is True; None: the command has no
+    --force)."""
+    if suffix and not path.endswith(suffix):
+        raise UsageError(f"{option} {path}: give a path ending in {suffix}")
+    if os.path.isdir(path):
+        raise UsageError(f"{option} {path}: is a directory", hint="give a file path")
+    folder = os.path.dirname(path) or "."
+    if not os.path.isdir(folder):
+        raise UsageError(f"{option} {path}: folder `{folder}` does not exist")
+    for i in inputs:
+        if i and i != "-" and os.path.exists(path) and os.path.exists(i) and os.path.samefile(path, i) and not force:
+            raise UsageError(f"{option} {path} would overwrite the input file",
+                             hint="write elsewhere" + (", or pass --force" if force is not None else ""))
+
+
+def check_output_dir(path: str, option: str, files: Iterable[str], *, inputs: Iterable[str | None] = ()) -> None:
+    """Refuse, before any work, a directory the command would create (with its parents)
+    and write `files` into, when it is a file or one of those files is an input."""
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise UsageError(f"{option} {path}: is not a directory")
+    if os.path.isdir(path):
+        for f in files:
+            check_output_path(os.path.join(path, f), option, inputs=inputs)
 
 
 def write_output_file(path: str, data: bytes | str, *, force: bool = True) -> None:

@@ -13,7 +13,17 @@ from typing import Any
 
 import click
 
-from .cli_common import handle_errors, load_kernel, load_target, size_option, target_option, write_output_file
+from .cli_common import (
+    check_output_dir,
+    check_output_path,
+    handle_errors,
+    load_kernel,
+    load_target,
+    size_option,
+    target_option,
+    write_output_file,
+)
+from .diagnostics import UsageError
 
 
 def emit_for_cli(file: str, kernel: Any, pipeline: str | None, target: Any, *, select: bool = True) -> Any:
@@ -29,16 +39,28 @@ def emit_for_cli(file: str, kernel: Any, pipeline: str | None, target: Any, *, s
     return out, emit_ascendc(out, target, select=select, source_name=file, pipeline=pipeline or "")
 
 
+def check_harness_dir(harness_dir: str, output: str | None, file: str) -> None:
+    """Refuse, before any work, a --harness DIR that is a file or whose kernel, harness or
+    build script would overwrite the input."""
+    check_output_dir(harness_dir, "--harness", (_kernel_file(output), "main.cpp", "build.sh"), inputs=(file,))
+
+
+def _kernel_file(output: str | None) -> str:
+    import os
+
+    return os.path.basename(output) if output else "kernel.cpp"
+
+
 def write_emitted(emitted: Any, output: str | None, harness_dir: str | None) -> None:
     """Write the kernel to `output` (stdout when None) and, with `harness_dir`, the kernel,
     harness (`main.cpp`) and `build.sh` into that directory. Warnings go to stderr."""
     from .codegen import write_sources
 
     if harness_dir:
-        import os
-
-        name = os.path.basename(output) if output else "kernel.cpp"
-        paths = write_sources(emitted, harness_dir, kernel_file=name)
+        try:
+            paths = write_sources(emitted, harness_dir, kernel_file=_kernel_file(output))
+        except OSError as e:
+            raise UsageError(f"--harness {harness_dir}: cannot write `{e.filename or harness_dir}`: {e.strerror}") from None
         click.echo("wrote " + ", ".join(str(p) for p in paths), err=True)
     if output:
         write_output_file(output, emitted.source)
@@ -61,6 +83,10 @@ def write_emitted(emitted: Any, output: str | None, harness_dir: str | None) -> 
 def emit_cmd(file: str, pipeline: str | None, sizes: tuple[str, ...], target_name: str | None, output: str | None,
              harness_dir: str | None, show_plan: bool, scalar: bool) -> None:
     """Emit idiomatic Ascend C for FILE (after --passes), for the emulator or CANN."""
+    if output:
+        check_output_path(output, "-o", inputs=(file,))
+    if harness_dir:
+        check_harness_dir(harness_dir, output, file)
     kernel = load_kernel(file, sizes)
     target = load_target(target_name)
     _, em = emit_for_cli(file, kernel, pipeline, target, select=not scalar)

@@ -21,10 +21,11 @@ import numpy as np
 from . import ir
 from .cli_common import (
     CheckFailed,
+    check_output_path,
     handle_errors,
-    non_negative,
     load_kernel,
     load_target,
+    non_negative,
     size_option,
     source_of,
     target_option,
@@ -73,16 +74,20 @@ def transform_cmd(file: str, pipeline: str, sizes: tuple[str, ...], target_name:
     """Run a pass pipeline on FILE and print (or write) the transformed IR or Ascend C."""
     from .printer import print_kernel
 
-    if output and file != "-" and os.path.exists(output) and os.path.realpath(output) == os.path.realpath(file) and not force:
-        raise UsageError(f"-o {output} would overwrite the input file", hint="write elsewhere, or pass --force")
+    if harness_dir and emit != "ascendc":
+        raise UsageError("--harness goes with --emit ascendc")
+    if output:
+        check_output_path(output, "-o", inputs=(file,), force=force)
+    if harness_dir:
+        from .cli_emit import check_harness_dir
+
+        check_harness_dir(harness_dir, output, file)
     kernel = load_kernel(file, sizes)
     target = load_target(target_name)
     out, trace = transform_kernel(file, kernel, pipeline, target)
     from .cli_check import enforce_capacity
 
     enforce_capacity(out, target)  # refuse to hand out a kernel whose buffers do not fit (exit 1)
-    if harness_dir and emit != "ascendc":
-        raise UsageError("--harness goes with --emit ascendc")
     if emit == "ascendc":
         from .cli_emit import write_emitted
         from .codegen import emit_ascendc
@@ -227,6 +232,10 @@ def verify_cmd(file: str, pipeline: str | None, sizes: tuple[str, ...], target_n
                          hint="e.g. --passes 'fuse,tile' or --emitted")
     if keep_dir and not emitted:
         raise UsageError("--keep goes with --emitted")
+    if junit_path:
+        check_output_path(junit_path, "--junit", inputs=(file,))
+    if keep_dir and os.path.exists(keep_dir) and not os.path.isdir(keep_dir):
+        raise UsageError(f"--keep {keep_dir}: is not a directory")
     kernel = load_kernel(file, sizes)
     target = load_target(target_name)
     out = transform_kernel(file, kernel, pipeline, target)[0] if pipeline else kernel
