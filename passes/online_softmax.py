@@ -106,6 +106,9 @@ def rewrite(kernel: ir.Kernel, block: int, trace: TraceEntry) -> ir.Kernel:
     first = kernel.body[0]
     assert isinstance(first, ir.For)
     iv = first.var
+    inner = {x.var for top in kernel.body for x in ir.iter_loops(top.body)}  # type: ignore[union-attr]
+    if iv in inner:  # merging `for j {..}` with `for i { for j {..} }` would capture j: rename the rows
+        iv = R.fresh(iv, R.used_names(kernel))
     rows: list[ir.Stmt] = []
     for s in kernel.body:
         assert isinstance(s, ir.For)
@@ -207,6 +210,9 @@ def rewrite(kernel: ir.Kernel, block: int, trace: TraceEntry) -> ir.Kernel:
             return ir.Access(e.name, (ir.Name(iv),), e.loc)
         if isinstance(e, ir.Access):
             if e.tensor in temps:
+                # the row index, when there (`fuse` may have contracted it), comes first
+                if any(_is_var(x, iv) for x in e.indices[1:]):
+                    raise _fail(f"temp `{e.tensor}` must be indexed by the row loop `{iv}` first", e)
                 rest = [x for x in e.indices if not _is_var(x, iv)]
                 if not all(isinstance(x, ir.Name) and (x.name == jv or x.name in dext) for x in rest):
                     raise _fail(f"temp `{e.tensor}` is indexed by something other than the row, key and "

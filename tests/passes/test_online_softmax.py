@@ -59,3 +59,29 @@ def test_refused_without_pattern(name: str) -> None:
 def test_space() -> None:
     k = example("attention", {"S": 32, "D": 4})
     assert [p.block for p in OnlineSoftmax.space(k)] == [16, 32]
+
+
+def test_refuses_a_row_loop_that_is_the_key_loop() -> None:
+    """After `interchange{qk,qk.j}` the outer loop of `qk` runs over keys: the pass used it
+    as the row loop, reordered `s[i, j]` into `s[j, i]` and computed something else (found
+    by tests/codegen/test_fuzz_emitted.py); now refused, and not offered by `space`."""
+    k = example("attention", {"S": 16, "D": 4})
+    t = apply(k, "interchange{bias,bias.j},interchange{qk,qk.j}")
+    assert OnlineSoftmax.space(t) == []
+    with pytest.raises(PassError, match="must be indexed by the row loop"):
+        apply(t, "online_softmax{block=8}")
+
+
+def test_row_variable_named_like_a_key_variable() -> None:
+    """Rows of `qk` called `j` while `expo` runs keys over `j`: merging the row loops
+    substituted `i -> j` under `for j` (an invalid kernel); the rows get a fresh name."""
+    k = example("attention", {"S": 16, "D": 4})
+    text = print_kernel(k).replace("qk: for i in 0..S {\n    for j in 0..S {\n      s[i, j] = 0.0",
+                                   "qk: for j in 0..S {\n    for jj in 0..S {\n      s[j, jj] = 0.0")
+    text = text.replace("s[i, j] += f32(Q[i, k]) * f32(K[j, k])", "s[j, jj] += f32(Q[j, k]) * f32(K[jj, k])")
+    from transformer.parser import parse
+
+    k2 = parse(text, "t.ir")
+    assert equivalent(k, k2) == []
+    out = apply(k2, "online_softmax{block=8}")
+    assert roundtrips(out) and equivalent(k, out) == []
