@@ -129,3 +129,15 @@ def test_queue_local_copied_in_the_middle_of_a_fused_tile() -> None:
         k = example("layernorm", {"N": n, "H": 12})
         t = apply(k, pipeline)
         check_emitted(t, k, what=f"layernorm N={n} --passes {pipeline}")
+
+
+def test_row_buffer_of_a_multicore_phase_is_per_worker() -> None:
+    """`fuse` contracts `s` to a row buffer `s[S]` in the GM workspace; `multicore{qk}` splits
+    the rows over 16 workers, which all used the same workspace slot (a race: the mix
+    launch, forced by the second phase from `layout`, runs the cores concurrently)."""
+    k = example("attention_causal", {"S": 16, "D": 16})
+    pipeline = "fuse,layout{O=NZ},multicore{qk}"
+    t = apply(k, pipeline)
+    em = emit_ascendc(t)
+    assert "sGm.SetGlobalBuffer((__gm__ float *)(workspace + 0 + (workerIdx % 16) * 512), 16);" in em.source
+    check_emitted(t, k, emitted=em, what=f"attention_causal --passes {pipeline}")

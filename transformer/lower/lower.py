@@ -265,9 +265,15 @@ class Lowering:
                 self.info[t.name] = TensorInfo(t.name, "scalar", sc.cname, t.dtype, (), ())
                 continue
             n = max(1, math.prod(shp))
-            slots.append(WorkspaceSlot(t.name, self.names(t.name) + "Gm", t.dtype, CTYPE[t.dtype], shp, n, off))
+            # a temp of one phase split over workers (`@cores`, parallel iterations) is private
+            # to each worker: one copy each, so workers do not race on a shared row buffer
+            users = phase_use.get(t.name, set())
+            copies = phases[next(iter(users))].cores if len(users) == 1 else 1
+            nbytes = _ceil_to(n * ir.DTYPE_BYTES[t.dtype], WS_ALIGN)
+            slots.append(WorkspaceSlot(t.name, self.names(t.name) + "Gm", t.dtype, CTYPE[t.dtype], shp, n, off,
+                                       copies, nbytes if copies > 1 else 0))
             self.info[t.name] = TensorInfo(t.name, "gm", self.names(t.name) + "Gm", t.dtype, shp, dense_strides(shp))
-            off += _ceil_to(n * ir.DTYPE_BYTES[t.dtype], WS_ALIGN)
+            off += nbytes * copies
         ws_bytes = off
         if slots:
             params.append(GmParam("", "workspace", "u8", "uint8_t", (ws_bytes,), "workspace", ws_bytes))

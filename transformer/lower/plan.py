@@ -61,6 +61,8 @@ class WorkspaceSlot:
     shape: tuple[int, ...]
     elems: int
     offset: int
+    copies: int = 1  # one copy per worker of the phase using it (`@cores`), `stride` bytes apart
+    stride: int = 0
 
 
 @dataclass
