@@ -264,3 +264,17 @@ def test_failed_commands_keep_existing_outputs(tmp_path: Path, monkeypatch) -> N
         assert r.output.endswith(f"ascx: error: cannot write `{cmd[-1]}`: No space left on device\n"), r.output
     assert all(p.read_text() == "old" for p in outs.values())
     assert sorted(p.name for p in tmp_path.iterdir()) == ["add.ir", "out.cpp", "out.ir", "out.npz"]
+
+
+def test_check_locates_pipeline_and_pass_errors(tmp_path: Path) -> None:
+    """`ascx check --passes` printed pipeline and pass errors without their source
+    (`ascx: error: ...`); it now renders them like `transform` does."""
+    k = _add(tmp_path)
+    r = invoke("check", str(k), "--passes", "tile{i=3")
+    assert r.exit_code == 2
+    assert r.output == ("--passes:1:5: error: unclosed or nested `{` at column 5 of the pipeline\n"
+                        "  tile{i=3\n      ^\nhint: parameters are `pass{key=value,...}`, closed by `}`\n")
+    r = invoke("check", str(k), "--passes", "unroll{i=8}")
+    assert r.exit_code == 2
+    assert r.output == (f"{k}:2:7: error: unroll: factor 8 exceeds the trip count 4 of `for i in 0..4`\n"
+                        "    for i in 0..4 { C[i] = A[i] + B[i] }\n        ^\nhint: use a factor in 2..4, or `full`\n")

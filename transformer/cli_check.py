@@ -96,11 +96,10 @@ def check_cmd(file: str, pipeline: str | None, sizes: tuple[str, ...], target_na
                              hint=did_you_mean(f, known) or None)
     text = ""
     if pipeline:
-        from passes.base import format_pipeline, parse_pipeline, run_pipeline
+        from .cli_passes import transform_kernel
 
-        ps = parse_pipeline(pipeline)
-        text = format_pipeline(ps)
-        kernel, _trace = run_pipeline(kernel, ps, target)
+        kernel, trace = transform_kernel(file, kernel, pipeline, target)
+        text = ",".join(e.pass_text for e in trace)
     budget = timeout_ms or DEFAULT_TIMEOUT_MS
     try:
         bufs = kernel_buffers(kernel, target, free=free)
