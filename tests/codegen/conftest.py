@@ -4,7 +4,6 @@ from OS entropy and is printed on failure."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -27,8 +26,6 @@ DOCUMENTED: dict[str, tuple[str, dict[str, int]]] = {
     "attention_causal": ("fuse,online_softmax{block=64},tile{attn.i=64},double_buffer", {"S": 128, "D": 16}),
     "conv2d": ("layout{X=NHWC},tile,double_buffer", {"N": 1, "C": 2, "H": 6, "W": 5, "F": 3}),
 }
-
-needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not installed")
 
 
 def example(name: str, sizes: dict[str, int] | None = None) -> ir.Kernel:

@@ -11,7 +11,7 @@ import numpy as np
 from transformer.codegen import EmittedCodeError, _compile_error, emit_ascendc
 from transformer.emulator import cflags
 
-from .conftest import ROOT, apply, example, needs_gxx
+from .conftest import ROOT, apply, example
 
 
 def ascx(*args: str) -> subprocess.CompletedProcess[str]:
@@ -31,7 +31,6 @@ def test_emit_stdout_and_warnings() -> None:
     assert "falls back to scalar" in r.stderr
 
 
-@needs_gxx
 def test_emit_harness_builds_and_runs(tmp_path) -> None:  # type: ignore[no-untyped-def]
     out = tmp_path / "kernel.cpp"
     r = ascx("emit", "examples/add.ir", "--passes", "tile", "--size", "M=16", "--size", "N=64",

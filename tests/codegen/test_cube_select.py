@@ -8,9 +8,8 @@ import pytest
 
 from transformer.codegen import emit_ascendc
 
-from .conftest import DOCUMENTED, apply, check_emitted, example, kernel_text, needs_gxx
+from .conftest import DOCUMENTED, apply, check_emitted, example, kernel_text
 
-pytestmark = needs_gxx
 
 MATMUL_PIPELINE = DOCUMENTED["matmul"][0]
 CUBE = {"DataCopy(Nd2NzParams)", "LoadData", "Mmad", "Fixpipe"}

@@ -34,9 +34,8 @@ from transformer import ir
 from transformer.printer import print_kernel
 from transformer.targets import get_target
 
-from .conftest import example, needs_gxx
+from .conftest import example
 
-pytestmark = needs_gxx
 
 FUZZ_EXAMPLES = int(os.environ.get("ASCX_FUZZ_EXAMPLES", "20"))
 MAX_PASSES = 4

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from transformer.codegen import emit_ascendc
 
-from .conftest import apply, check_emitted, example, kernel_text, needs_gxx
+from .conftest import apply, check_emitted, example, kernel_text
 
-pytestmark = needs_gxx
 
 
 def _check(text: str, warning: str = "") -> None:

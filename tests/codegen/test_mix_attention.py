@@ -15,9 +15,8 @@ import pytest
 
 from transformer.codegen import emit_ascendc
 
-from .conftest import apply, check_emitted, example, kernel_text, needs_gxx
+from .conftest import apply, check_emitted, example, kernel_text
 
-pytestmark = needs_gxx
 
 MIX = "round_operand{pv.s=f16},tile"  # examples/README.md: attention, mix kernel on 910B
 CUBE = {"DataCopy(Nd2NzParams)", "LoadData", "LoadData(ifTranspose)", "Mmad", "Fixpipe"}

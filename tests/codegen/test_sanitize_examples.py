@@ -11,9 +11,8 @@ import re
 
 import pytest
 
-from .conftest import DOCUMENTED, ROOT, apply, check_emitted, example, needs_gxx
+from .conftest import DOCUMENTED, ROOT, apply, check_emitted, example
 
-pytestmark = needs_gxx
 
 # small sizes per example: those of the codegen tests (conftest.DOCUMENTED: the matmul
 # tiles and the online-softmax block are 64, and double_buffer needs two tiles to pipeline)

@@ -7,9 +7,8 @@ import pytest
 
 from transformer.codegen import emit_ascendc
 
-from .conftest import apply, check_emitted, kernel_text, needs_gxx
+from .conftest import apply, check_emitted, kernel_text
 
-pytestmark = needs_gxx
 
 # binary vector-vector ops, scalar forms, unary ops, casts, Duplicate
 ELEMENTWISE = """
