@@ -278,3 +278,17 @@ def test_check_locates_pipeline_and_pass_errors(tmp_path: Path) -> None:
     assert r.exit_code == 2
     assert r.output == (f"{k}:2:7: error: unroll: factor 8 exceeds the trip count 4 of `for i in 0..4`\n"
                         "    for i in 0..4 { C[i] = A[i] + B[i] }\n        ^\nhint: use a factor in 2..4, or `full`\n")
+
+
+def test_integer_const_must_fit_its_dtype(tmp_path: Path) -> None:
+    """`const c: i32 = 99999999999999999999` was an internal AttributeError in `run` (and
+    emitted as an out-of-range C literal); `const c: i8 = 1000` was silently accepted."""
+    p = tmp_path / "k.ir"
+    for decl, msg in [("const c: i32 = 99999999999999999999",
+                       "const `c` = 99999999999999999999 does not fit i32 (-2147483648..2147483647)"),
+                      ("const c: i8 = 1000", "const `c` = 1000 does not fit i8 (-128..127)")]:
+        p.write_text(f"kernel k(X: i32[4]) -> (Y: i32[4]) {{\n  {decl}\n  for i in 0..4 {{ Y[i] = X[i] * c }}\n}}\n")
+        for cmd in ("run", "emit"):
+            r = invoke(cmd, str(p))
+            assert r.exit_code == 2
+            assert r.output == f"{p}:2:9: error: {msg}\n    {decl}\n          ^\n"

@@ -39,6 +39,7 @@ Check = Callable[[ir.Kernel], Iterator[SemanticError]]
 # Sizes, tensor element counts, integer literals and annotation arguments are at most
 # 2^31 - 1: emitted Ascend C indexes and counts with int32_t (docs/ir.md).
 INT32_MAX = 2**31 - 1
+_INT_RANGE = {"i8": (-128, 127), "i32": (-(2**31), INT32_MAX)}
 
 
 # --------------------------------------------------------------------------------------
@@ -146,8 +147,9 @@ def check_unique_names(k: ir.Kernel) -> Iterator[SemanticError]:
 
 
 def check_declarations(k: ir.Kernel) -> Iterator[SemanticError]:
-    """dtypes are known; sizes are positive and at most 2^31 - 1; locals have a known scope and temps/params
-    none; layouts are known and fit the rank; const values are finite or +-inf."""
+    """dtypes are known; sizes are positive and at most 2^31 - 1; locals have a known scope
+    and temps/params none; layouts are known and fit the rank; const values are finite or
+    +-inf, and an integer const fits its dtype."""
     for t in k.tensors():
         if t.dtype not in ir.DTYPES:
             yield SemanticError(f"unknown dtype `{t.dtype}` for `{t.name}`", t.loc,
@@ -177,6 +179,10 @@ def check_declarations(k: ir.Kernel) -> Iterator[SemanticError]:
                                 hint=did_you_mean(c.dtype, ir.DTYPES))
         if isinstance(c.value, float) and math.isnan(c.value):
             yield SemanticError(f"const `{c.name}` is NaN", c.loc)
+        elif c.dtype in _INT_RANGE and isinstance(c.value, int):
+            lo, hi = _INT_RANGE[c.dtype]
+            if not lo <= c.value <= hi:
+                yield SemanticError(f"const `{c.name}` = {c.value} does not fit {c.dtype} ({lo}..{hi})", c.loc)
 
 
 def check_shapes(k: ir.Kernel) -> Iterator[SemanticError]:
