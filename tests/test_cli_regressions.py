@@ -292,3 +292,22 @@ def test_integer_const_must_fit_its_dtype(tmp_path: Path) -> None:
             r = invoke(cmd, str(p))
             assert r.exit_code == 2
             assert r.output == f"{p}:2:9: error: {msg}\n    {decl}\n          ^\n"
+
+
+def test_interrupted_write_leaves_no_temporary_file(tmp_path: Path, monkeypatch) -> None:
+    """Ctrl-C between writing the temporary file and renaming it left `OUT.ascx-tmp-PID`
+    behind (only OSError cleaned up)."""
+    import os
+
+    k = _add(tmp_path)
+    out = tmp_path / "out.ir"
+    out.write_text("old")
+
+    def interrupted(src, dst):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "replace", interrupted)
+    r = invoke("transform", str(k), "--passes", "tile", "-o", str(out))
+    assert r.exit_code == 130 and r.output == "ascx: interrupted\n"
+    assert out.read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["add.ir", "out.ir"]

@@ -186,17 +186,19 @@ def check_output_dir(path: str, option: str, files: Iterable[str], *, inputs: It
 
 
 def write_output_file(path: str, data: bytes | str, *, force: bool = True) -> None:
-    """Write a file the user asked for by name (atomic replace, so a failure midway never
-    leaves a truncated file)."""
+    """Write a file the user asked for by name (atomic replace, so a failure midway, even
+    an interrupt, never leaves a truncated file or a temporary one)."""
     tmp = f"{path}.ascx-tmp-{os.getpid()}"
     mode = "wb" if isinstance(data, bytes) else "w"
     try:
         with open(tmp, mode) as fh:
             fh.write(data)
         os.replace(tmp, path)
-    except OSError as e:
+    except BaseException as e:
         try:
             os.unlink(tmp)
         except OSError:
             pass
-        raise UsageError(f"cannot write `{path}`: {e.strerror}") from None
+        if isinstance(e, OSError):
+            raise UsageError(f"cannot write `{path}`: {e.strerror}") from None
+        raise
