@@ -243,7 +243,9 @@ def choose_tiles(kernel: ir.Kernel, target: Any = None) -> dict[str, int]:
 
 
 def Check_tile_size(loop_name: str, loop: ir.For, size: int, extent: int) -> None:
-    """Condition: 1 <= size <= extent (a tile of the whole loop is allowed)."""
+    """Condition: 1 <= size <= extent (a tile of the whole loop is allowed); the loop runs."""
+    if extent <= 0:
+        raise PassError("tile", f"`{R.loop_header(loop)}` never runs (trip count 0): nothing to tile", loop.var_loc or loop.loc)
     if size < 1 or size > extent:
         legal = [p for p in (8, 16, 32, 64, 128, 256, 512) if p <= extent]
         why = "must be at least 1" if size < 1 else f"is larger than the loop's extent {extent}"
@@ -679,6 +681,8 @@ def _box_of(acc: _Acc, level: Path, sizes: Mapping[str, int], st: _NestState) ->
             mx = R.tail_max_extent(lp, sizes)
             if mx is None:
                 return None
+        if mx <= 0:  # an empty loop (`for h in 9..4`): no footprint to stage
+            return None
         rng[lp.var] = (R.simp(lp.lo), ext, mx)
     dims = []
     for e in acc.access.indices:

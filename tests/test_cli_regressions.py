@@ -311,3 +311,30 @@ def test_interrupted_write_leaves_no_temporary_file(tmp_path: Path, monkeypatch)
     assert r.exit_code == 130 and r.output == "ascx: interrupted\n"
     assert out.read_text() == "old"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["add.ir", "out.ir"]
+
+
+EMPTY_INNER = """kernel k(X: f16[N, H]) -> (Y: f32[N]) {
+  size N = 64
+  size H = 64
+  rows: for n in 0..N {
+    Y[n] = 0.0
+    for h in 100000..H { Y[n] += f32(X[n, h]) }
+  }
+}
+"""
+
+
+def test_tile_with_an_empty_inner_loop(tmp_path: Path) -> None:
+    """`tile` staged the footprint of a loop that never runs (`for h in 100000..H`) as a
+    local of extent H - 100000 < 0: an internal AssertionError (invalid kernel). Nothing is
+    staged for an empty loop now, and tiling the empty loop itself is refused."""
+    p = tmp_path / "k.ir"
+    p.write_text(EMPTY_INNER)
+    for pipeline in ("tile", "fuse,tile", "multicore{rows},tile"):
+        r = invoke("verify", str(p), "--passes", pipeline, "--trials", "1", "--seed", "1")
+        assert r.exit_code == 0, r.output
+        assert r.output.endswith("ok\n")
+    r = invoke("transform", str(p), "--passes", "tile{rows.h=8}")
+    assert r.exit_code == 2
+    assert r.output == (f"{p}:6:9: error: tile: `for h in 100000..H` never runs (trip count 0): nothing to tile\n"
+                        "      for h in 100000..H { Y[n] += f32(X[n, h]) }\n          ^\n")
