@@ -38,6 +38,13 @@ from .conftest import example
 
 
 FUZZ_EXAMPLES = int(os.environ.get("ASCX_FUZZ_EXAMPLES", "20"))
+
+# Random expressions over inputs in [-1, 1] can cancel to a small result; the emitted code
+# and the interpreter may round intermediates differently (one rounding of `rsqrt` in f32
+# against two in f16, say), which is a few ulps at magnitude 1 but a large relative error of
+# the small result. Such a difference is not a bug: accept an error up to 16 ulps of 1.0 in
+# the output's dtype. A wrong index, operand or reduction shows as an error of order 1.
+CANCELLATION_FLOOR = {"f16": 16 * 2.0**-10, "bf16": 16 * 2.0**-7, "f32": 16 * 2.0**-23, "i8": 0.0, "i32": 0.0}
 MAX_PASSES = 4
 TARGET = "ascend910b2"
 _SEED = int(os.environ.get("ASCX_FUZZ_SEED") or np.random.SeedSequence().entropy % (2**32))
@@ -119,7 +126,7 @@ def test_emitted_matches_interpreter(data: st.DataObject) -> None:
         diffs = verify_emitted(k, target, trials=1, seed=run_seed, reference=reference, emitted=em)
     except Exception as e:  # noqa: BLE001 - every failure of emit / compile / run is a bug here
         pytest.fail(f"emitted kernel failed: {type(e).__name__}: {e}{where}")
-    bad = [d.describe() for d in diffs if not d.ok]
+    bad = [d.describe() for d in diffs if not d.ok and d.max_abs > CANCELLATION_FLOOR[d.dtype]]
     assert diffs, f"no outputs compared{where}"
     assert not bad, f"emitted code differs from the interpreter: {bad}{where}"
 
