@@ -931,9 +931,10 @@ inline void cross_wait_until(ascx_emu::CrossCore& x, std::unique_lock<std::mutex
     while (!ready()) {
         if (x.blocked >= x.live) {
             // Every live core is in a wait, but a core just released by a set may not have
-            // woken up yet: it is a deadlock only if nothing progresses for a while.
+            // woken up yet: it is a deadlock only if nothing progresses for a second (a loaded
+            // machine may not schedule the released thread at once).
             uint64_t seen = x.progress;
-            x.cv.wait_for(lk, std::chrono::milliseconds(200));
+            x.cv.wait_for(lk, std::chrono::milliseconds(1000), [&] { return ready() || x.progress != seen; });
             if (!ready() && x.blocked >= x.live && x.progress == seen)
                 ascx_emu::fail("CrossCoreWaitFlag", loc, "deadlock: every running core is blocked; this core waits for %s", what);
             continue;
