@@ -313,6 +313,26 @@ def iter_stmts(stmts: tuple[Stmt, ...]) -> Iterator[Stmt]:
             yield from iter_stmts(s.body)
 
 
+def stmt_names(s: Stmt) -> set[str]:
+    """The tensor, size, const and loop-variable names one statement mentions directly (not
+    in statements nested in a loop), including copy endpoints and bare rank-0 tensors."""
+    out: set[str] = set()
+    if isinstance(s, Copy):
+        out.update((s.dst.tensor, s.src.tensor))
+    for e in stmt_exprs(s):
+        for x in sub_exprs(e):
+            if isinstance(x, Access):
+                out.add(x.tensor)
+            elif isinstance(x, Name):
+                out.add(x.name)
+    return out
+
+
+def names_used(stmts: tuple[Stmt, ...]) -> set[str]:
+    """`stmt_names` of every statement in `stmts` and everything nested in them."""
+    return set().union(*(stmt_names(s) for s in iter_stmts(stmts)))
+
+
 def iter_loops(stmts: tuple[Stmt, ...]) -> Iterator[For]:
     for s in iter_stmts(stmts):
         if isinstance(s, For):

@@ -79,19 +79,6 @@ class _Use:
     loops: list[tuple[tuple[tuple[int, ...], ir.For], ...]] = field(default_factory=list)
 
 
-def _names_in(s: ir.Stmt) -> set[str]:
-    out: set[str] = set()
-    if isinstance(s, ir.Copy):
-        out.update((s.dst.tensor, s.src.tensor))
-    for e in ir.stmt_exprs(s):
-        for x in ir.sub_exprs(e):
-            if isinstance(x, ir.Access):
-                out.add(x.tensor)
-            elif isinstance(x, ir.Name):
-                out.add(x.name)
-    return out
-
-
 def _walk(kernel: ir.Kernel, locals_: set[str]) -> dict[str, _Use]:
     uses = {n: _Use() for n in locals_}
 
@@ -100,7 +87,7 @@ def _walk(kernel: ir.Kernel, locals_: set[str]) -> dict[str, _Use]:
         for i, s in enumerate(stmts):
             p = path + (i,)
             t = i if top is None else top
-            for n in _names_in(s) & locals_:
+            for n in ir.stmt_names(s) & locals_:
                 uses[n].tops.add(t)
                 uses[n].loops.append(outer)
             if isinstance(s, ir.Copy):

@@ -262,9 +262,7 @@ class _Matcher:
         return b is not None and b.scope in CUBE_SCOPES
 
     def touches(self, s: ir.Stmt) -> set[str]:
-        from .lower import tensors_in
-
-        return {t for t in tensors_in((s,)) if self.cube_local(t)}
+        return {t for t in ir.names_used((s,)) if self.cube_local(t)}
 
     def mark(self, s: Any) -> None:
         if id(s) in self.seen:

@@ -50,21 +50,6 @@ def _camel(label: str) -> str:
 # facts about the kernel
 
 
-def tensors_in(stmts: tuple[ir.Stmt, ...]) -> set[str]:
-    out: set[str] = set()
-    for s in ir.iter_stmts(stmts):
-        if isinstance(s, ir.Copy):
-            out.add(s.dst.tensor)
-            out.add(s.src.tensor)
-        for e in ir.stmt_exprs(s):
-            for x in ir.sub_exprs(e):
-                if isinstance(x, ir.Access):
-                    out.add(x.tensor)
-                elif isinstance(x, ir.Name):
-                    out.add(x.name)
-    return out
-
-
 @dataclass
 class TensorInfo:
     """Where a tensor lives in the emitted code and how it is addressed."""
@@ -173,7 +158,7 @@ class Lowering:
                 pending.append(s)
         flush()
         for ph in phases:
-            used = tensors_in(ph.stmts)
+            used = ir.names_used(ph.stmts)
             ph.core = "cube" if any(self.decls[t].scope in CUBE_SCOPES for t in used
                                     if t in self.decls and self.decls[t].kind == "local") else "vec"
         return phases
@@ -186,7 +171,7 @@ class Lowering:
         (the AIC has no UB on the split architecture). Returns whether any was demoted."""
         use: dict[str, list[_PhaseSrc]] = {}
         for ph in phases:
-            for t in tensors_in(ph.stmts):
+            for t in ir.names_used(ph.stmts):
                 use.setdefault(t, []).append(ph)
         demote: dict[str, str] = {}
         for t in self.kernel.buffers:
@@ -250,7 +235,7 @@ class Lowering:
             self.info[p.name] = TensorInfo(p.name, "gm", self.names(p.name) + "Gm", p.dtype, p.shape, dense_strides(p.shape))
         phase_use: dict[str, set[int]] = {}
         for ph in phases:
-            for t in tensors_in(ph.stmts):
+            for t in ir.names_used(ph.stmts):
                 phase_use.setdefault(t, set()).add(ph.index)
         scalars: list[Scalar] = []
         slots: list[WorkspaceSlot] = []
@@ -360,7 +345,7 @@ class Lowering:
         return ph
 
     def plan_buffers(self, src: _PhaseSrc) -> dict[str, Buffer]:
-        used = tensors_in(src.stmts)
+        used = ir.names_used(src.stmts)
         locals_ = [t for t in self.kernel.buffers if t.kind == "local" and t.name in used]
         roles: dict[str, set[str]] = {t.name: set() for t in locals_}
         feeds: dict[str, set[str]] = {t.name: set() for t in locals_}
@@ -677,7 +662,7 @@ class PhaseEmitter:
         # CopyIn: AllocTensor, copy, EnQue (a local source is DeQue'd first)
         if st.copy_in:
             body: list[Line] = []
-            later = tensors_in(st.compute) | {c.src.tensor for c in st.copy_out}
+            later = ir.names_used(st.compute) | {c.src.tensor for c in st.copy_out}
             for c in st.copy_in:
                 if c.src.tensor in self.buffers:
                     self.ensure_ready(c.src.tensor, body, 0)
@@ -699,7 +684,7 @@ class PhaseEmitter:
             calls.extend(self.method(names["copy_in"], body, depth, loop_vars, "copy_in"))
         # Compute
         body = []
-        used = tensors_in(st.compute) | {c.src.tensor for c in st.copy_out}
+        used = ir.names_used(st.compute) | {c.src.tensor for c in st.copy_out}
         for n in dict.fromkeys(mine_in + mine_out):
             if n in used:
                 self.ensure_ready(n, body, 0)
