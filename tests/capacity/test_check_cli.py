@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from documented import ROWS
 from transformer.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -297,15 +298,8 @@ def assert_check_matches_count(name: str, pipeline: str, sizes: dict[str, int]) 
     assert printed_totals(r.output) == want, r.output
 
 
-def documented_pipelines() -> list[tuple[str, str]]:
-    """(example, pipeline) pairs from the table of examples/README.md:
-    rows read `| `NAME.ir` | `PIPELINE` | what it does |`."""
-    rows = re.findall(r"^\|\s*`(\w+)\.ir`\s*\|\s*`([^`]+)`\s*\|", (EXAMPLES / "README.md").read_text(), re.M)
-    return [(name, pipeline) for name, pipeline in rows]
-
-
 def test_examples_readme_pipelines_pass_check_with_independent_totals() -> None:
-    pairs = documented_pipelines()
+    pairs = ROWS
     assert {name for name, _ in pairs} == set(NAMES), "every example needs a documented pipeline"
     for name, pipeline in pairs:
         assert_check_matches_count(name, pipeline, {})

@@ -9,23 +9,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from documented import MAIN
 from passes.base import parse_pipeline, run_pipeline
 from transformer import ir
 from transformer.parser import parse, parse_file
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# The pipelines of examples/README.md, with small sizes that keep them meaningful.
-DOCUMENTED: dict[str, tuple[str, dict[str, int]]] = {
-    "add": ("tile,double_buffer", {"M": 6, "N": 10}),
-    "softmax": ("fuse,tile,double_buffer", {"R": 6, "C": 12}),
-    "layernorm": ("fuse,tile,double_buffer", {"N": 6, "H": 12}),
-    "rmsnorm": ("fuse,tile,double_buffer", {"N": 6, "H": 12}),
-    "matmul": ("tile{mm.i=64,mm.j=64,mm.k=64},double_buffer", {"M": 128, "N": 64, "K": 128}),
-    "attention": ("fuse,online_softmax{block=64},tile{attn.i=64},double_buffer", {"S": 128, "D": 16}),
-    "attention_causal": ("fuse,online_softmax{block=64},tile{attn.i=64},double_buffer", {"S": 128, "D": 16}),
-    "conv2d": ("layout{X=NHWC},tile,double_buffer", {"N": 1, "C": 2, "H": 6, "W": 5, "F": 3}),
-}
+# The first documented pipeline of each example (examples/README.md), with small sizes.
+DOCUMENTED = MAIN
 
 
 def example(name: str, sizes: dict[str, int] | None = None) -> ir.Kernel:

@@ -7,9 +7,9 @@ Sizes are small so the whole file stays around a minute on two cores."""
 
 from __future__ import annotations
 
-import re
-
 import pytest
+
+from documented import ROWS
 
 from .conftest import DOCUMENTED, ROOT, apply, check_emitted, example
 
@@ -23,19 +23,13 @@ SMALL_FOR: dict[tuple[str, str], dict[str, int]] = {
 }
 
 
-def documented() -> list[tuple[str, str]]:
-    """(example, pipeline) for every row `| `NAME.ir` | `PIPELINE` | ... |` of examples/README.md."""
-    text = (ROOT / "examples" / "README.md").read_text()
-    return re.findall(r"^\|\s*`(\w+)\.ir`\s*\|\s*`([^`]+)`\s*\|", text, re.M)
-
-
 def test_every_example_has_a_documented_pipeline() -> None:
     names = {p.stem for p in (ROOT / "examples").glob("*.ir")}
-    assert {n for n, _ in documented()} == names
+    assert {n for n, _ in ROWS} == names
     assert set(SMALL) == names
 
 
-@pytest.mark.parametrize("name,pipeline", documented())
+@pytest.mark.parametrize("name,pipeline", ROWS)
 def test_documented_pipeline_runs_clean_under_sanitizers(name: str, pipeline: str) -> None:
     k = example(name, SMALL_FOR.get((name, pipeline), SMALL[name]))
     t = apply(k, pipeline)

@@ -1,0 +1,1 @@
+"""Shared test setup: `tests/` is on sys.path (for `strategies`, `references`, `documented`)."""
