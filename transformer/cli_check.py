@@ -15,14 +15,18 @@ from typing import Any
 
 import click
 
-from .cli_common import CheckFailed, handle_errors, load_kernel, size_option, target_option
+from .cli_common import CheckFailed, handle_errors, load_kernel, size_option, target_file_option, target_option
 from .diagnostics import UsageError, did_you_mean
 
 
 def resolve_cli_target(name: str | None) -> Any:
-    """`--target` value -> Target; an unknown name is bad input (exit 2) with a hint."""
+    """`--target` value -> Target (with `--target-file` applied); an unknown name is bad
+    input (exit 2) with a hint."""
+    from .cli_common import load_target, target_file
     from .targets import DEFAULT_TARGET, get_target, list_targets
 
+    if target_file() is not None:
+        return load_target(name)
     try:
         return get_target(name or DEFAULT_TARGET)
     except LookupError:
@@ -121,14 +125,16 @@ def check_cmd(file: str, pipeline: str | None, sizes: tuple[str, ...], target_na
 
 @click.command("targets")
 @click.argument("name", required=False)
+@target_file_option
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 @handle_errors
 def targets_cmd(name: str | None, as_json: bool) -> None:
     """List the targets, or print one target's table (every number marked documented or
     assumed, with its source)."""
+    from .cli_common import target_file
     from .targets import DEFAULT_TARGET, list_targets
 
-    if name:
+    if name or target_file():  # with --target-file alone: the file's target
         t = resolve_cli_target(name)
         if as_json:
             click.echo(json.dumps({"name": t.name, "arch": t.arch, "description": t.description,
@@ -139,6 +145,9 @@ def targets_cmd(name: str | None, as_json: bool) -> None:
             n_assumed = sum(1 for r in t.to_table() if r["status"] == "assumed")
             click.echo(f"{n_assumed} assumed value(s): confirm them on hardware "
                        f"(docs/targets.md)")
+            n_cal = sum(1 for r in t.to_table() if r["status"] == "calibrated")
+            if n_cal:
+                click.echo(f"{n_cal} calibrated value(s) from {target_file()}")
         return
     rows = []
     for n in list_targets():

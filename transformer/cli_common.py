@@ -62,11 +62,36 @@ def size_option(f: F) -> F:
     )(f)
 
 
-def target_option(f: F) -> F:
+_TARGET_FILE = "ascx.target_file"
+
+
+def _remember_target_file(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    if value is not None:
+        ctx.meta[_TARGET_FILE] = value
+
+
+def target_file_option(f: F) -> F:
+    """`--target-file FILE.toml`: facts overriding the target's (docs/targets.md). The path
+    is kept in the click context and applied by `load_target`, so commands need no
+    extra parameter."""
     return click.option(
+        "--target-file", metavar="FILE.toml", default=None, expose_value=False, is_eager=False,
+        callback=_remember_target_file,
+        help="Override target facts from this TOML file (e.g. written by `ascx calibrate`).",
+    )(f)
+
+
+def target_option(f: F) -> F:
+    return target_file_option(click.option(
         "--target", "target_name", default=None, metavar="NAME",
         help="Target chip (default ascend910b2; see `ascx targets`).",
-    )(f)
+    )(f))
+
+
+def target_file() -> str | None:
+    """The `--target-file` of the running command (None outside a command or without it)."""
+    ctx = click.get_current_context(silent=True)
+    return None if ctx is None else ctx.meta.get(_TARGET_FILE)
 
 
 def load_target(name: str | None) -> Any:
@@ -74,6 +99,11 @@ def load_target(name: str | None) -> Any:
 
     from .targets import list_targets
 
+    path = target_file()
+    if path is not None:
+        from .targets.override import load_override
+
+        return load_override(path, name)
     try:
         return get_target(name or DEFAULT_TARGET)
     except LookupError:

@@ -20,6 +20,8 @@ from .cli_common import (
     load_kernel,
     load_target,
     size_option,
+    target_file,
+    target_file_option,
     target_option,
     write_output_file,
 )
@@ -99,6 +101,7 @@ def emit_cmd(file: str, pipeline: str | None, sizes: tuple[str, ...], target_nam
 @click.option("--cflags", "show_cflags", is_flag=True, help="Print the g++ flags that build Ascend C against the emulator.")
 @click.option("--target", "target_name", default=None, metavar="NAME",
               help="Size local memories from this target's table (default: the 910B sizes compiled in).")
+@target_file_option
 @handle_errors
 def emulator_cmd(show_cflags: bool, target_name: str | None) -> None:
     """The clean-room Ascend C emulator: `g++ $(ascx emulator --cflags) k.cpp -o k && ./k`."""
@@ -109,7 +112,7 @@ def emulator_cmd(show_cflags: bool, target_name: str | None) -> None:
                    "build a kernel: g++ $(ascx emulator --cflags) -Wall -Wextra -Werror my_kernel.cpp -o k && ./k")
         return
     scope = None
-    if target_name:
+    if target_name or target_file():
         t = load_target(target_name)
         scope = {s.upper(): int(t.scopes[s].usable.value) for s in ("ub", "l1", "l0a", "l0b", "l0c")}
     click.echo(" ".join(cflags(scope)))

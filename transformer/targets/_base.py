@@ -14,8 +14,10 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal, Mapping
 
-Status = Literal["documented", "assumed"]
-STATUSES: tuple[str, ...] = ("documented", "assumed")
+Status = Literal["documented", "assumed", "calibrated"]
+# "calibrated": set by a target override file (`--target-file`, see override.py), e.g. fitted
+# to measurements by `ascx calibrate`; its source names the file.
+STATUSES: tuple[str, ...] = ("documented", "assumed", "calibrated")
 
 KiB = 1024
 MiB = 1024 * KiB
@@ -97,8 +99,9 @@ UNITS: Mapping[str, str] = MappingProxyType(
 class Fact:
     """One number (or string) about a chip, with its provenance.
 
-    `status` is "documented" (from vendor documentation or a quoted platform file) or
-    "assumed" (a placeholder or third-party figure a user should confirm).
+    `status` is "documented" (from vendor documentation or a quoted platform file),
+    "assumed" (a placeholder or third-party figure a user should confirm) or "calibrated"
+    (from a target override file, e.g. fitted to measurements by `ascx calibrate`).
     """
 
     value: int | float | str
