@@ -32,6 +32,7 @@ _COMMAND_MODULES = (
     "transformer.cli_passes",  # transform, verify, passes
     "transformer.cli_check",  # check, targets
     "transformer.cli_emit",  # emulator
+    "transformer.cli_calibrate",  # calibrate
 )
 
 

@@ -232,3 +232,31 @@ def write_output_file(path: str, data: bytes | str, *, force: bool = True) -> No
         if isinstance(e, OSError):
             raise UsageError(f"cannot write `{path}`: {e.strerror}") from None
         raise
+
+
+def backend_option(f: F) -> F:
+    """`--backend emulator|npu`: where emitted code runs (npu: CANN and a device, docs/npu.md)."""
+    return click.option(
+        "--backend", type=click.Choice(["emulator", "npu"]), default="emulator", show_default=True,
+        help="Run emitted Ascend C on the clean-room emulator, or build it with CANN and run it on an NPU.",
+    )(f)
+
+
+def device_option(f: F) -> F:
+    """`--device N`: the NPU to use with --backend npu."""
+    return click.option(
+        "--device", type=click.IntRange(min=0), default=None, metavar="N",
+        help="With --backend npu: the NPU device id (default 0).",
+    )(f)
+
+
+def npu_toolchain(backend: str, device: int | None, *, need_msprof: bool = False) -> Any:
+    """The CANN toolchain for `--backend npu` (None for the emulator); `--device` without
+    `--backend npu` is a usage error. Raises `NpuUnavailable` (exit 2) naming what is missing."""
+    if backend != "npu":
+        if device is not None:
+            raise UsageError("--device goes with --backend npu")
+        return None
+    from .npu import detect_cann
+
+    return detect_cann(device or 0, need_msprof=need_msprof)

@@ -21,11 +21,14 @@ import numpy as np
 from . import ir
 from .cli_common import (
     CheckFailed,
+    backend_option,
     check_output_path,
+    device_option,
     handle_errors,
     load_kernel,
     load_target,
     non_negative,
+    npu_toolchain,
     size_option,
     source_of,
     target_option,
@@ -167,18 +170,30 @@ def verify_kernels(original: ir.Kernel, transformed: ir.Kernel, *, trials: int, 
 
 
 def verify_emitted_kernel(original: ir.Kernel, transformed: ir.Kernel, target: Any, *, trials: int, seed: int,
-                          file: str = "", pipeline: str = "", keep_dir: str | None = None) -> VerifyReport:
+                          file: str = "", pipeline: str = "", keep_dir: str | None = None,
+                          toolchain: Any = None) -> VerifyReport:
     """Like `verify_kernels`, but the transformed kernel runs as emitted Ascend C compiled
-    against the emulator. A kernel that stops on the emulator is a verification failure;
-    emitted code that does not compile is a bug of ascx (exit 3, with the emitted line)."""
+    against the emulator (or, with a CANN `toolchain`, built with CANN and run on its NPU).
+    A kernel that stops on the emulator or device is a verification failure; emitted code
+    that does not compile with g++ is a bug of ascx (exit 3, with the emitted line)."""
     from .codegen import EmittedCodeError, EmulatorRunError, verify_emitted
 
     t0 = time.perf_counter()
     rep = VerifyReport(file, pipeline, seed, trials)
     try:
-        diffs = verify_emitted(transformed, target, trials=trials, seed=seed, reference=original, keep_dir=keep_dir)
+        if toolchain is not None:
+            from .npu import NpuRunError, verify_on_npu
+
+            try:
+                diffs = verify_on_npu(transformed, target, toolchain, trials=trials, seed=seed, reference=original,
+                                      keep_dir=keep_dir)
+            except NpuRunError as e:
+                raise EmulatorRunError(e.message, hint=e.hint) from None
+        else:
+            diffs = verify_emitted(transformed, target, trials=trials, seed=seed, reference=original, keep_dir=keep_dir)
     except EmulatorRunError as e:
-        rep.error = f"the emitted kernel failed on the emulator: {e.short()}"
+        where = f"NPU device {toolchain.device}" if toolchain is not None else "the emulator"
+        rep.error = f"the emitted kernel failed on {where}: {e.short()}"
     except EmittedCodeError as e:
         click.echo(e.render(), err=True)
         click.echo("ascx: internal error: emitted Ascend C does not compile; this is a bug in ascx", err=True)
@@ -220,9 +235,12 @@ def _junit(rep: VerifyReport) -> str:
 @click.option("--emitted", is_flag=True,
               help="Emit Ascend C, compile it with g++ against the emulator, run it, and compare with the interpreter.")
 @click.option("--keep", "keep_dir", metavar="DIR", help="With --emitted: keep sources, binary and data in DIR.")
+@backend_option
+@device_option
 @handle_errors
 def verify_cmd(file: str, pipeline: str | None, sizes: tuple[str, ...], target_name: str | None, trials: int,
-               seed: int | None, as_json: bool, junit_path: str | None, emitted: bool, keep_dir: str | None) -> None:
+               seed: int | None, as_json: bool, junit_path: str | None, emitted: bool, keep_dir: str | None,
+               backend: str, device: int | None) -> None:
     """Check that a pipeline preserves FILE's meaning: interpret the original and the
     transformed kernel on fresh random inputs and compare every output within its dtype's
     tolerance. With --emitted, the transformed kernel runs as emitted Ascend C on the
@@ -232,10 +250,13 @@ def verify_cmd(file: str, pipeline: str | None, sizes: tuple[str, ...], target_n
                          hint="e.g. --passes 'fuse,tile' or --emitted")
     if keep_dir and not emitted:
         raise UsageError("--keep goes with --emitted")
+    if backend == "npu" and not emitted:
+        raise UsageError("--backend npu goes with --emitted", hint="e.g. ascx verify K.ir --passes tile --emitted --backend npu")
     if junit_path:
         check_output_path(junit_path, "--junit", inputs=(file,))
     if keep_dir and os.path.exists(keep_dir) and not os.path.isdir(keep_dir):
         raise UsageError(f"--keep {keep_dir}: is not a directory")
+    toolchain = npu_toolchain(backend, device)
     kernel = load_kernel(file, sizes)
     target = load_target(target_name)
     out = transform_kernel(file, kernel, pipeline, target)[0] if pipeline else kernel
@@ -243,10 +264,10 @@ def verify_cmd(file: str, pipeline: str | None, sizes: tuple[str, ...], target_n
         seed = int(np.random.SeedSequence().entropy % (2**63))
     if emitted:
         rep = verify_emitted_kernel(kernel, out, target, trials=trials, seed=seed, file=file,
-                                    pipeline=pipeline or "", keep_dir=keep_dir)
+                                    pipeline=pipeline or "", keep_dir=keep_dir, toolchain=toolchain)
     else:
         rep = verify_kernels(kernel, out, trials=trials, seed=seed, file=file, pipeline=pipeline or "")
-    pipeline = (pipeline or "(as written)") + (" --emitted" if emitted else "")
+    pipeline = (pipeline or "(as written)") + (" --emitted" if emitted else "") + (" --backend npu" if toolchain else "")
     rep.pipeline = pipeline
     if junit_path:
         write_output_file(junit_path, _junit(rep))
