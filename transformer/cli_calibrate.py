@@ -41,7 +41,13 @@ def model_pipe_features(params_path: str | None) -> dict[str, dict[str, str]]:
         except ImportError:
             raise UsageError("this build has no timing-model parameters (transformer/timing/params.py)",
                              hint="pass --params FILE.toml: [PIPE] feature = \"fact\" (or \"1/fact\" for a rate)") from None
-        return {p: dict(f) for p, f in PIPE_FEATURES.items()}
+        pipes = {p: dict(f) for p, f in PIPE_FEATURES.items()}
+        try:  # whole-kernel costs: fitted on the measured totals (transformer.timing.calibrate.TOTAL)
+            from .timing.params import GLOBAL_FACTS
+        except ImportError:
+            return pipes
+        total = {k: GLOBAL_FACTS[k] for k in ("launch", "block_dispatch") if k in GLOBAL_FACTS}
+        return pipes | ({"TOTAL": total} if total else {})
     src = _read(params_path)
     try:
         data = tomllib.loads(src.text)

@@ -101,7 +101,7 @@ def load_target(name: str | None) -> Any:
 
     path = target_file()
     if path is not None:
-        from .targets.override import load_override
+        from .targets._override import load_override
 
         return load_override(path, name)
     try:

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from transformer.cli import main
 from transformer.targets import get_target
-from transformer.targets.override import OverrideError, format_override, load_override
+from transformer.targets._override import OverrideError, format_override, load_override
 
 ADD = str(Path(__file__).resolve().parents[2] / "examples" / "add.ir")
 

@@ -14,7 +14,7 @@ import pytest
 
 from transformer.targets import get_target
 from transformer.targets._base import assumed
-from transformer.targets.override import apply_override, parse_override
+from transformer.targets._override import apply_override, parse_override
 from transformer.diagnostics import Source
 from transformer.timing.calibrate import (
     TOTAL,

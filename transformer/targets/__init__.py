@@ -29,6 +29,7 @@ from ._base import (
     Target,
     UnknownTargetError,
 )
+from ._override import OverrideError, format_override, load_override
 
 __all__ = [
     "DEFAULT_TARGET",
@@ -38,11 +39,14 @@ __all__ = [
     "REQUIRED_SCOPES",
     "Fact",
     "InvalidTargetError",
+    "OverrideError",
     "Scope",
     "Target",
     "UnknownTargetError",
+    "format_override",
     "get_target",
     "list_targets",
+    "load_override",
 ]
 
 DEFAULT_TARGET = "ascend910b2"

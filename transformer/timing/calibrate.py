@@ -314,7 +314,7 @@ def calibrate(samples: Iterable[Sample], target: Any, pipe_features: PipeFeature
 
 def override_text(report: CalibrationReport, inputs: Iterable[str] = ()) -> str:
     """The TOML target override (`--target-file`) holding the fitted parameters."""
-    from ..targets.override import format_override
+    from ..targets._override import format_override
 
     err = {e.pipe: e for e in report.errors}
     facts: dict[str, tuple[int | float | str, str]] = {}
