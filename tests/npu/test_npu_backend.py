@@ -148,3 +148,32 @@ def test_verify_on_npu_library(fake_cann: FakeCann) -> None:
     kernel = load_kernel(ADD)
     diffs = verify_on_npu(kernel, get_target("ascend910b2"), detect_cann(0), trials=1, seed=5)
     assert [d.name for d in diffs] == ["C"] and diffs[0].ok
+
+
+def test_report_and_recorded_runs_feed_calibration(tmp_path: Path) -> None:
+    """A measured profile next to the emulator's; `record_runs` writes the CSV `ascx calibrate` reads."""
+    from transformer.npu.report import format_npu_report, record_runs
+    from transformer.timing.calibrate import TOTAL, read_samples_csv
+    from transformer.timing.result import PipeStats, ProfileResult
+
+    emu = ProfileResult("add", "ascend910b2", "emulator", 90000.0, 50.0, 2.0, "MTE2", 8,
+                        (PipeStats("MTE2", "aiv", 52000.0, 0.6, {"instr": 16.0, "ub_byte": 131072.0}),
+                         PipeStats("V", "aiv", 9000.0, 0.1, {"instr": 8.0, "repeat": 512.0})),
+                        details={"clock_mhz": 1800, "launches": [{"block_dim": 8, "slots": 48}]})
+    out = tmp_path / "OPPROF_1"
+    out.mkdir()
+    (out / "OpBasicInfo.csv").write_text((DATA / "OpBasicInfo.csv").read_text().replace("KERNEL_NAME", "add"))
+    shutil.copy(DATA / "PipeUtilization.csv", out / "PipeUtilization.csv")
+    npu = read_msprof(out, kernel="add", target=get_target("ascend910b2"), details={"device": 0})
+    text = format_npu_report(npu, emu)
+    assert "48.26 us" in text and "emulator model: 50.00 us" in text and "52,000" in text
+    csv_path = tmp_path / "runs.csv"
+    assert record_runs(str(csv_path), emu, npu) == 3
+    assert record_runs(str(csv_path), emu, npu) == 3  # appends
+    rows = read_samples_csv(csv_path.read_text(), 1800)
+    assert len(rows) == 6
+    mte2 = rows[0]
+    assert (mte2.pipe, mte2.measured_cycles, mte2.features["ub_byte"]) == ("MTE2", pytest.approx(31.25 * 1800), 131072.0)
+    total = [r for r in rows if r.pipe == TOTAL][0]
+    assert total.measured_cycles == pytest.approx(48.26 * 1800)
+    assert total.features == {"launch": 1.0, "block_dispatch": 1.0}
