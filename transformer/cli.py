@@ -10,10 +10,9 @@ from __future__ import annotations
 import contextlib
 import importlib
 import sys
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 import click
-import numpy as np
 
 from . import __version__
 from .cli_common import (
@@ -27,6 +26,9 @@ from .cli_common import (
     write_output_file,
 )
 from .diagnostics import SemanticError, did_you_mean
+
+if TYPE_CHECKING:
+    import numpy as np
 
 _COMMAND_MODULES = (
     "transformer.cli_passes",  # transform, verify, passes
@@ -110,6 +112,8 @@ def parse_cmd(file: str, sizes: tuple[str, ...], target_name: str | None, quiet:
 def run_cmd(file: str, sizes: tuple[str, ...], inputs_path: str | None, seed: int | None,
             save_inputs: str | None, output: str | None) -> None:
     """Interpret FILE with the numpy reference interpreter."""
+    import numpy as np
+
     from .interp import load_inputs, random_inputs, run
 
     for path, option in ((save_inputs, "--save-inputs"), (output, "-o")):
@@ -138,9 +142,16 @@ def run_cmd(file: str, sizes: tuple[str, ...], inputs_path: str | None, seed: in
 def _save_npz(path: str, arrays: dict[str, np.ndarray]) -> None:
     import io
 
+    import numpy as np
+
     buf = io.BytesIO()
     np.savez(buf, **arrays)
     write_output_file(path, buf.getvalue())
+
+
+# Start-up: nothing heavy (numpy, networkx, z3, jinja2, xml, lark) is imported at module
+# level here or in the command modules; each command imports what it uses when it runs,
+# so `ascx --help` and `ascx parse` start fast (tests/test_startup.py keeps it so).
 
 
 def _register_extensions() -> None:

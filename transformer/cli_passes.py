@@ -13,10 +13,8 @@ import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any
-from xml.sax.saxutils import escape, quoteattr
 
 import click
-import numpy as np
 
 from . import ir
 from .cli_common import (
@@ -145,6 +143,8 @@ def verify_kernels(original: ir.Kernel, transformed: ir.Kernel, *, trials: int, 
     """Interpret both kernels on `trials` random input sets drawn from `seed` and compare
     every output with its dtype's tolerance. Errors of the original propagate (bad
     input); errors of the transformed kernel are a verification failure."""
+    import numpy as np
+
     from .interp import compare_outputs, random_inputs, run
 
     t0 = time.perf_counter()
@@ -205,6 +205,8 @@ def verify_emitted_kernel(original: ir.Kernel, transformed: ir.Kernel, target: A
 
 
 def _junit(rep: VerifyReport) -> str:
+    from xml.sax.saxutils import escape, quoteattr  # only here: xml.sax costs ~40 ms of start-up
+
     cases = []
     for o in rep.outputs:
         body = ""
@@ -261,6 +263,8 @@ def verify_cmd(file: str, pipeline: str | None, sizes: tuple[str, ...], target_n
     target = load_target(target_name)
     out = transform_kernel(file, kernel, pipeline, target)[0] if pipeline else kernel
     if seed is None:
+        import numpy as np
+
         seed = int(np.random.SeedSequence().entropy % (2**63))
     if emitted:
         rep = verify_emitted_kernel(kernel, out, target, trials=trials, seed=seed, file=file,

@@ -35,12 +35,13 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, Sequence, Union
-
-import networkx as nx
+from typing import TYPE_CHECKING, Iterable, Iterator, Sequence, Union
 
 from . import ir
 from .affine import Affine, to_affine
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 Path = tuple[int, ...]
 Comp = Union[int, str]  # an exact distance, or one of "<", "=", ">", "*"
@@ -509,7 +510,24 @@ class DepInfo:
     kernel: ir.Kernel
     stmts: list[StmtInfo]
     deps: list[Dependence]
-    graph: nx.DiGraph
+
+    @functools.cached_property
+    def graph(self) -> nx.DiGraph:
+        """The statement graph (nodes: statement paths; edges: source -> sink, attribute
+        `deps` (list of Dependence) and `kinds`). Built on first use: no pass needs it, and
+        importing networkx costs ~165 ms of every command's start-up."""
+        import networkx as nx
+
+        g = nx.DiGraph()
+        for st in self.stmts:
+            g.add_node(st.path, stmt=st.stmt, loc=st.loc)
+        for d in self.deps:
+            u, v = d.src.stmt.path, d.dst.stmt.path
+            if not g.has_edge(u, v):
+                g.add_edge(u, v, deps=[], kinds=set())
+            g.edges[u, v]["deps"].append(d)
+            g.edges[u, v]["kinds"].add(d.kind)
+        return g
 
     def within(self, loop_path: Path) -> list[Dependence]:
         """Dependences whose two statements are both inside the loop at `loop_path`."""
@@ -523,8 +541,7 @@ def accesses_of(kernel: ir.Kernel) -> list[AccessInfo]:
 
 @functools.lru_cache(maxsize=256)
 def analyze(kernel: ir.Kernel) -> DepInfo:
-    """All dependences of `kernel` and its statement graph (nodes: statement paths;
-    edges: source -> sink, attribute `deps` (list of Dependence) and `kinds`)."""
+    """All dependences of `kernel` (and, on first use, its statement graph)."""
     sizes = kernel.size_values()
     stmts = statements(kernel)
     by_tensor: dict[str, list[AccessInfo]] = {}
@@ -548,16 +565,7 @@ def analyze(kernel: ir.Kernel) -> DepInfo:
                         d = _normalise(a, b, vec, loops)
                         if d is not None:
                             deps.append(d)
-    g = nx.DiGraph()
-    for st in stmts:
-        g.add_node(st.path, stmt=st.stmt, loc=st.loc)
-    for d in deps:
-        u, v = d.src.stmt.path, d.dst.stmt.path
-        if not g.has_edge(u, v):
-            g.add_edge(u, v, deps=[], kinds=set())
-        g.edges[u, v]["deps"].append(d)
-        g.edges[u, v]["kinds"].add(d.kind)
-    return DepInfo(kernel, stmts, deps, g)
+    return DepInfo(kernel, stmts, deps)
 
 
 def dependence_graph(kernel: ir.Kernel) -> nx.DiGraph:

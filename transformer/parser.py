@@ -7,7 +7,12 @@ source. Syntax errors name what was found and list what the grammar expected the
 from __future__ import annotations
 
 import functools
+import hashlib
 import math
+import os
+import sys
+import tempfile
+from pathlib import Path
 
 import lark
 from lark import Token, Tree
@@ -18,15 +23,65 @@ from .ir import Loc
 from .resources import grammars_dir
 
 
+_LARK_OPTIONS: dict[str, object] = dict(parser="lalr", propagate_positions=True, maybe_placeholders=True)
+
+
 @functools.lru_cache(maxsize=1)
 def _parser() -> lark.Lark:
+    """The LALR parser of `grammars/ir.lark`, built once per process and cached on disk
+    (`grammar_cache_path`): building the LALR table costs ~100 ms of every command,
+    loading it ~10 ms. The cache only ever speeds things up: a missing, unreadable,
+    corrupt or stale file is rebuilt, and a cache folder that cannot be written is
+    ignored."""
     grammar = grammars_dir().joinpath("ir.lark").read_text()
-    return lark.Lark(
-        grammar,
-        parser="lalr",
-        propagate_positions=True,
-        maybe_placeholders=True,
-    )
+    path = grammar_cache_path(grammar)
+    if path is not None:
+        try:
+            with open(path, "rb") as f:
+                return lark.Lark.load(f)
+        except Exception:  # missing, unreadable or corrupt (any unpickling error): rebuild
+            pass
+    built = lark.Lark(grammar, **_LARK_OPTIONS)  # type: ignore[arg-type]
+    if path is not None:
+        _save_parser(built, path)
+    return built
+
+
+def grammar_cache_path(grammar: str) -> Path | None:
+    """Where the parser built from `grammar` is cached: `parser/ir-<hash>.lark` under
+    `$ASCX_CACHE_DIR`, else under `$XDG_CACHE_HOME/ascx` or `~/.cache/ascx`. The hash
+    covers the grammar text, the Lark options and the Lark and Python versions, so a
+    changed grammar or upgraded Lark never loads a stale table. None when no home folder
+    is known (then nothing is cached)."""
+    base = os.environ.get("ASCX_CACHE_DIR")
+    if not base:
+        xdg = os.environ.get("XDG_CACHE_HOME")
+        home = os.path.expanduser("~")
+        if not xdg and home == "~":
+            return None
+        base = os.path.join(xdg or os.path.join(home, ".cache"), "ascx")
+    key = hashlib.sha256("\0".join([grammar, repr(sorted(_LARK_OPTIONS.items())), lark.__version__,
+                                     sys.version.split()[0]]).encode()).hexdigest()[:24]
+    return Path(base) / "parser" / f"ir-{key}.lark"
+
+
+def _save_parser(parser: lark.Lark, path: Path) -> None:
+    """Write the cache atomically (temp file + rename: concurrent processes never read a
+    half-written table); a folder that cannot be written only costs the next start-up."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "wb") as f:
+            parser.save(f)
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
 
 
 def parse(text: str, path: str = "<input>", *, check: bool = True) -> ir.Kernel:
@@ -60,8 +115,6 @@ def read_source(path: str) -> Source:
     """The text of `path` (`-` reads standard input, reported as `<stdin>`). An unreadable
     file is an error naming it; bytes that are not UTF-8 are an error at their line and
     column."""
-    import sys
-
     if path == "-":
         stream = getattr(sys.stdin, "buffer", None)
         data = stream.read() if stream is not None else sys.stdin.read().encode("utf-8", "surrogateescape")
