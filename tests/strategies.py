@@ -471,3 +471,71 @@ def runnable_kernels(draw: st.DrawFn) -> ir.Kernel:
         sizes=tuple(ir.SizeDecl(n, v) for n, v in sizes.items()),
         consts=tuple(consts), buffers=buffers, body=tuple(body),
     )
+
+
+# --------------------------------------------------------------------------------------
+# contraction kernels: sums over products indexed by loop variables (the interpreter's
+# BLAS path and its fallbacks)
+
+
+@st.composite
+def contraction_kernels(draw: st.DrawFn) -> ir.Kernel:
+    """`T[...] op= f1 * f2 (* f3)` over a random perfect nest, after an init nest: 2-4 loop
+    variables in random order, factors indexed by random subsets of them (some shifted by
+    one, some with a constant leading index, some sharing no summed variable), f16 / bf16 /
+    f32 tensors read directly or through `f32(...)`, sometimes a scalar factor, a target of
+    rank 0-2 in f32 (mostly) or f16 / bf16, op `+=` (mostly) or `max=`. Every kernel runs:
+    indices stay in bounds and the target is written before it is accumulated into."""
+    from transformer.parser import parse
+
+    n_vars = draw(st.integers(2, 4))
+    vars_ = list(draw(st.permutations(["i", "j", "k", "l"])))[:n_vars]
+    sizes = {"N": draw(st.integers(1, 9)), "M": draw(st.integers(2, 7))}
+    extent = {v: draw(st.sampled_from(["N", "M", "N", "M", "3", "1"])) for v in vars_}
+    decls: list[str] = []
+
+    tvars = [v for v in vars_ if draw(st.integers(0, 2)) == 0][:2]
+
+    def factor(name: str) -> str:
+        # summed variables mostly in every factor (the BLAS form), the target's in some
+        used = [v for v in vars_ if draw(st.integers(0, 9) if v not in tvars else st.integers(0, 1))]
+        used = used or [draw(st.sampled_from(vars_))]
+        used = list(draw(st.permutations(used)))
+        dims, idx = [], []
+        if draw(st.integers(0, 4)) == 0:  # a constant leading index
+            dims.append("3")
+            idx.append(str(draw(st.integers(0, 2))))
+        for v in used:
+            if draw(st.integers(0, 3)) == 0:  # shifted by one
+                dims.append(f"{extent[v]} + 1")
+                idx.append(f"{v} + 1")
+            else:
+                dims.append(extent[v])
+                idx.append(v)
+        dtype = draw(st.sampled_from(["f16", "bf16", "f32"]))
+        decls.append(f"{name}: {dtype}[{', '.join(dims)}]")
+        access = f"{name}[{', '.join(idx)}]"
+        return f"f32({access})" if dtype != "f32" and draw(st.integers(0, 5)) else access
+
+    factors = [factor(n) for n in ("A", "B", "C")[:draw(st.sampled_from([2, 2, 2, 3]))]]
+    if draw(st.integers(0, 3)) == 0:
+        factors.insert(draw(st.integers(0, len(factors))), draw(st.sampled_from(["0.5", "scale", "2.0"])))
+    tdtype = draw(st.sampled_from(["f32"] * 6 + ["f16", "bf16"]))
+    op = draw(st.sampled_from(["+="] * 6 + ["max="]))
+    shape = f"[{', '.join(extent[v] for v in tvars)}]"
+    tacc = f"T[{', '.join(tvars)}]" if tvars else "T"
+    lines = [f"kernel c({', '.join(decls)}) -> (T: {tdtype}{shape}) {{",
+             f"  size N = {sizes['N']}", f"  size M = {sizes['M']}", "  const scale: f32 = 0.25"]
+    ind = "  "
+    for v in tvars:
+        lines.append(f"{ind}for {v} in 0..{extent[v]} {{")
+        ind += "  "
+    lines.append(f"{ind}{tacc} = {'0.0' if op == '+=' else '-inf'}")
+    lines += ["  " * (len(tvars) - d) + "}" for d in range(len(tvars))]
+    order = list(draw(st.permutations(vars_)))
+    for d, v in enumerate(order):
+        lines.append("  " * (d + 1) + f"for {v} in 0..{extent[v]} {{")
+    lines.append("  " * (len(order) + 1) + f"{tacc} {op} {' * '.join(factors)}")
+    lines += ["  " * (len(order) - d) + "}" for d in range(len(order))]
+    lines.append("}")
+    return parse("\n".join(lines) + "\n", "contraction.ir")

@@ -260,6 +260,12 @@ def _expr_type(e: ir.Expr, k: ir.Kernel, loop_vars: tuple[str, ...], errors: lis
     raise AssertionError(type(e))
 
 
+def expr_type(e: ir.Expr, k: ir.Kernel, loop_vars: tuple[str, ...]) -> Ty:
+    """The type of a value expression of a checked kernel (`loop_vars`: the loop variables
+    in scope), by the rules the checker enforces."""
+    return _expr_type(e, k, loop_vars, [])
+
+
 def _call_type(e: ir.Call, k: ir.Kernel, loop_vars: tuple[str, ...], errors: list[SemanticError]) -> Ty:
     args = [_expr_type(a, k, loop_vars, errors) for a in e.args]
 

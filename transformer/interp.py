@@ -17,6 +17,16 @@ each iteration at its own elements (identical accesses with the loop variable in
 dimension), or only reduced into by a reassociable reduction (`max=`/`min=`, or `+=`/`*=`
 into f32/int) and not otherwise read. Everything else runs as a Python loop. Large
 iteration spaces are cut into chunks to bound memory.
+
+Two fast paths keep it near numpy (`bench/bench_interp.py`):
+- an f32 *contraction* (`acc[i, j] += f32(A[i, k]) * f32(B[k, j])` summed over vectorised
+  loop variables) runs as one BLAS matrix product on its factors instead of broadcasting
+  the product over the whole iteration space (`transformer.contraction`; the rule that
+  allows it is in docs/ir.md: summation order is not part of the meaning, f16/bf16
+  accumulators keep their rounding). Chunks are sized for what a statement materialises,
+  so a matmul runs in one piece;
+- an index that steps evenly along one vectorised variable of its own (`X[i, k + 1]`)
+  reads and writes a strided view instead of gathering and scattering elements.
 """
 
 from __future__ import annotations
@@ -29,6 +39,7 @@ import numpy as np
 
 from . import ir
 from .affine import eval_int, to_affine
+from .contraction import blas_form, contract, contraction_factors, names_in, target_names
 from .diagnostics import InterpError, UsageError
 from .dtypes import BOOL, WEAK_FLOAT, WEAK_INT, Ty, float_of, promote
 
@@ -43,6 +54,8 @@ NP_DTYPE: dict[str, Any] = {
 
 # Elements in one vectorised evaluation before a loop is cut into chunks.
 CHUNK_ELEMENTS = 1 << 22
+
+F32 = Ty("f32")
 
 
 def round_bf16(x: np.ndarray | float) -> np.ndarray:
@@ -307,8 +320,10 @@ class _Interpreter:
                 self.arrays[t.name] = np.zeros(shape, dtype=NP_DTYPE[t.dtype])
                 self.written[t.name] = np.zeros(shape, dtype=bool)
         self.consts = {c.name: c for c in kernel.consts}
+        self.loop_vars = tuple({st.var for st in ir.iter_stmts(kernel.body) if isinstance(st, ir.For)})
         self._plan: dict[int, bool] = {}
-        self._volume: dict[int, int] = {}
+        self._factors: dict[int, tuple[tuple[ir.Expr, ...], tuple[frozenset[str], ...], frozenset[str]] | None] = {}
+        self._terms: dict[int, tuple[list[tuple[frozenset[str], Any]], dict[str, int]]] = {}
 
     def run(self) -> dict[str, np.ndarray]:
         self.exec_block(self.k.body, {}, ())
@@ -337,8 +352,7 @@ class _Interpreter:
         if hi <= lo:
             return
         if self._vectorisable(s) and hi - lo > 1:
-            volume = math.prod(axes) * self._inner_volume(s)
-            chunk = max(1, CHUNK_ELEMENTS // max(volume, 1))
+            chunk = self._chunk_length(s, env)
             for start in range(lo, hi, chunk):
                 stop = min(hi, start + chunk)
                 arr = np.arange(start, stop, dtype=np.int64).reshape((stop - start,) + (1,) * len(axes))
@@ -365,13 +379,19 @@ class _Interpreter:
         name = tgt.tensor if isinstance(tgt, ir.Access) else tgt.name
         decl = self.decls[name]
         idx = self.indices(tgt, env, decl) if isinstance(tgt, ir.Access) else ()
-        value, ty = self.eval(s.value, env)
         full = axes
         ndim = len(full)
         # Shape of the target positions over the vectorised axes.
         tshape = np.broadcast_shapes(*[np.shape(i) for i in idx]) if idx else ()
         tshape = (1,) * (ndim - len(tshape)) + tuple(tshape)
         reduce_axes = tuple(a for a in range(ndim) if tshape[a] == 1 and full[a] > 1)
+        if reduce_axes and s.op == "+=":
+            summed = self._contraction(s, env, full, frozenset(reduce_axes))
+            if summed is not None:
+                old = self.load(decl, idx, tgt)
+                self.store(decl, idx, self._combine(s.op, old, summed, decl.dtype), tshape, s)
+                return
+        value, ty = self.eval(s.value, env)
         if s.op == "=":
             assert not reduce_axes, "plain store reduced over a vectorised axis"
             self.store(decl, idx, convert(value, decl.dtype), tshape, s)
@@ -384,6 +404,29 @@ class _Interpreter:
             v = self._as_dtype(value, ty, decl.dtype)
         new = self._combine(s.op, old, v, decl.dtype)
         self.store(decl, idx, new, tshape, s)
+
+    def _contraction(self, s: ir.Assign, env: dict[str, Any], full: tuple[int, ...],
+                     reduced: frozenset[int]) -> np.ndarray | None:
+        """The sum over the `reduced` axes of an f32 contraction's value, as one matrix
+        product (`transformer.contraction`); None when `s` is none (then its value is
+        broadcast and summed). Its factors are evaluated in the order the whole value
+        would be, so a read of an unwritten element fails at the same access."""
+        plan = self._factors_of(s)
+        if plan is None:
+            return None
+        factors, factor_names, tgt_names = plan
+        vec = frozenset(n for n, v in env.items() if isinstance(v, np.ndarray))
+        if not blas_form([f & vec for f in factor_names], vec - tgt_names):
+            return None
+        values = [self.operand(*self.eval(f, env), F32) for f in factors]
+        return contract(values, full, reduced)
+
+    def _factors_of(self, s: ir.Assign) -> tuple[tuple[ir.Expr, ...], tuple[frozenset[str], ...], frozenset[str]] | None:
+        key = id(s)
+        if key not in self._factors:
+            fs = contraction_factors(s, self.k, self.loop_vars) if self.vectorise else None
+            self._factors[key] = None if fs is None else (fs, tuple(names_in(f) for f in fs), target_names(s))
+        return self._factors[key]
 
     @staticmethod
     def _as_dtype(value: Any, ty: Ty, dtype: str) -> np.ndarray:
@@ -492,6 +535,10 @@ class _Interpreter:
 
     def load(self, decl: ir.TensorDecl, idx: tuple[Any, ...], node: Any) -> np.ndarray:
         name = decl.name
+        basic = _basic_index(idx)
+        if basic is not None and (name not in self.written or self.written[name][basic[0]].all()):
+            sl, perm, shape = basic
+            return self.arrays[name][sl].transpose(perm).reshape(shape)
         if name in self.written:
             w = self.written[name][idx] if idx else self.written[name]
             if not np.all(w):
@@ -508,6 +555,17 @@ class _Interpreter:
     def store(self, decl: ir.TensorDecl, idx: tuple[Any, ...], value: np.ndarray, tshape: tuple[int, ...],
               s: ir.Assign) -> None:
         name = decl.name
+        basic = _basic_index(idx)
+        if basic is not None:
+            sl, perm, shape = basic
+            v = np.asarray(value)
+            full = np.broadcast_shapes(shape, v.shape)
+            if math.prod(full) == math.prod(shape):  # the value varies only where the target does
+                view = self.arrays[name][sl]
+                order = [view.shape[k] for k in perm]
+                self.arrays[name][sl] = np.broadcast_to(v, full).reshape(order).transpose(np.argsort(perm))
+                self.written[name][sl] = True
+                return
         if idx:
             bidx = np.broadcast_arrays(*[np.asarray(i) for i in idx])
             full = np.broadcast_shapes(bidx[0].shape, np.shape(value))
@@ -627,12 +685,86 @@ class _Interpreter:
             self._plan[key] = self.vectorise and _vectorisable(loop, self.decls, self.sizes)
         return self._plan[key]
 
-    def _inner_volume(self, loop: ir.For) -> int:
-        """Estimated elements of one iteration's vectorised evaluation (for chunking)."""
+    def _chunk_length(self, loop: ir.For, env: dict[str, Any]) -> int:
+        """Iterations of `loop` to vectorise at once: as many as keep every array a
+        statement of its body materialises under CHUNK_ELEMENTS. A statement broadcasts
+        its value over all vectorised variables (the enclosing ones, `loop`'s, and those
+        of the vectorised loops between); a contraction materialises only its operands
+        and its result (`transformer.contraction`), so a matmul runs in one piece."""
+        terms, extent = self._loop_terms(loop)
+        outer = {n: int(v.size) for n, v in env.items() if isinstance(v, np.ndarray)}
+        extent = {**extent, **outer}
+        worst = 1
+        for chain, plan in terms:
+            vec = chain | frozenset(outer)
+            arrays = [vec]
+            if plan is not None:
+                factor_names, tgt_names = plan
+                if blas_form([f & vec for f in factor_names], vec - tgt_names):
+                    arrays = [f & vec for f in factor_names] + [tgt_names & vec]
+            for a in arrays:
+                if loop.var in a:
+                    worst = max(worst, math.prod(extent[n] for n in a if n != loop.var))
+        return max(1, CHUNK_ELEMENTS // worst)
+
+    def _loop_terms(self, loop: ir.For) -> tuple[list[tuple[frozenset[str], Any]], dict[str, int]]:
+        """Per assignment in `loop`'s body: the vectorised loop variables in scope (with
+        `loop`'s own) and, for a contraction, its factors' and target's names; and the
+        estimated extents of the vectorised loops in the body."""
         key = id(loop)
-        if key not in self._volume:
-            self._volume[key] = _max_chain_extent(loop.body, self.sizes)
-        return self._volume[key]
+        if key not in self._terms:
+            terms: list[tuple[frozenset[str], Any]] = []
+            extent: dict[str, int] = {}
+
+            def walk(stmts: tuple[ir.Stmt, ...], chain: frozenset[str]) -> None:
+                for st in stmts:
+                    if isinstance(st, ir.For):
+                        if self._vectorisable(st):
+                            extent[st.var] = _extent(st, self.sizes)
+                            walk(st.body, chain | {st.var})
+                        else:
+                            walk(st.body, chain)
+                    elif isinstance(st, ir.Assign):
+                        plan = self._factors_of(st)
+                        terms.append((chain, None if plan is None else plan[1:]))
+
+            walk(loop.body, frozenset({loop.var}))
+            self._terms[key] = (terms, extent)
+        return self._terms[key]
+
+
+def _basic_index(idx: tuple[Any, ...]) -> tuple[tuple[Any, ...], list[int], tuple[int, ...]] | None:
+    """The fancy index `idx` (ints and index arrays over the vectorised axes) as basic
+    slicing, when every array in it steps evenly along one axis of its own (`X[i, k + 1]`,
+    `X[j, 2 * i]`, not `X[i, i]` or a tiled `X[i0 * 64 + i1]`): reading a strided view
+    instead of gathering elements. Returns (slices, the order that puts the view's
+    dimensions in the axes' order, the shape the fancy index would give); None when some
+    array is not of that form, or no index is an array."""
+    if not any(np.ndim(i) for i in idx):
+        return None
+    sl: list[Any] = []
+    where: list[int] = []  # per view dimension: its axis, counted from the right
+    for i in idx:
+        if np.ndim(i) == 0:
+            sl.append(int(i))
+            continue
+        a = np.asarray(i)
+        big = [d for d, n in enumerate(a.shape) if n > 1]
+        flat = a.reshape(-1)
+        if not big:
+            sl.append(int(flat[0]))
+            continue
+        axis = a.ndim - big[0]
+        if len(big) > 1 or axis in where:
+            return None
+        start, n = int(flat[0]), flat.size
+        step = int(flat[1]) - start
+        if step <= 0 or not np.array_equal(flat, start + step * np.arange(n)):
+            return None
+        sl.append(slice(start, start + step * (n - 1) + 1, step))
+        where.append(axis)
+    perm = sorted(range(len(where)), key=lambda k: -where[k])
+    return tuple(sl), perm, np.broadcast_shapes(*[np.shape(i) for i in idx])
 
 
 def _rsqrt(x: np.ndarray) -> np.ndarray:
@@ -648,18 +780,12 @@ _FLOAT_INTRINSICS = {
 }
 
 
-def _max_chain_extent(stmts: tuple[ir.Stmt, ...], sizes: dict[str, int]) -> int:
-    best = 1
-    for s in stmts:
-        if isinstance(s, ir.For):
-            try:
-                lo = eval_int(s.lo, _ZeroEnv(sizes))
-                hi = eval_int(s.hi, _ZeroEnv(sizes))
-                n = max(hi - lo, 1)
-            except (KeyError, ValueError):
-                n = max(sizes.values(), default=1)
-            best = max(best, n * _max_chain_extent(s.body, sizes))
-    return best
+def _extent(s: ir.For, sizes: dict[str, int]) -> int:
+    """Estimated trip count of a loop (outer loop variables read as 0)."""
+    try:
+        return max(eval_int(s.hi, _ZeroEnv(sizes)) - eval_int(s.lo, _ZeroEnv(sizes)), 1)
+    except (KeyError, ValueError):
+        return max(sizes.values(), default=1)
 
 
 class _ZeroEnv(dict):
