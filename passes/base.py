@@ -33,24 +33,22 @@ from typing import Any, ClassVar, Iterable, Sequence
 
 from transformer import ir
 from transformer.check import check_kernel
-from transformer.diagnostics import AscxError, did_you_mean
+from transformer.diagnostics import AscxError, PassError, PipelineError, did_you_mean
+# Loop addressing is an IR concept (transformer/loops.py); re-exported here so passes and
+# plugins that import it from `passes.base` keep working.
+from transformer.loops import (  # noqa: F401  (re-exports)
+    LoopRef,
+    all_loops,
+    get_at,
+    loop_names,
+    name_of_loop,
+    preferred_loop_names,
+    replace_at,
+    resolve_loop,
+)
 
 # --------------------------------------------------------------------------------------
-# errors and trace
-
-
-class PassError(AscxError):
-    """A pass request that cannot be honoured: unknown loop, illegal transformation, bad
-    parameter. The message names the pass; `notes` carry the locations of the accesses
-    that forbid it; `hint` lists legal alternatives."""
-
-    def __init__(self, pass_name: str, message: str, loc: ir.Loc | None = None, **kw: Any) -> None:
-        super().__init__(f"{pass_name}: {message}", loc, **kw)
-        self.pass_name = pass_name
-
-
-class PipelineError(AscxError):
-    """Malformed pipeline text, unknown pass, unknown parameter or bad value."""
+# trace (the errors, PassError and PipelineError, live in transformer/diagnostics.py)
 
 
 @dataclass
@@ -263,118 +261,3 @@ def run_pipeline(kernel: ir.Kernel, pipeline: str | Sequence[Pass], target: Any 
     for p in ps:
         kernel = p.apply(kernel, target, trace)
     return kernel, trace
-
-
-# --------------------------------------------------------------------------------------
-# naming loops: `label`, `label.var`, or a unique variable
-
-
-@dataclass(frozen=True)
-class LoopRef:
-    """Where a loop is: `path` is the sequence of body indices from the kernel body."""
-
-    path: tuple[int, ...]
-    loop: ir.For
-    name: str
-
-
-def all_loops(kernel: ir.Kernel) -> list[tuple[tuple[int, ...], ir.For, tuple[ir.For, ...]]]:
-    """(path, loop, enclosing loops outermost first) for every loop, in program order."""
-    out: list[tuple[tuple[int, ...], ir.For, tuple[ir.For, ...]]] = []
-
-    def walk(stmts: tuple[ir.Stmt, ...], path: tuple[int, ...], outer: tuple[ir.For, ...]) -> None:
-        for i, s in enumerate(stmts):
-            if isinstance(s, ir.For):
-                out.append((path + (i,), s, outer))
-                walk(s.body, path + (i,), outer + (s,))
-
-    walk(kernel.body, (), ())
-    return out
-
-
-def loop_names(kernel: ir.Kernel) -> dict[str, LoopRef]:
-    """Every unambiguous name of every loop: its label, `label.var` for loops nested in a
-    labelled loop, and its variable when that variable is unique in the kernel."""
-    loops = all_loops(kernel)
-    var_count: dict[str, int] = {}
-    for _, loop, _ in loops:
-        var_count[loop.var] = var_count.get(loop.var, 0) + 1
-    names: dict[str, LoopRef] = {}
-    for path, loop, outer in loops:
-        if loop.label:
-            names[loop.label] = LoopRef(path, loop, loop.label)
-            names[f"{loop.label}.{loop.var}"] = LoopRef(path, loop, f"{loop.label}.{loop.var}")
-        for o in outer:
-            if o.label:
-                key = f"{o.label}.{loop.var}"
-                # ambiguous if two loops of the same var sit under one label: keep neither
-                names[key] = LoopRef(path, loop, key) if key not in names else LoopRef((), loop, "")
-        if var_count[loop.var] == 1:
-            names.setdefault(loop.var, LoopRef(path, loop, loop.var))
-    return {k: v for k, v in names.items() if v.name}
-
-
-def preferred_loop_names(kernel: ir.Kernel) -> dict[int, str]:
-    """`id(loop)` -> one name of that loop, for messages and generated parameters: its label,
-    else the shortest of its names (ties broken alphabetically). Loops without an
-    unambiguous name are absent."""
-    out: dict[int, str] = {}
-    for n, ref in sorted(loop_names(kernel).items(), key=lambda kv: (kv[0] != kv[1].loop.label, len(kv[0]), kv[0])):
-        out.setdefault(id(ref.loop), n)
-    return out
-
-
-def name_of_loop(kernel: ir.Kernel, path: tuple[int, ...]) -> str | None:
-    """A stable unambiguous name of the loop at `path`: its label, else `label.var` under
-    the nearest enclosing label, else its variable; None if it has none."""
-    cands = [n for n, ref in loop_names(kernel).items() if ref.path == path]
-    if not cands:
-        return None
-    loop = get_at(kernel.body, path)
-    label = getattr(loop, "label", None)
-    # prefer the loop's own label, then `label.var` under the nearest label, then `var`
-    return min(cands, key=lambda n: (0 if n == label else (1 if "." in n and not n.startswith(f"{label}.") else 2), -len(n), n))
-
-
-def resolve_loop(kernel: ir.Kernel, name: str, pass_name: str) -> LoopRef:
-    """The loop a name designates, or a PassError listing candidates."""
-    names = loop_names(kernel)
-    if name in names:
-        return names[name]
-    label, _, var = name.rpartition(".")
-    matches = []  # loops the name could mean
-    for path, l, outer in all_loops(kernel):
-        if l.var != var:
-            continue
-        if not label or any(o.label == label for o in outer) or l.label == label:
-            matches.append((path, l, outer))
-    if len(matches) > 1:
-        def where(l: ir.For, outer: tuple[ir.For, ...]) -> str:
-            enclosing = " in ".join(f"`{o.label or o.var}`" for o in reversed(outer)) or "the kernel body"
-            at = f" at line {l.loc.line}" if l.loc else ""
-            head = f"{l.label}: for {l.var}" if l.label else f"for {l.var}"
-            return f"`{head}` inside {enclosing}{at}"
-        raise PassError(pass_name, f"loop name `{name}` is ambiguous: it matches {len(matches)} loops",
-                        loc=matches[0][1].loc,
-                        hint="candidates: " + "; ".join(where(l, o) for _, l, o in matches)
-                        + ". Name a loop by its label, or `label.var` under a label that holds one such loop")
-    raise PassError(pass_name, f"no loop named `{name}`", hint=did_you_mean(name, names) or
-                    ("loops: " + ", ".join(f"`{n}`" for n in sorted(names))))
-
-
-def get_at(stmts: tuple[ir.Stmt, ...], path: tuple[int, ...]) -> ir.Stmt:
-    s: ir.Stmt = stmts[path[0]]
-    for i in path[1:]:
-        assert isinstance(s, ir.For)
-        s = s.body[i]
-    return s
-
-
-def replace_at(stmts: tuple[ir.Stmt, ...], path: tuple[int, ...], new: Sequence[ir.Stmt]) -> tuple[ir.Stmt, ...]:
-    """Replace the statement at `path` by zero or more statements."""
-    i = path[0]
-    if len(path) == 1:
-        return stmts[:i] + tuple(new) + stmts[i + 1:]
-    s = stmts[i]
-    assert isinstance(s, ir.For)
-    return stmts[:i] + (dataclasses.replace(s, body=replace_at(s.body, path[1:], new)),) + stmts[i + 1:]

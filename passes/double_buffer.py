@@ -39,6 +39,7 @@ from typing import Any, ClassVar, Mapping
 
 from transformer import ir
 from transformer.affine import Affine, to_affine
+from transformer.loops import buffer_stages, staged_buffers  # noqa: F401  (buffer_stages: re-export)
 
 from . import _rewrite as R
 from ._budgets import scope_budget, tensor_bytes
@@ -63,7 +64,7 @@ class DoubleBuffer(Pass):
             raise PassError("double_buffer", f"stages must be at least 2, got {self.stages}", hint="stages=2")
         if self.loop:
             ref = resolve_loop(kernel, self.loop, "double_buffer")
-            if not _staged_buffers(ref.loop, kernel):
+            if not staged_buffers(ref.loop, kernel):
                 raise PassError("double_buffer", f"loop `{self.loop}` stages no buffers (no `copy` in its body)",
                                 ref.loop.loc, hint=_candidates_hint(kernel))
             _check_loop(kernel, ref.loop, self.loop)
@@ -97,7 +98,7 @@ class DoubleBuffer(Pass):
                 trace.decisions.append(f"skipped `{name}`: {e.message}")
                 continue
             out = cand
-            bufs = sorted(_staged_buffers(loop, kernel))
+            bufs = sorted(staged_buffers(loop, kernel))
             trace.changes.append(f"pipelined `{name}` with {self.stages} stages for " + ", ".join(f"`{b}`" for b in bufs))
         if out is kernel:
             raise PassError("double_buffer", "no loop can be double-buffered within the scope budgets",
@@ -121,25 +122,12 @@ class DoubleBuffer(Pass):
 # what a loop stages
 
 
-def _staged_buffers(loop: ir.For, kernel: ir.Kernel) -> set[str]:
-    """Locals that are the destination of a copy-in or the source of a copy-out written
-    directly in the loop's body."""
-    out = set()
-    for s in loop.body:
-        if isinstance(s, ir.Copy):
-            for r in (s.dst, s.src):
-                t = kernel.tensor(r.tensor)
-                if t is not None and t.kind == "local":
-                    out.add(r.tensor)
-    return out
-
-
 def _candidates(kernel: ir.Kernel) -> list[tuple[Path, ir.For, str]]:
     by_id = preferred_loop_names(kernel)
     sizes = kernel.size_values()
     out = []
     for path, loop, _ in all_loops(kernel):
-        if not _staged_buffers(loop, kernel):
+        if not staged_buffers(loop, kernel):
             continue
         ext = R.loop_extent(loop, sizes)
         if ext is not None and ext < 2:
@@ -154,27 +142,12 @@ def _candidates_hint(kernel: ir.Kernel) -> str:
     return ("loops that stage buffers: " + ", ".join(f"`{n}`" for n in c)) if c else "run `tile` first"
 
 
-def buffer_stages(kernel: ir.Kernel) -> dict[str, int]:
-    """Stages of every `local` buffer: n for a buffer staged (copied in or out) directly in
-    the body of a loop marked `@pipeline(stages=n)`, else 1. The capacity model multiplies
-    a buffer's bytes by this number."""
-    out = {t.name: 1 for t in kernel.buffers if t.kind == "local"}
-    for loop in ir.iter_loops(kernel.body):
-        ann = loop.annotation("pipeline")
-        if ann is None:
-            continue
-        n = ann.get("stages", 2) or 2
-        for b in _staged_buffers(loop, kernel):
-            out[b] = max(out.get(b, 1), n)
-    return out
-
-
 # --------------------------------------------------------------------------------------
 # legality
 
 
 def _check_loop(kernel: ir.Kernel, loop: ir.For, name: str) -> None:
-    for b in sorted(_staged_buffers(loop, kernel)):
+    for b in sorted(staged_buffers(loop, kernel)):
         Check_no_carried_value(kernel, loop, name, b)
     Check_no_gm_overlap(kernel, loop, name)
 

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Iterable, Iterator, Sequence, Union
 
 from . import ir
 from .affine import Affine, to_affine
+from .loops import get_at
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -577,8 +578,6 @@ def dependence_graph(kernel: ir.Kernel) -> nx.DiGraph:
 
 
 def _find_loop(kernel: ir.Kernel, path: Path) -> ir.For:
-    from passes.base import get_at
-
     s = get_at(kernel.body, path)
     assert isinstance(s, ir.For)
     return s

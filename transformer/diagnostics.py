@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Any, Iterable
 
 from .ir import Loc
 
@@ -110,6 +110,21 @@ class InterpError(AscxError):
 
 class UsageError(AscxError):
     """Bad command-line input that is not a source-file problem (bad --size, bad .npz)."""
+
+
+class PassError(AscxError):
+    """A pass request that cannot be honoured: unknown loop, illegal transformation, bad
+    parameter. The message names the pass; `notes` carry the locations of the accesses
+    that forbid it; `hint` lists legal alternatives. The common base of every pass refusal
+    (lives here, below `passes/`, because loop addressing in `transformer/loops.py` raises it)."""
+
+    def __init__(self, pass_name: str, message: str, loc: Loc | None = None, **kw: Any) -> None:
+        super().__init__(f"{pass_name}: {message}", loc, **kw)
+        self.pass_name = pass_name
+
+
+class PipelineError(AscxError):
+    """Malformed pipeline text, unknown pass, unknown parameter or bad value."""
 
 
 def did_you_mean(name: str, candidates: Iterable[str]) -> str | None:

@@ -9,9 +9,8 @@ What is read from the kernel (see docs/capacity.md, "From a kernel"):
 
 * every `local NAME: DTYPE[DIMS] @SCOPE`, dims evaluated with the kernel's `size` values
   (after `--size`); `temp`s are notionally in GM and are not counted;
-* stages: `passes.double_buffer.buffer_stages(kernel)` when that module exists, else the
-  `@pipeline(stages=n)` of the innermost annotated loop enclosing the copies into (or, for
-  buffers only copied out, out of) the buffer; default 1;
+* stages: `transformer.loops.buffer_stages(kernel)`: n for a buffer copied directly in the
+  body of a `@pipeline(stages=n)` loop (what `double_buffer` writes), else 1;
 * TPosition (what the lowering will use): ub -> VECIN when filled by a copy from GM, VECOUT
   when copied out to GM, VECCALC otherwise; l1 -> B1 when it feeds an l0b buffer, else A1;
   l0a -> A2; l0b -> B2; l0c -> CO1.  l0a/l0b/l0c buffers are cube operands;
@@ -36,6 +35,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from .. import ir
 from ..affine import eval_int, to_affine
 from ..diagnostics import AscxError
+from ..loops import buffer_stages, loop_names
 from ..targets import Target
 from .buffer import Buffer, CopyLen, Dim
 from .result import CapacityResult
@@ -104,25 +104,12 @@ def _walk(kernel: ir.Kernel, locals_: set[str]) -> dict[str, _Use]:
 
 def _loop_namer(kernel: ir.Kernel) -> Mapping[tuple[int, ...], str]:
     """path -> the name passes use for that loop (label, then label.var, then var)."""
-    try:
-        from passes.base import loop_names
-    except ImportError:  # pragma: no cover - the passes package ships with ascx
-        return {}
     best: dict[tuple[int, ...], tuple[int, str]] = {}
     for name, ref in loop_names(kernel).items():
         rank = 0 if name == ref.loop.label else (1 if "." in name else 2)
         if ref.path not in best or (rank, name) < best[ref.path]:
             best[ref.path] = (rank, name)
     return {p: n for p, (_, n) in best.items()}
-
-
-def _buffer_stages_hook() -> Any:
-    """`passes.double_buffer.buffer_stages` if that pass exists in this build."""
-    try:
-        from passes.double_buffer import buffer_stages  # type: ignore[import-not-found]
-    except ImportError:
-        return None
-    return buffer_stages
 
 
 # --------------------------------------------------------------------------------------
@@ -288,10 +275,7 @@ def kernel_buffers(kernel: ir.Kernel, target: Target | str | None = None, *,
         return []
     uses = _walk(kernel, {t.name for t in locals_})
     names = _loop_namer(kernel)
-    hook = _buffer_stages_hook()
-    hooked: Mapping[str, int] | None = None
-    if hook is not None:
-        hooked = dict(hook(kernel) or {})
+    stages_of = buffer_stages(kernel)
     tops = {n: (min(u.tops), max(u.tops)) for n, u in uses.items() if u.tops}
     # When every used local spans the same top-level range, liveness adds nothing.
     same = len(set(tops.values())) <= 1
@@ -301,11 +285,7 @@ def kernel_buffers(kernel: ir.Kernel, target: Target | str | None = None, *,
         shape = tuple(_dim(e, env, free_set, f"local `{t.name}`") for e in t.shape)
         copy_sites = [ch for _, ch in u.copies_in] or [ch for _, ch in u.copies_out]
         pl = _pipeline_loop(copy_sites)
-        if hooked is not None:
-            stages = int(hooked.get(t.name, 1))
-        else:
-            stages = pl[2] if pl else 1
-        stages = max(1, stages)
+        stages = max(1, int(stages_of.get(t.name, 1)))
         # origin
         site = (pl[0], pl[1]) if pl else _innermost(copy_sites) or _innermost(u.loops)
         loop_name = None
