@@ -11,7 +11,12 @@ time noisy; the wall median is printed too). Targets (issue 10): `--help` and `p
 pipeline <= 2.5x.
 
 The first, unmeasured run of each command warms the parser cache (the Lark table in the
-user cache dir) and the OS file cache, as every run after a user's first does.
+user cache dir), Python's bytecode cache and the OS file cache, as every run after a user's
+first does. Children run with bytecode caching on, as an installed ascx has it (pip
+compiles it at install time): `PYTHONDONTWRITEBYTECODE` is dropped from their environment,
+since with it every start recompiles ascx's own modules (numpy's are precompiled either
+way) and that would be measuring the sandbox, not ascx. `--keep-env` runs them with the
+environment as it is.
 """
 
 from __future__ import annotations
@@ -41,12 +46,12 @@ COMMANDS: dict[str, tuple[list[str], float]] = {
 }
 
 
-def measure(args: list[str]) -> tuple[float, float]:
+def measure(args: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
     """(CPU seconds, wall seconds) of one `python ARGS` process."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.run([sys.executable, *args], cwd=ROOT, stdout=subprocess.DEVNULL,
-                          stderr=subprocess.PIPE, text=True)
+                          stderr=subprocess.PIPE, text=True, env=env)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
@@ -61,16 +66,19 @@ def main() -> int:
                     help=f"which commands (default all: {', '.join(COMMANDS)})")
     ap.add_argument("--repeat", type=int, default=9, help="measured runs per command (default 9)")
     ap.add_argument("--json", action="store_true", help="print the results as JSON")
+    ap.add_argument("--keep-env", action="store_true",
+                    help="run the commands with this environment as it is (default: bytecode caching on)")
     a = ap.parse_args()
+    env = None if a.keep_env else {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     names = a.commands or list(COMMANDS)
     runs = {name: ["-m", "transformer.cli", *COMMANDS[name][0]] for name in names}
     for args in [BASELINE, *runs.values()]:
-        measure(args)  # warm-up: parser cache, OS file cache
+        measure(args, env)  # warm-up: parser cache, bytecode cache, OS file cache
     samples: dict[str, list[tuple[float, float]]] = {"baseline": [], **{n: [] for n in names}}
     for _ in range(a.repeat):  # interleaved, so load changes hit every command alike
-        samples["baseline"].append(measure(BASELINE))
+        samples["baseline"].append(measure(BASELINE, env))
         for name, args in runs.items():
-            samples[name].append(measure(args))
+            samples[name].append(measure(args, env))
     med = {n: (statistics.median(c for c, _ in s), statistics.median(w for _, w in s)) for n, s in samples.items()}
     base_cpu, base_wall = med["baseline"]
     rows = []
@@ -82,10 +90,13 @@ def main() -> int:
                      "target": target, "met": cpu / base_cpu <= target})
     if a.json:
         print(json.dumps({"baseline": {"command": "python -c 'import numpy'", "cpu_s": round(base_cpu, 4),
-                                       "wall_s": round(base_wall, 4)}, "repeat": a.repeat, "commands": rows}, indent=2))
+                                       "wall_s": round(base_wall, 4)}, "repeat": a.repeat,
+                          "bytecode_cache": env is not None or "PYTHONDONTWRITEBYTECODE" not in os.environ,
+                          "commands": rows}, indent=2))
         return 0
     print(f"baseline python -c 'import numpy': cpu {base_cpu * 1e3:.0f} ms, wall {base_wall * 1e3:.0f} ms "
-          f"(medians of {a.repeat}; OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')})")
+          f"(medians of {a.repeat}; OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}; "
+          f"bytecode cache {'as in this environment' if env is None else 'on'})")
     width = max(len(r["command"]) for r in rows)
     for r in rows:
         print(f"{r['command']:<{width}}  cpu {r['cpu_s'] * 1e3:5.0f} ms  {r['ratio']:4.2f}x  "

@@ -13,7 +13,6 @@ input (located in the CSV or TOML file) or when no parameter could be fitted.
 from __future__ import annotations
 
 import json
-import tomllib
 from typing import Any
 
 import click
@@ -48,6 +47,8 @@ def model_pipe_features(params_path: str | None) -> dict[str, dict[str, str]]:
             return pipes
         total = {k: GLOBAL_FACTS[k] for k in ("launch", "block_dispatch") if k in GLOBAL_FACTS}
         return pipes | ({"TOTAL": total} if total else {})
+    import tomllib  # here, not at start-up: every command would pay ~15 ms for it
+
     src = _read(params_path)
     try:
         data = tomllib.loads(src.text)

@@ -20,13 +20,14 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Mapping
 
 from . import ir
 from .diagnostics import AscxError
 from .lower import KernelPlan, Line, lower_kernel
+
+if TYPE_CHECKING:  # numpy is imported where kernels are run, not for `ascx emit`
+    import numpy as np
 
 KERNEL_TEMPLATE = "kernel.cpp.j2"
 HARNESS_TEMPLATE = "harness.cpp.j2"
@@ -158,6 +159,8 @@ def emit_ascendc(kernel: ir.Kernel, target: Any = None, *, select: bool = True, 
 
 
 def _to_bytes(arr: np.ndarray, dtype: str) -> bytes:
+    import numpy as np
+
     a = np.ascontiguousarray(arr)
     if dtype == "f16":
         return a.astype(np.float16).tobytes()
@@ -168,6 +171,8 @@ def _to_bytes(arr: np.ndarray, dtype: str) -> bytes:
 
 
 def _from_bytes(data: bytes, dtype: str, shape: tuple[int, ...]) -> np.ndarray:
+    import numpy as np
+
     if dtype == "f16":
         return np.frombuffer(data, np.float16).reshape(shape).copy()
     if dtype == "bf16":
@@ -204,6 +209,8 @@ def compile_emitted(emitted: Emitted, *, sanitize: bool = False, optimize: str =
 
 def run_compiled(binary: Path, plan: KernelPlan, inputs: Mapping[str, np.ndarray], workdir: Path,
                  timeout: float = 300.0) -> dict[str, np.ndarray]:
+    import numpy as np
+
     from .emulator import run_binary
 
     workdir.mkdir(parents=True, exist_ok=True)
@@ -263,6 +270,8 @@ def verify_emitted(kernel: ir.Kernel, target: Any = None, trials: int = 1, seed:
     """Compile the emitted Ascend C once, run it on `trials` random input sets drawn from
     `seed`, and compare each output with the interpreter running `reference` (default: the
     kernel itself). Returns one `OutputDiff` per output (the worst over trials)."""
+    import numpy as np
+
     from .interp import OutputDiff, compare_outputs, random_inputs, run
 
     ref = reference or kernel

@@ -15,8 +15,6 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
-import z3
-
 Expr = tuple  # ("c", n) | ("v", name) | ("*", ...) | ("+", ...) | ("up", e, a)
 
 
@@ -135,6 +133,8 @@ def to_python(e: Expr, names: Mapping[str, str]) -> str:
 
 def to_z3(e: Expr, zvars: Mapping[str, Any]) -> Any:
     """Z3 integer term for `e` (roundup through integer division by the constant)."""
+    import z3  # only where a solver runs: z3 costs every command ~50 ms of start-up
+
     tag = e[0]
     if tag == "c":
         return z3.IntVal(e[1])

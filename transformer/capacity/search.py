@@ -31,7 +31,6 @@ import math
 import os
 from typing import Callable, Iterable, Mapping, Sequence, Union
 
-import z3
 
 from ..targets import Target
 from . import expr as E
@@ -169,6 +168,8 @@ def certify_feasible(system: System, free: list[str], fixed: Mapping[str, int],
     soundness:    (point in list) AND NOT(all constraints) is unsat.
     Raises CapacityError if either is sat or unknown.
     """
+    import z3
+
     zv = {v: z3.Int(v) for v in free}
     hard = []
     for c in system.hard():

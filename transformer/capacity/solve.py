@@ -17,9 +17,7 @@ import copy
 import hashlib
 import json
 import time
-from typing import Iterable, Mapping, Sequence, Union
-
-import z3
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence, Union
 
 from ..targets import Target, get_target
 from . import expr as E
@@ -30,6 +28,9 @@ from .evaluate import holds, violated
 from .explain import explain, note_pad
 from .model import Constraint, System, alloc_expr, build_system
 from .result import CapacityResult, Explanation, ScopeUsage, UsageRow
+
+if TYPE_CHECKING:  # z3 is imported where a solver runs (see `_solve`)
+    import z3
 
 DEFAULT_TIMEOUT_MS = 5000
 
@@ -69,6 +70,8 @@ def normalize_domain(name: str, d: Domain) -> tuple[int, ...] | tuple[str, int, 
 
 
 def _domain_z3(v: z3.ArithRef, dom: tuple) -> z3.BoolRef:
+    import z3
+
     if dom and dom[0] == "range":
         return z3.And(v >= dom[1], v <= dom[2])
     return z3.Or(*(v == x for x in dom))
@@ -137,6 +140,10 @@ def check(buffers: Iterable[Buffer], target: Target | str | None = None, *,
 def _solve(system: System, bound: dict[str, int], doms: dict[str, tuple], timeout_ms: int,
            hints: bool) -> CapacityResult:
     free = [v for v in system.variables if v not in bound]
+    if not free and not violated(system, bound):
+        return _sat(system, bound, {})  # every constraint is a true constant: no solver needed
+    import z3
+
     zv = {v: z3.Int(v) for v in free}
     s = z3.Solver()
     s.set("timeout", max(1, int(timeout_ms)))
@@ -161,12 +168,8 @@ def _solve(system: System, bound: dict[str, int], doms: dict[str, tuple], timeou
                          sizes=dict(bound), api_temp=system.api_temp)
     if r == z3.sat:
         m = s.model()
-        res.status = "sat"
-        res.model = {v: m.eval(zv[v], model_completion=True).as_long() for v in free}
-        env = {**bound, **res.model}
-        res.pad_required = [note_pad(system, c, env) for c in system.soft() if not holds(c, env)]
-        res.per_scope = usage(system, env)
-    elif r == z3.unsat:
+        return _sat(system, bound, {v: m.eval(zv[v], model_completion=True).as_long() for v in free})
+    if r == z3.unsat:
         res.status = "unsat"
         res.core = sorted(str(x) for x in s.unsat_core())
         res.explanations = _explanations(system, bound, doms, free, res.core, by_name, hints)
@@ -176,6 +179,17 @@ def _solve(system: System, bound: dict[str, int], doms: dict[str, tuple], timeou
         res.reason = (f"solver timeout after {timeout_ms} ms" if "timeout" in why or
                       "canceled" in why else f"solver gave up: {why}")
         res.per_scope = usage(system, bound if not free else None)
+    return res
+
+
+def _sat(system: System, bound: dict[str, int], model: dict[str, int]) -> CapacityResult:
+    """The result for a system that fits with `bound` plus the solver's `model`."""
+    res = CapacityResult(status="sat", target=system.target.name, per_scope={}, sizes=dict(bound),
+                         api_temp=system.api_temp)
+    res.model = model
+    env = {**bound, **model}
+    res.pad_required = [note_pad(system, c, env) for c in system.soft() if not holds(c, env)]
+    res.per_scope = usage(system, env)
     return res
 
 

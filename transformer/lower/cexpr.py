@@ -10,9 +10,8 @@ prelude in `templates/kernel.cpp.j2`.
 from __future__ import annotations
 
 import math
+import struct
 from typing import Callable
-
-import numpy as np
 
 from .. import ir
 from ..affine import Affine, to_affine
@@ -65,13 +64,22 @@ class Names:
         return c
 
 
+def _round_f32(v: float) -> float:
+    """`float(np.float32(v))` without numpy (`ascx emit` does not import it): round to
+    nearest float32, overflow to a signed infinity."""
+    try:
+        return struct.unpack("<f", struct.pack("<f", v))[0]
+    except OverflowError:
+        return math.copysign(math.inf, v)
+
+
 def f32_literal(v: float) -> str:
     """A C++ float literal equal to `float32(v)` (inf as a named constant)."""
     if math.isinf(v):
         return "ascx_inf" if v > 0 else "(-ascx_inf)"
     if math.isnan(v):
         return "ascx_nan"
-    f = float(np.float32(v))
+    f = _round_f32(v)
     s = repr(f)
     if "e" not in s and "." not in s:
         s += ".0"

@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from importlib import metadata
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._base import (
     ARCH_FACTS,
@@ -30,6 +29,9 @@ from ._base import (
     UnknownTargetError,
 )
 from ._override import OverrideError, format_override, load_override
+
+if TYPE_CHECKING:
+    from importlib import metadata
 
 __all__ = [
     "DEFAULT_TARGET",
@@ -61,6 +63,8 @@ def _in_tree_names() -> list[str]:
 
 
 def _entry_points() -> dict[str, metadata.EntryPoint]:
+    from importlib import metadata  # only for targets not in the tree: ~15 ms of start-up
+
     try:
         eps = metadata.entry_points(group=ENTRY_POINT_GROUP)
     except Exception:  # a broken installed distribution must not break the in-tree targets
