@@ -33,7 +33,18 @@ from typing import Any, ClassVar, Iterable, Sequence
 
 from transformer import ir
 from transformer.check import check_kernel
-from transformer.diagnostics import AscxError, PassError, PipelineError, did_you_mean
+from transformer.diagnostics import (  # noqa: F401  (the refusal classes are re-exported for passes)
+    AscxError,
+    BadParameter,
+    CapacityExceeded,
+    DependenceViolation,
+    InvalidResult,
+    NotApplicable,
+    PassError,
+    PipelineError,
+    UnknownLoop,
+    did_you_mean,
+)
 # Loop addressing is an IR concept (transformer/loops.py); re-exported here so passes and
 # plugins that import it from `passes.base` keep working.
 from transformer.loops import (  # noqa: F401  (re-exports)
@@ -106,16 +117,15 @@ class Pass:
 
     # ---- the work ---------------------------------------------------------------------
     def apply(self, kernel: ir.Kernel, target: Any = None, trace: list[TraceEntry] | None = None) -> ir.Kernel:
-        """Run the pass and check the IR invariants on its result."""
+        """Run the pass and check the IR invariants on its result (`InvalidResult` when one is
+        broken: a bug of the pass, named with the broken invariant)."""
         entry = TraceEntry(self.to_text())
         out = self.run(kernel, target, entry)
         errors = check_kernel(out)
         if errors:
             from transformer.printer import print_kernel
 
-            raise AssertionError(
-                f"pass {self.to_text()} produced an invalid kernel: {errors[0].short()}\n{print_kernel(out)}"
-            )
+            raise InvalidResult(self.to_text(), errors[0].message, print_kernel(out), loc=errors[0].loc)
         if trace is not None:
             trace.append(entry)
         return out

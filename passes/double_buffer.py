@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Mapping
 
 from transformer import ir
+from transformer.diagnostics import BadParameter, CapacityExceeded, DependenceViolation, NotApplicable
 from transformer.affine import Affine, to_affine
 from transformer.loops import buffer_stages, staged_buffers  # noqa: F401  (buffer_stages: re-export)
 
@@ -61,12 +62,12 @@ class DoubleBuffer(Pass):
 
     def run(self, kernel: ir.Kernel, target: Any, trace: TraceEntry) -> ir.Kernel:
         if self.stages < 2:
-            raise PassError("double_buffer", f"stages must be at least 2, got {self.stages}", hint="stages=2")
+            raise BadParameter("double_buffer", f"stages must be at least 2, got {self.stages}", hint="stages=2", param="stages", value=self.stages)
         if self.loop:
             ref = resolve_loop(kernel, self.loop, "double_buffer")
             if not staged_buffers(ref.loop, kernel):
-                raise PassError("double_buffer", f"loop `{self.loop}` stages no buffers (no `copy` in its body)",
-                                ref.loop.loc, hint=_candidates_hint(kernel))
+                raise NotApplicable("double_buffer", f"loop `{self.loop}` stages no buffers (no `copy` in its body)",
+                                ref.loop.loc, hint=_candidates_hint(kernel), loops=(self.loop,))
             _check_loop(kernel, ref.loop, self.loop)
             chosen = [(ref.path, ref.loop, self.loop)]
         else:
@@ -83,7 +84,7 @@ class DoubleBuffer(Pass):
             if not chosen:
                 if first_error is not None:
                     raise first_error
-                raise PassError("double_buffer", "no loop stages buffers; run `tile` first",
+                raise NotApplicable("double_buffer", "no loop stages buffers; run `tile` first",
                                 hint="e.g. `tile,double_buffer`")
         out = kernel
         for path, loop, name in chosen:
@@ -101,7 +102,7 @@ class DoubleBuffer(Pass):
             bufs = sorted(staged_buffers(loop, kernel))
             trace.changes.append(f"pipelined `{name}` with {self.stages} stages for " + ", ".join(f"`{b}`" for b in bufs))
         if out is kernel:
-            raise PassError("double_buffer", "no loop can be double-buffered within the scope budgets",
+            raise NotApplicable("double_buffer", "no loop can be double-buffered within the scope budgets",
                             hint="tile with smaller tiles first")
         return out
 
@@ -217,14 +218,14 @@ def _where(s: ir.Stmt | None) -> str:
 
 
 def _carried(name: str, buf: str, loop: ir.For, read: ir.Stmt, write: ir.Stmt | None) -> PassError:
-    return PassError(
+    return DependenceViolation(
         "double_buffer",
         f"cannot double-buffer loop `{name}`: buffer `{buf}` carries a value from one iteration to the next "
         f"(read at {_where(read)} before this iteration writes it; written at {_where(write)} in the previous "
         f"iteration, which uses the other stage)",
         getattr(read, "loc", None),
         notes=[(getattr(write, "loc", None), f"`{buf}` written here")],
-        hint="initialise the buffer inside the loop, or keep it single-buffered (it is not a staged tile)")
+        hint="initialise the buffer inside the loop, or keep it single-buffered (it is not a staged tile)", loops=(name,))
 
 
 def Check_no_gm_overlap(kernel: ir.Kernel, loop: ir.For, name: str) -> None:
@@ -263,13 +264,13 @@ def Check_no_gm_overlap(kernel: ir.Kernel, loop: ir.For, name: str) -> None:
         for rd, rs in reads[x]:
             for wd, ws in writes[x]:
                 if not _disjoint_across(rd, wd, loop.var, inner, sizes):
-                    raise PassError(
+                    raise DependenceViolation(
                         "double_buffer",
                         f"cannot double-buffer loop `{name}`: `{x}` is read at {_where(rs)} and written at "
                         f"{_where(ws)}; with two stages the read for iteration n+1 is issued before iteration n's "
                         f"write, and the regions of different iterations overlap",
                         getattr(rs, "loc", None), notes=[(getattr(ws, "loc", None), f"`{x}` written here")],
-                        hint="stage the tensor at an outer loop, or do not pipeline this loop")
+                        hint="stage the tensor at an outer loop, or do not pipeline this loop", loops=(name,))
 
 
 def _disjoint_across(rd: list[tuple[ir.Expr, ir.Expr]], wd: list[tuple[ir.Expr, ir.Expr]], v: str,
@@ -333,6 +334,6 @@ def _check_capacity(kernel: ir.Kernel, target: Any) -> None:
             if total > budget:
                 parts = ", ".join(f"`{b}` {tensor_bytes(decls[b], sizes)} B x {stages[b]}"
                                   for b in sorted(used) if str(decls[b].scope) == scope)
-                raise PassError("double_buffer", f"with stages the buffers of one nest need {total} bytes of "
+                raise CapacityExceeded("double_buffer", f"with stages the buffers of one nest need {total} bytes of "
                                 f"{scope} ({parts}), more than the {budget} bytes usable",
-                                getattr(nest, "loc", None), hint="tile with smaller tiles first")
+                                getattr(nest, "loc", None), hint="tile with smaller tiles first", scope=scope, need_bytes=total, budget_bytes=budget)

@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from transformer import ir
+from transformer.diagnostics import BadParameter, DependenceViolation, NotApplicable
 from transformer.affine import Affine, to_affine
 from transformer.deps import _dir, accessed_tensors, accesses, fusion_conflict, raw_vectors, statements
 from transformer.printer import format_type
@@ -327,7 +328,7 @@ class Fuse(Pass):
         k = st.kernel
         ra, rb = resolve_loop(k, self.first, self.name), resolve_loop(k, self.second, self.name)
         if ra.path == rb.path:
-            raise PassError(self.name, f"`{self.first}` and `{self.second}` are the same loop", loc=ra.loop.loc)
+            raise BadParameter(self.name, f"`{self.first}` and `{self.second}` are the same loop", loc=ra.loop.loc, param="second", value=self.second, loops=(self.first, self.second))
         if not adjacent(ra.path, rb.path):
             if ra.path[:-1] == rb.path[:-1] and rb.path[-1] > ra.path[-1]:
                 n = rb.path[-1] - ra.path[-1] - 1
@@ -336,20 +337,20 @@ class Fuse(Pass):
                 why = f"`{self.second}` comes before `{self.first}`; write `fuse{{{self.second},{self.first}}}`"
             else:
                 why = "they are not in the same loop body"
-            raise PassError(self.name, f"`{self.first}` and `{self.second}` are not adjacent: {why}", loc=rb.loop.loc,
+            raise NotApplicable(self.name, f"`{self.first}` and `{self.second}` are not adjacent: {why}", loc=rb.loop.loc,
                             notes=[(ra.loop.loc, f"`{self.first}` is here")],
-                            hint=_alternatives(k) + "; plain `fuse` also moves independent statements out of the way")
+                            hint=_alternatives(k) + "; plain `fuse` also moves independent statements out of the way", loops=(self.first, self.second))
         a, b = ra.loop, rb.loop
         if not (same_bound(a.lo, b.lo) and same_bound(a.hi, b.hi)):
-            raise PassError(self.name, f"bounds differ: `{loop_header(a)}` and `{loop_header(b)}`", loc=b.loc,
-                            notes=[(a.loc, "first loop")], hint=_alternatives(k))
+            raise NotApplicable(self.name, f"bounds differ: `{loop_header(a)}` and `{loop_header(b)}`", loc=b.loc,
+                            notes=[(a.loc, "first loop")], hint=_alternatives(k), loops=(self.first, self.second))
         if a.annotations != b.annotations:
-            raise PassError(self.name, f"annotations differ between `{self.first}` and `{self.second}`", loc=b.loc)
+            raise NotApplicable(self.name, f"annotations differ between `{self.first}` and `{self.second}`", loc=b.loc, loops=(self.first, self.second))
         conflict = fusion_conflict(k, ra.path, rb.path)
         if conflict is not None:
-            raise PassError(self.name, f"cannot fuse `{self.first}` and `{self.second}`: {conflict.describe()}, "
+            raise DependenceViolation(self.name, f"cannot fuse `{self.first}` and `{self.second}`: {conflict.describe()}, "
                             "so fusion would reverse that dependence", loc=b.loc, notes=conflict.notes(),
-                            hint=_alternatives(k))
+                            hint=_alternatives(k), dependence=conflict, loops=(self.first, self.second))
         n_a = len(a.body)
         _fuse_pair(st, ra.path, rb.path)
         _fuse_seam(st, ra.path, n_a)

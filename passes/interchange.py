@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from transformer import ir
+from transformer.diagnostics import BadParameter, DependenceViolation, NotApplicable
 from transformer.deps import interchange_violation, perfect_band
 
 from ._rewrite import loop_header, mentions
@@ -87,24 +88,24 @@ class Interchange(Pass):
         refs = [resolve_loop(kernel, n, self.name) for n in self.loops]
         paths = [r.path for r in refs]
         if len(set(paths)) != len(paths):
-            raise PassError(self.name, "two of the names " + ", ".join(f"`{n}`" for n in self.loops)
-                            + " designate the same loop", loc=refs[0].loop.loc)
+            raise BadParameter(self.name, "two of the names " + ", ".join(f"`{n}`" for n in self.loops)
+                            + " designate the same loop", loc=refs[0].loop.loc, param="loops", value=self.loops, loops=self.loops)
         top = min(paths, key=len)
         band_all = perfect_band(kernel, top)
         for r in refs:
             if r.path not in band_all:
                 outer = min(refs, key=lambda x: len(x.path))
                 if r.path[:len(top)] != top or len(r.path) <= len(top):
-                    raise PassError(self.name, f"loops `{outer.name}` and `{r.name}` are not nested in one another",
+                    raise NotApplicable(self.name, f"loops `{outer.name}` and `{r.name}` are not nested in one another",
                                     loc=r.loop.loc, notes=[(outer.loop.loc, f"`{outer.name}` is here")],
-                                    hint="interchange reorders the loops of one nest")
+                                    hint="interchange reorders the loops of one nest", loops=(outer.name, r.name))
                 # the perfect nest stops above r: find the loop whose body is not a single loop
                 breaker = get_at(kernel.body, band_all[-1])
                 assert isinstance(breaker, ir.For)
-                raise PassError(self.name, f"`{outer.name}` .. `{r.name}` is not a perfect nest: the body of "
+                raise NotApplicable(self.name, f"`{outer.name}` .. `{r.name}` is not a perfect nest: the body of "
                                 f"`{loop_header(breaker)}` has {len(breaker.body)} statements, not one loop",
                                 loc=breaker.loc, hint="interchange reorders loops whose bodies are exactly the next loop; "
-                                "loops it can reorder here: " + _band_names(kernel, band_all))
+                                "loops it can reorder here: " + _band_names(kernel, band_all), loops=(outer.name, r.name))
         positions = sorted(band_all.index(p) for p in paths)
         lo_pos, hi_pos = positions[0], positions[-1]
         band = band_all[lo_pos:hi_pos + 1]
@@ -120,25 +121,25 @@ class Interchange(Pass):
             for slot, src in zip(sorted(named_pos), named_pos):
                 order[slot] = src
         if order == list(range(len(band))):
-            raise PassError(self.name, "the requested order is the current order", loc=loops[0].loc)
+            raise NotApplicable(self.name, "the requested order is the current order", loc=loops[0].loc, loops=self.loops)
         bad = check_rectangular(loops)  # type: ignore[arg-type]
         if bad is not None:
             l, v = bad
-            raise PassError(self.name, f"the bounds of `{loop_header(l)}` depend on `{v}`, another loop of the nest; "
-                            "interchange needs a rectangular nest", loc=l.loc)
+            raise NotApplicable(self.name, f"the bounds of `{loop_header(l)}` depend on `{v}`, another loop of the nest; "
+                            "interchange needs a rectangular nest", loc=l.loc, loops=self.loops)
         new_loops = [loops[i] for i in order]
         c = check_cores_outermost(loops, new_loops)  # type: ignore[arg-type]
         if c is not None:
-            raise PassError(self.name, f"`{loop_header(c)}` is split across cores (@cores) and must stay outermost",
-                            loc=c.loc)
+            raise NotApplicable(self.name, f"`{loop_header(c)}` is split across cores (@cores) and must stay outermost",
+                            loc=c.loc, loops=self.loops)
         dep = interchange_violation(kernel, band, order)
         if dep is not None:
             carrier = dep.carrier
-            raise PassError(self.name, "cannot reorder " + ", ".join(f"`{n}`" for n in self.loops)
+            raise DependenceViolation(self.name, "cannot reorder " + ", ".join(f"`{n}`" for n in self.loops)
                             + f": the {dep.describe()} would run backwards (its direction vector would become "
                             "lexicographically negative)",
                             loc=(carrier.loop.loc if carrier else loops[0].loc), notes=dep.notes(),
-                            hint=_alternatives(kernel, band_all))
+                            hint=_alternatives(kernel, band_all), dependence=dep, loops=self.loops)
         new_kernel = dataclasses.replace(kernel, body=replace_at(kernel.body, band[0], [_rebuild(loops, order)]))  # type: ignore[arg-type]
         trace.changes.append("nest " + " > ".join(l.var for l in loops) + " reordered to "  # type: ignore[union-attr]
                              + " > ".join(loops[i].var for i in order))  # type: ignore[union-attr]

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Mapping
 
 from transformer import ir
+from transformer.diagnostics import BadParameter, NotApplicable
 from transformer.affine import Affine, to_affine
 
 from . import _rewrite as R
@@ -61,8 +62,12 @@ RANKS = {"ND": 2, "NZ": 4, "NCHW": 4, "NHWC": 4, "NC1HWC0": 5}
 F = 16
 
 
-def _err(msg: str, node: Any = None, hint: str | None = None) -> PassError:
-    return PassError("layout", msg, getattr(node, "loc", None), hint=hint)
+def _err(msg: str, node: Any = None, hint: str | None = None, *, param: str | None = None, value: Any = None) -> PassError:
+    """A layout refusal: `BadParameter` when `param` names the parameter at fault, else
+    `NotApplicable`."""
+    if param is not None:
+        return BadParameter("layout", msg, getattr(node, "loc", None), hint=hint, param=param, value=value)
+    return NotApplicable("layout", msg, getattr(node, "loc", None), hint=hint)
 
 
 @register
@@ -128,11 +133,12 @@ def change_layout(kernel: ir.Kernel, tname: str, new: str, trace: TraceEntry) ->
     if t is None:
         from transformer.diagnostics import did_you_mean
 
-        raise _err(f"no tensor named `{tname}`", None, hint=did_you_mean(tname, [x.name for x in kernel.tensors()]))
+        raise _err(f"no tensor named `{tname}`", None, hint=did_you_mean(tname, [x.name for x in kernel.tensors()]),
+                   param="tensor", value=tname)
     if new not in ir.LAYOUTS:
         from transformer.diagnostics import did_you_mean
 
-        raise _err(f"unknown layout `{new}`", t, hint=did_you_mean(new, ir.LAYOUTS))
+        raise _err(f"unknown layout `{new}`", t, hint=did_you_mean(new, ir.LAYOUTS), param="layout", value=new)
     if (t.layout or "ND") == new:
         trace.decisions.append(f"`{tname}` is already {new}")
         return kernel

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from transformer import ir
+from transformer.diagnostics import BadParameter, DependenceViolation, NotApplicable
 from transformer.deps import parallel_blockers
 
 from ._rewrite import const_trip, loop_header
@@ -80,27 +81,27 @@ class Multicore(Pass):
 
     def run(self, kernel: ir.Kernel, target: Any, trace: TraceEntry) -> ir.Kernel:
         if not self.loop:
-            raise PassError(self.name, "no loop given", hint="e.g. `multicore{qk}`")
+            raise BadParameter(self.name, "no loop given", hint="e.g. `multicore{qk}`", param="loop")
         ref = resolve_loop(kernel, self.loop, self.name)
         loop = ref.loop
         check_outermost(kernel, ref.path, self.loop)
         if loop.annotation("cores") is not None:
-            raise PassError(self.name, f"`{self.loop}` is already split across cores", loc=loop.loc)
+            raise NotApplicable(self.name, f"`{self.loop}` is already split across cores", loc=loop.loc, loops=(self.loop,))
         blockers = parallel_blockers(kernel, ref.path)
         dep = blockers[0] if blockers else None
         if dep is not None:
             what = (f"carries a {dep.src.reduction} reduction into `{dep.src.tensor}` across its iterations; "
                     "splitting it across cores would need a cross-core combine, which ascx does not generate"
                     if dep.reduction else f"carries a dependence: the {dep.describe()}")
-            raise PassError(self.name, f"loop `{self.loop}` is not parallel: it {what}", loc=loop.loc,
-                            notes=dep.notes(), hint=_alternatives(kernel))
+            raise DependenceViolation(self.name, f"loop `{self.loop}` is not parallel: it {what}", loc=loop.loc,
+                            notes=dep.notes(), hint=_alternatives(kernel), dependence=dep, loops=(self.loop,))
         ct = const_trip(loop, kernel.size_values())
         trip = ct[1] if ct else None
         if self.cores:
             n, why = self.cores, "given"
             if trip is not None and n > trip:
-                raise PassError(self.name, f"{n} cores for `{loop_header(loop)}`, which has only {trip} iterations",
-                                loc=loop.loc, hint=f"use at most {trip} cores")
+                raise BadParameter(self.name, f"{n} cores for `{loop_header(loop)}`, which has only {trip} iterations",
+                                loc=loop.loc, hint=f"use at most {trip} cores", param="cores", value=n, loops=(self.loop,))
         else:
             tc = target_cores(target)
             n, why = (tc, f"the target's core count") if tc else (DEFAULT_CORES, f"default (no target): {DEFAULT_CORES}")
@@ -132,9 +133,9 @@ def check_outermost(kernel: ir.Kernel, path: tuple[int, ...], name: str) -> None
     """Legality 2: the loop is not nested in another loop."""
     if len(path) > 1:
         outer = kernel.body[path[0]]
-        raise PassError("multicore", f"`{name}` is nested inside `{loop_header(outer)}`; only an outermost loop "  # type: ignore[arg-type]
+        raise NotApplicable("multicore", f"`{name}` is nested inside `{loop_header(outer)}`; only an outermost loop "  # type: ignore[arg-type]
                         "can be split across cores", loc=getattr(get_at(kernel.body, path), "loc", None),
-                        hint=_alternatives(kernel))
+                        hint=_alternatives(kernel), loops=(name,))
 
 
 def _alternatives(kernel: ir.Kernel) -> str:

@@ -55,6 +55,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Mapping
 
 from transformer import ir
+from transformer.diagnostics import BadParameter, NotApplicable
 
 from . import _rewrite as R
 from .base import Pass, PassError, TraceEntry, register
@@ -64,7 +65,7 @@ _PAT = ("online_softmax needs attention's shape: row loops holding `MX = -inf; f
 
 
 def _fail(msg: str, node: Any = None) -> PassError:
-    return PassError("online_softmax", msg, getattr(node, "loc", None), hint=_PAT)
+    return NotApplicable("online_softmax", msg, getattr(node, "loc", None), hint=_PAT)
 
 
 @register
@@ -296,8 +297,8 @@ def Check_block_divides(block: int, n: int, loop: ir.For) -> None:
     """Condition: n % block == 0 (the block loop has a concrete trip count n / block)."""
     if n % block:
         divs = [d for d in range(2, n + 1) if n % d == 0]
-        raise PassError("online_softmax", f"block {block} does not divide the key extent {n}", loop.loc,
-                        hint="accepted blocks: " + ", ".join(map(str, divs[-6:])))
+        raise BadParameter("online_softmax", f"block {block} does not divide the key extent {n}", loop.loc,
+                        hint="accepted blocks: " + ", ".join(map(str, divs[-6:])), param="block", value=block, accepted=divs)
 
 
 def _row_name(e: ir.Expr) -> str:

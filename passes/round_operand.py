@@ -59,6 +59,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from transformer import ir
+from transformer.diagnostics import BadParameter, DependenceViolation, NotApplicable
 from transformer.printer import format_expr, format_stmt
 
 from ._rewrite import accesses, fresh, loop_header, map_expr, map_stmt_exprs, names_in, used_names
@@ -101,20 +102,20 @@ class RoundOperand(Pass):
         if decl is None:
             read = sorted({a.tensor for s in ir.iter_stmts(nest.body) if isinstance(s, ir.Assign)
                            for a in accesses(s.value)})
-            raise PassError(self.name, f"no tensor named `{self.tensor}`", loc=nest.loc,
+            raise BadParameter(self.name, f"no tensor named `{self.tensor}`", loc=nest.loc,
                             hint=_hint("tensors read in `" + self.loop + "`: " + (", ".join(f"`{t}`" for t in read) or "none"),
-                                           _alternatives(kernel)))
+                                           _alternatives(kernel)), param="tensor", value=self.tensor, loops=(self.loop,))
         if decl.kind == "local":
-            raise PassError(self.name, f"`{self.tensor}` is an on-chip `local` ({decl.scope}); round the operand "
-                            "before `tile` stages it", loc=decl.loc or nest.loc, hint=f"put `{self.to_text()}` before `tile` in the pipeline")
+            raise NotApplicable(self.name, f"`{self.tensor}` is an on-chip `local` ({decl.scope}); round the operand "
+                            "before `tile` stages it", loc=decl.loc or nest.loc, hint=f"put `{self.to_text()}` before `tile` in the pipeline", loops=(self.loop,))
         if decl.rank == 0:
-            raise PassError(self.name, f"`{self.tensor}` is a scalar (rank 0): there is no operand tile to round",
-                            loc=decl.loc or nest.loc, hint=_alternatives(kernel))
+            raise NotApplicable(self.name, f"`{self.tensor}` is a scalar (rank 0): there is no operand tile to round",
+                            loc=decl.loc or nest.loc, hint=_alternatives(kernel), loops=(self.loop,))
         _check_not_written(kernel, nest, self.tensor, self.loop)
         forms = _read_forms(nest, self.tensor)
         if not forms:
-            raise PassError(self.name, f"`{self.tensor}` is not read in `{self.loop}` ({loop_header(nest)})",
-                            loc=nest.loc, hint=_alternatives(kernel))
+            raise NotApplicable(self.name, f"`{self.tensor}` is not read in `{self.loop}` ({loop_header(nest)})",
+                            loc=nest.loc, hint=_alternatives(kernel), loops=(self.loop,))
         self._check_dtypes(kernel, decl, nest)
 
         taken = used_names(kernel)
@@ -164,7 +165,7 @@ class RoundOperand(Pass):
         narrower = sorted(d for d in ir.FLOAT_DTYPES if ir.DTYPE_BYTES[d] < ir.DTYPE_BYTES.get(decl.dtype, 0))
         hint = ("narrower float types than " + decl.dtype + ": " + ", ".join(f"`{d}`" for d in narrower)) if narrower \
             else f"`{decl.dtype}` has no narrower float type"
-        raise PassError(self.name, why, loc=loc, hint=_hint(hint, _alternatives(kernel)))
+        raise BadParameter(self.name, why, loc=loc, hint=_hint(hint, _alternatives(kernel)), param="dtype", value=self.dtype, loops=(self.loop,))
 
     @classmethod
     def space(cls, kernel: ir.Kernel, target: Any = None) -> list[Pass]:
@@ -234,10 +235,10 @@ def _check_not_written(kernel: ir.Kernel, nest: ir.For, tensor: str, name: str) 
     w = _writes(nest, tensor)
     if w is not None:
         what = "copies into" if isinstance(w, ir.Copy) else ("accumulates into" if getattr(w, "op", "=") != "=" else "writes")
-        raise PassError("round_operand", f"`{name}` {what} `{tensor}`: a copy rounded before the nest would miss "
+        raise DependenceViolation("round_operand", f"`{name}` {what} `{tensor}`: a copy rounded before the nest would miss "
                         "those writes", loc=w.loc,
                         hint=_hint(f"name a loop (e.g. an inner loop of `{name}`) that reads `{tensor}` without writing it",
-                                   _alternatives(kernel)))
+                                   _alternatives(kernel)), loops=(name,))
 
 
 _IN_SPACE: list[bool] = []  # `space()` runs candidates; their refusals need no hint (and must not recurse)
@@ -273,7 +274,7 @@ def _read_forms(nest: ir.For, tensor: str) -> list[tuple[tuple[ir.Expr, ...], li
                             key = tuple(format_expr(i) for i in a.indices)
                             forms.setdefault(key, (a.indices, list(stack)))
             elif isinstance(s, ir.Copy) and s.src.tensor == tensor:
-                raise PassError("round_operand", f"`{tensor}` is copied in the nest (`copy {s.dst.tensor} <- "
+                raise NotApplicable("round_operand", f"`{tensor}` is copied in the nest (`copy {s.dst.tensor} <- "
                                 f"{tensor}`): round it before `tile` stages it", loc=s.loc)
 
     walk((nest,), [])
@@ -292,7 +293,7 @@ def _rounding_nest(label: str, stack: list[ir.For], idx: tuple[ir.Expr, ...], te
         for b in (lp.lo, lp.hi):
             bad = [n for n in names_in(b) if n in dropped or (n in inner and n not in {x.var for x in kept[:k]})]
             if bad:
-                raise PassError("round_operand", f"the bounds of `{loop_header(lp)}` use `{bad[0]}`, a loop of `{name}` "
+                raise NotApplicable("round_operand", f"the bounds of `{loop_header(lp)}` use `{bad[0]}`, a loop of `{name}` "
                                 f"that the reads of `{tensor}` do not index: the elements read are not a box",
                                 loc=lp.loc or nest.loc, hint=f"name an inner loop of `{name}`")
     stmt: ir.Stmt = ir.Assign(ir.Access(new, idx), "=", ir.Call(dtype, (ir.Access(tensor, idx),)))

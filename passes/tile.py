@@ -76,6 +76,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Mapping
 
 from transformer import ir
+from transformer.diagnostics import BadParameter, CapacityExceeded, NotApplicable
 from transformer.affine import to_affine
 
 from . import _rewrite as R
@@ -245,12 +246,12 @@ def choose_tiles(kernel: ir.Kernel, target: Any = None) -> dict[str, int]:
 def Check_tile_size(loop_name: str, loop: ir.For, size: int, extent: int) -> None:
     """Condition: 1 <= size <= extent (a tile of the whole loop is allowed); the loop runs."""
     if extent <= 0:
-        raise PassError("tile", f"`{R.loop_header(loop)}` never runs (trip count 0): nothing to tile", loop.var_loc or loop.loc)
+        raise NotApplicable("tile", f"`{R.loop_header(loop)}` never runs (trip count 0): nothing to tile", loop.var_loc or loop.loc, loops=(loop_name,))
     if size < 1 or size > extent:
         legal = [p for p in (8, 16, 32, 64, 128, 256, 512) if p <= extent]
         why = "must be at least 1" if size < 1 else f"is larger than the loop's extent {extent}"
-        raise PassError("tile", f"tile size {size} for loop `{loop_name}` {why}", loop.loc,
-                        hint="accepted: 1.." + str(extent) + (" e.g. " + ", ".join(map(str, legal)) if legal else ""))
+        raise BadParameter("tile", f"tile size {size} for loop `{loop_name}` {why}", loop.loc,
+                        hint="accepted: 1.." + str(extent) + (" e.g. " + ", ".join(map(str, legal)) if legal else ""), param=loop_name, value=size, accepted=legal, loops=(loop_name,))
 
 
 def Check_constant_bounds(loop_name: str, loop: ir.For, sizes: Mapping[str, int]) -> int:
@@ -258,9 +259,9 @@ def Check_constant_bounds(loop_name: str, loop: ir.For, sizes: Mapping[str, int]
     number of tiles must be a concrete integer: the IR has no division)."""
     ext = R.loop_extent(loop, sizes)
     if ext is None:
-        raise PassError("tile", f"loop `{loop_name}` has bounds that depend on other loops; only loops with "
+        raise NotApplicable("tile", f"loop `{loop_name}` has bounds that depend on other loops; only loops with "
                         "bounds made of sizes and integers can be tiled", loop.loc,
-                        hint="tile the enclosing loops, or a loop with constant bounds")
+                        hint="tile the enclosing loops, or a loop with constant bounds", loops=(loop_name,))
     return ext
 
 
@@ -269,8 +270,8 @@ def Check_tiled_loops_nested(nest_loops: list[tuple[str, Path, ir.For]]) -> None
     ordered = sorted(nest_loops, key=lambda x: len(x[1]))
     for (na, pa, _), (nb, pb, lb) in zip(ordered, ordered[1:]):
         if pb[:len(pa)] != pa or len(pa) == len(pb):
-            raise PassError("tile", f"loops `{na}` and `{nb}` are not nested in one another; tile them in "
-                            "separate `tile` passes", lb.loc)
+            raise NotApplicable("tile", f"loops `{na}` and `{nb}` are not nested in one another; tile them in "
+                            "separate `tile` passes", lb.loc, loops=(na, nb))
 
 
 def Check_point_loop_private(loop: ir.For, sizes: Mapping[str, int]) -> str | None:
@@ -492,7 +493,7 @@ def tile_kernel(kernel: ir.Kernel, tiles: tuple[tuple[str, int], ...], target: A
         ext = Check_constant_bounds(name, ref.loop, sizes)
         Check_tile_size(name, ref.loop, size, ext)
         if id(ref.loop) in req:
-            raise PassError("tile", f"loop `{name}` is named twice", ref.loop.loc)
+            raise BadParameter("tile", f"loop `{name}` is named twice", ref.loop.loc, param=name, value=size, loops=(name,))
         req[id(ref.loop)] = (name, size, ref.loop)
         by_nest.setdefault(ref.path[0], []).append((name, ref.path, ref.loop))
     for lst in by_nest.values():
@@ -1119,6 +1120,6 @@ def _check_capacity(label: str, decls: list[ir.TensorDecl], sizes: Mapping[str, 
         budget = scope_budget(target, scope) // reserve
         if total > budget:
             parts = ", ".join(f"`{d.name}` {tensor_bytes(d, sizes)} B" for d in ds)
-            raise PassError("tile", f"the tiles of `{label}` need {total} bytes of {scope} "
+            raise CapacityExceeded("tile", f"the tiles of `{label}` need {total} bytes of {scope} "
                             f"({parts}), more than the {budget} bytes usable", loc,
-                            hint="use smaller tiles, or tile more loops of the nest")
+                            hint="use smaller tiles, or tile more loops of the nest", scope=scope, need_bytes=total, budget_bytes=budget, loops=(label,))

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from transformer import ir
+from transformer.diagnostics import BadParameter, NotApplicable
 
 from ._rewrite import add, const_trip, fresh, lit, loop_header, map_loops, mul, subst_stmt, used_names
 from .base import Args, Pass, PassError, PipelineError, TraceEntry, all_loops, name_of_loop, register, replace_at, resolve_loop
@@ -80,24 +81,24 @@ class Unroll(Pass):
 
     def run(self, kernel: ir.Kernel, target: Any, trace: TraceEntry) -> ir.Kernel:
         if not self.loop:
-            raise PassError(self.name, "no loop given", hint="e.g. `unroll{qk.k=4}`")
+            raise BadParameter(self.name, "no loop given", hint="e.g. `unroll{qk.k=4}`", param="loop")
         ref = resolve_loop(kernel, self.loop, self.name)
         loop = ref.loop
         ct = const_trip(loop, kernel.size_values())
         if ct is None:
-            raise PassError(self.name, f"the trip count of `{loop_header(loop)}` is not a compile-time constant "
+            raise NotApplicable(self.name, f"the trip count of `{loop_header(loop)}` is not a compile-time constant "
                             "(its bounds use a loop variable)", loc=loop.loc,
-                            hint="unroll an inner loop with constant bounds, or tile first")
+                            hint="unroll an inner loop with constant bounds, or tile first", loops=(self.loop,))
         lo, trip = ct
         if trip == 0:
-            raise PassError(self.name, f"`{loop_header(loop)}` never runs (trip count 0)", loc=loop.loc)
+            raise NotApplicable(self.name, f"`{loop_header(loop)}` never runs (trip count 0)", loc=loop.loc, loops=(self.loop,))
         if self.factor > trip:
-            raise PassError(self.name, f"factor {self.factor} exceeds the trip count {trip} of `{loop_header(loop)}`",
-                            loc=loop.loc, hint=f"use a factor in 2..{trip}, or `full`" if trip >= 2 else "nothing to unroll")
+            raise BadParameter(self.name, f"factor {self.factor} exceeds the trip count {trip} of `{loop_header(loop)}`",
+                            loc=loop.loc, hint=f"use a factor in 2..{trip}, or `full`" if trip >= 2 else "nothing to unroll", param="factor", value=self.factor, loops=(self.loop,))
         full = self.factor in (0, trip)
         if full and trip > FULL_UNROLL_MAX:
-            raise PassError(self.name, f"full unrolling of `{loop_header(loop)}` would make {trip} copies "
-                            f"(limit {FULL_UNROLL_MAX})", loc=loop.loc, hint="unroll by a factor instead, e.g. `=4`")
+            raise BadParameter(self.name, f"full unrolling of `{loop_header(loop)}` would make {trip} copies "
+                            f"(limit {FULL_UNROLL_MAX})", loc=loop.loc, hint="unroll by a factor instead, e.g. `=4`", param="factor", value=self.factor, loops=(self.loop,))
         taken = used_names(kernel) | {kernel.name}
         if full:
             copies = [_copy(b, {loop.var: ir.IntLit(lo + t)}, t, taken) for t in range(trip) for b in loop.body]

@@ -113,14 +113,100 @@ class UsageError(AscxError):
 
 
 class PassError(AscxError):
-    """A pass request that cannot be honoured: unknown loop, illegal transformation, bad
-    parameter. The message names the pass; `notes` carry the locations of the accesses
-    that forbid it; `hint` lists legal alternatives. The common base of every pass refusal
-    (lives here, below `passes/`, because loop addressing in `transformer/loops.py` raises it)."""
+    """A pass request that cannot be honoured. The common base of every pass refusal
+    (`except PassError` catches them all); a subclass names the reason and carries its
+    facts as fields, so a program (the tuner) never matches message text:
 
-    def __init__(self, pass_name: str, message: str, loc: Loc | None = None, **kw: Any) -> None:
+    - `UnknownLoop`: a loop name designates no loop, or several (`name`, `candidates`);
+    - `BadParameter`: a parameter value out of its range (`param`, `value`, `accepted`);
+    - `NotApplicable`: the kernel has no place where the pass applies as asked;
+    - `DependenceViolation`: the rewrite would reverse a dependence (`dependence`);
+    - `CapacityExceeded`: the buffers would not fit a scope (`scope`, `need_bytes`,
+      `budget_bytes`);
+    - `InvalidResult`: the pass produced a kernel that breaks an IR invariant (a bug in the
+      pass, not in the input: `invariant`).
+
+    Every refusal has `pass_name` and `loops` (the names of the loops involved). The message
+    names the pass; `notes` carry the locations of the accesses that forbid it; `hint` lists
+    legal alternatives. Lives here, below `passes/`, because loop addressing
+    (`transformer/loops.py`) raises it too."""
+
+    reason = "refused"
+
+    def __init__(self, pass_name: str, message: str, loc: Loc | None = None, *,
+                 loops: Iterable[str] = (), **kw: Any) -> None:
         super().__init__(f"{pass_name}: {message}", loc, **kw)
         self.pass_name = pass_name
+        self.loops = tuple(loops)
+
+
+class UnknownLoop(PassError):
+    """A loop name that designates no loop (`candidates` empty) or several loops."""
+
+    reason = "unknown loop"
+
+    def __init__(self, pass_name: str, message: str, loc: Loc | None = None, *, name: str,
+                 candidates: Iterable[str] = (), **kw: Any) -> None:
+        super().__init__(pass_name, message, loc, loops=(name,), **kw)
+        self.name = name
+        self.candidates = tuple(candidates)
+
+
+class BadParameter(PassError):
+    """A parameter value outside what the pass accepts here."""
+
+    reason = "bad parameter"
+
+    def __init__(self, pass_name: str, message: str, loc: Loc | None = None, *, param: str,
+                 value: Any = None, accepted: Iterable[Any] = (), **kw: Any) -> None:
+        super().__init__(pass_name, message, loc, **kw)
+        self.param = param
+        self.value = value
+        self.accepted = tuple(accepted)
+
+
+class NotApplicable(PassError):
+    """The kernel has no place where the pass applies as requested (not a perfect nest,
+    nothing staged, a loop that never runs, already split, ...)."""
+
+    reason = "not applicable"
+
+
+class DependenceViolation(PassError):
+    """The rewrite would reverse (or break) a dependence; `dependence` is the analysis'
+    object for it (`transformer/deps.py`), `None` when the obstacle is a whole-loop fact."""
+
+    reason = "dependence"
+
+    def __init__(self, pass_name: str, message: str, loc: Loc | None = None, *,
+                 dependence: Any = None, **kw: Any) -> None:
+        super().__init__(pass_name, message, loc, **kw)
+        self.dependence = dependence
+
+
+class CapacityExceeded(PassError):
+    """The buffers the pass would create do not fit one scope's usable bytes."""
+
+    reason = "capacity"
+
+    def __init__(self, pass_name: str, message: str, loc: Loc | None = None, *, scope: str,
+                 need_bytes: int, budget_bytes: int, **kw: Any) -> None:
+        super().__init__(pass_name, message, loc, **kw)
+        self.scope = scope
+        self.need_bytes = need_bytes
+        self.budget_bytes = budget_bytes
+
+
+class InvalidResult(PassError):
+    """A pass produced a kernel that breaks an IR invariant: a bug in the pass. `invariant`
+    is the first broken invariant (the checker's one-line message), `kernel_text` the result."""
+
+    reason = "invalid result"
+
+    def __init__(self, pass_name: str, invariant: str, kernel_text: str = "", **kw: Any) -> None:
+        super().__init__(pass_name, f"produced an invalid kernel: {invariant}", **kw)
+        self.invariant = invariant
+        self.kernel_text = kernel_text
 
 
 class PipelineError(AscxError):

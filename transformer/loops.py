@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from . import ir
-from .diagnostics import PassError, did_you_mean
+from .diagnostics import UnknownLoop, did_you_mean
 
 Path = tuple[int, ...]
 
@@ -93,7 +93,7 @@ def name_of_loop(kernel: ir.Kernel, path: Path) -> str | None:
 
 
 def resolve_loop(kernel: ir.Kernel, name: str, pass_name: str) -> LoopRef:
-    """The loop a name designates, or a PassError listing candidates."""
+    """The loop a name designates, or `UnknownLoop` (a `PassError`) listing candidates."""
     names = loop_names(kernel)
     if name in names:
         return names[name]
@@ -110,12 +110,12 @@ def resolve_loop(kernel: ir.Kernel, name: str, pass_name: str) -> LoopRef:
             at = f" at line {l.loc.line}" if l.loc else ""
             head = f"{l.label}: for {l.var}" if l.label else f"for {l.var}"
             return f"`{head}` inside {enclosing}{at}"
-        raise PassError(pass_name, f"loop name `{name}` is ambiguous: it matches {len(matches)} loops",
-                        loc=matches[0][1].loc,
+        raise UnknownLoop(pass_name, f"loop name `{name}` is ambiguous: it matches {len(matches)} loops",
+                          matches[0][1].loc, name=name, candidates=[where(l, o) for _, l, o in matches],
                         hint="candidates: " + "; ".join(where(l, o) for _, l, o in matches)
                         + ". Name a loop by its label, or `label.var` under a label that holds one such loop")
-    raise PassError(pass_name, f"no loop named `{name}`", hint=did_you_mean(name, names) or
-                    ("loops: " + ", ".join(f"`{n}`" for n in sorted(names))))
+    raise UnknownLoop(pass_name, f"no loop named `{name}`", name=name, hint=did_you_mean(name, names) or
+                      ("loops: " + ", ".join(f"`{n}`" for n in sorted(names))))
 
 
 def get_at(stmts: tuple[ir.Stmt, ...], path: Path) -> ir.Stmt:

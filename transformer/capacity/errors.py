@@ -2,19 +2,25 @@
 
 Every error has a one-line form (`summary`, also `str(err)`) and a detailed form
 (`detail()`), so a CLI can print the line and `--verbose` the rest.  `CapacityError` is the
-small base class the IR diagnostics will later unify with.
+small base class, itself an `AscxError` (one error hierarchy, `transformer/diagnostics.py`):
+`str(err)` stays the summary, `render()` adds the details as the hint.
 """
 
 from __future__ import annotations
 
+from ..diagnostics import AscxError
 
-class CapacityError(Exception):
+
+class CapacityError(AscxError):
     """Base class: `summary` (one line) and `detail()` (several lines)."""
 
     def __init__(self, summary: str, details: str = "") -> None:
-        super().__init__(summary)
+        super().__init__(summary, hint=details or None)
         self.summary = summary
         self.details = details
+
+    def __str__(self) -> str:
+        return self.summary
 
     def detail(self) -> str:
         return self.summary if not self.details else f"{self.summary}\n{self.details}"

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal, Mapping
 
+from ..diagnostics import AscxError
+
 Status = Literal["documented", "assumed", "calibrated"]
 # "calibrated": set by a target override file (`--target-file`, see override.py), e.g. fitted
 # to measurements by `ascx calibrate`; its source names the file.
@@ -172,13 +174,17 @@ class Scope:
         return out
 
 
-class UnknownTargetError(LookupError):
-    """`get_target` was given a name no module or entry point provides."""
+class UnknownTargetError(AscxError, LookupError):
+    """`get_target` was given a name no module or entry point provides (an `AscxError`,
+    and a `LookupError` for code that catches that)."""
 
     def __init__(self, name: str, known: list[str]) -> None:
         self.name = name
         self.known = known
-        super().__init__(self.summary)
+        super().__init__(self.summary, hint="see `ascx targets`; docs/targets.md adds a target")
+
+    def __str__(self) -> str:
+        return self.summary
 
     @property
     def summary(self) -> str:
@@ -192,8 +198,12 @@ class UnknownTargetError(LookupError):
         )
 
 
-class InvalidTargetError(ValueError):
-    """A target table is missing a required scope or fact, or has an inconsistent one."""
+class InvalidTargetError(AscxError, ValueError):
+    """A target table is missing a required scope or fact, or has an inconsistent one
+    (an `AscxError`, and a `ValueError` for code that catches that)."""
+
+    def __str__(self) -> str:
+        return self.summary
 
     @property
     def summary(self) -> str:
