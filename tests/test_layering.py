@@ -28,9 +28,6 @@ ENTRY_POINTS = ("transformer.cli", "transformer.driver", "transformer.api", "tra
 ALLOWED_EDGES: set[tuple[str, str]] = {
     # issue 11: the tile-size search stops running the tile pass to probe footprints
     ("transformer.capacity.tiles", "passes"),
-    # issue 8, item 5: the shared steps move from the CLI modules into transformer/driver.py
-    ("transformer.cli_passes", "transformer.cli_emit"),
-    ("transformer.cli_passes", "transformer.cli_check"),
 }
 
 
@@ -124,6 +121,14 @@ def layering_violations(sources: dict[str, tuple[str, bool]]) -> list[str]:
 
 def test_repository_respects_the_layers():
     assert layering_violations(repo_sources()) == []
+
+
+def test_no_command_module_imports_another():
+    """Layer 6: the CLI command modules share only `cli_common` (the steps are the driver's)."""
+    g = import_graph(repo_sources())
+    bad = [(a, b) for a, b in g.edges if a.startswith("transformer.cli") and b.startswith("transformer.cli")
+           and b != "transformer.cli_common"]
+    assert bad == []
 
 
 def test_allowed_edges_are_still_needed():

@@ -4,8 +4,8 @@ Exit codes: 0 sat; 1 unsat (the explanation is printed) or unknown (solver timeo
 as `unknown (solver timeout after N ms)`) — the two are never conflated; 2 bad input
 (syntax, unknown size/target/pass, illegal pass request).
 
-`enforce_capacity(kernel, target)` is the gate `ascx transform` calls after its pipeline:
-it prints the refusal and exits 1 like `ascx check` does.
+`enforce_capacity(kernel, target)` (in `cli_common`, over `driver.capacity_gate`) is the gate
+`ascx transform` calls after its pipeline: it prints the refusal and exits 1 like `ascx check`.
 """
 
 from __future__ import annotations
@@ -15,44 +15,24 @@ from typing import Any
 
 import click
 
-from .cli_common import CheckFailed, handle_errors, load_kernel, size_option, target_file_option, target_option
+from .cli_common import (  # noqa: F401  (enforce_capacity: re-exported)
+    CheckFailed,
+    enforce_capacity,
+    handle_errors,
+    load_kernel,
+    load_target,
+    size_option,
+    target_file_option,
+    target_option,
+    transform_kernel,
+)
 from .diagnostics import UsageError, did_you_mean
 
 
 def resolve_cli_target(name: str | None) -> Any:
     """`--target` value -> Target (with `--target-file` applied); an unknown name is bad
     input (exit 2) with a hint."""
-    from .cli_common import load_target, target_file
-    from .targets import DEFAULT_TARGET, get_target, list_targets
-
-    if target_file() is not None:
-        return load_target(name)
-    try:
-        return get_target(name or DEFAULT_TARGET)
-    except LookupError:
-        known = list_targets()
-        raise UsageError(f"--target {name}: unknown target",
-                         hint=did_you_mean(str(name).lower(), known)
-                         or ("targets: " + ", ".join(known))) from None
-
-
-def enforce_capacity(kernel: Any, target: Any = None, *, timeout_ms: int | None = None) -> None:
-    """Refuse to go on with an over-capacity kernel (for `ascx transform`).
-
-    Prints the explanation (located at the buffer's declaration when known) to stderr and
-    raises `CheckFailed` (exit 1) when the kernel is unsat or its capacity unknown."""
-    from . import cli_common
-    from .capacity.from_kernel import KernelCapacityError, capacity_gate
-    from .capacity.solve import DEFAULT_TIMEOUT_MS
-
-    tgt = target if target is None or not isinstance(target, str) else resolve_cli_target(target)
-    try:
-        capacity_gate(kernel, tgt, timeout_ms=timeout_ms or DEFAULT_TIMEOUT_MS)
-    except KernelCapacityError as e:
-        if e.source is None and e.loc is not None:
-            e.with_source(cli_common._CURRENT_SOURCE)
-        click.echo(e.render(), err=True)
-        raise CheckFailed() from None
+    return load_target(name)
 
 
 def register(group: click.Group) -> None:
@@ -100,8 +80,6 @@ def check_cmd(file: str, pipeline: str | None, sizes: tuple[str, ...], target_na
                              hint=did_you_mean(f, known) or None)
     text = ""
     if pipeline:
-        from .cli_passes import transform_kernel
-
         kernel, trace = transform_kernel(file, kernel, pipeline, target)
         text = ",".join(e.pass_text for e in trace)
     budget = timeout_ms or DEFAULT_TIMEOUT_MS

@@ -1,5 +1,7 @@
-"""Pieces shared by every `ascx` command: `--size`, `--target`, loading a kernel, and
-turning errors into exit codes.
+"""Pieces shared by every `ascx` command: `--size`, `--target`, loading a kernel, the
+steps several commands share (transform, capacity gate, writing emitted code), and turning
+errors into exit codes. The work itself is in `transformer/driver.py`; this module only
+adapts it to the command line, so no command module imports another.
 
 Exit codes (all commands): 0 success, 1 a check failed (mismatch, over capacity),
 2 bad input or usage. A user error never shows a Python traceback; an internal error
@@ -8,6 +10,7 @@ prints one line (and the traceback only with `ASCX_DEBUG=1`) and exits 3.
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import os
 import sys
@@ -17,7 +20,7 @@ from typing import Any, Callable, Iterable, TypeVar
 import click
 
 from . import ir
-from .diagnostics import AscxError, SemanticError, Source, UsageError, did_you_mean
+from .diagnostics import AscxError, Source, UsageError
 
 EXIT_OK = 0
 EXIT_CHECK_FAILED = 1
@@ -95,59 +98,48 @@ def target_file() -> str | None:
 
 
 def load_target(name: str | None) -> Any:
-    from .targets import DEFAULT_TARGET, get_target
-
-    from .targets import list_targets
+    """`--target` value -> Target (`driver.resolve_target`: unknown names are bad input)."""
+    from .driver import resolve_target
 
     path = target_file()
     if path is not None:
         from .targets._override import load_override
 
         return load_override(path, name)
-    try:
-        return get_target(name or DEFAULT_TARGET)
-    except LookupError:
-        raise UsageError(f"--target {name}: unknown target",
-                         hint=did_you_mean(str(name), list_targets()) or ("targets: " + ", ".join(list_targets()))) from None
+    return resolve_target(name)
 
 
 def load_kernel(path: str, sizes: tuple[str, ...] = ()) -> ir.Kernel:
-    """Parse `path` (`-` is stdin) and apply `--size` overrides, re-checking the result."""
-    from .check import check_kernel
-    from .parser import parse, read_source
+    """Parse `path` (`-` is stdin) and apply `--size` overrides, re-checking the result.
+    The text is remembered for the running command, so errors raised later (by a pass,
+    the interpreter, the capacity gate) render with its line and caret."""
+    from .driver import load_text
+    from .parser import read_source
 
-    global _CURRENT_SOURCE
-    _CURRENT_SOURCE = None
+    _loaded_source.set(None)
     src = read_source(path)
-    _CURRENT_SOURCE = src
-    kernel = parse(src.text, src.path)
-    overrides = parse_size_overrides(sizes)
-    if overrides:
-        known = [s.name for s in kernel.sizes]
-        for name in overrides:
-            if name not in known:
-                raise UsageError(f"--size {name}: kernel `{kernel.name}` has no size `{name}`",
-                                 hint=did_you_mean(name, known) or ("sizes: " + ", ".join(known) if known else "it declares no sizes"))
-        kernel = kernel.with_sizes(overrides)
-        errors = check_kernel(kernel)
-        if errors:
-            e = errors[0]
-            raise SemanticError(f"with {' '.join('--size ' + s for s in sizes)}: {e.message}", e.loc,
-                                hint=e.hint, source=src)
-    return kernel
+    _loaded_source.set(src)
+    return load_text(src, parse_size_overrides(sizes), size_text=sizes).kernel
 
 
-_CURRENT_SOURCE: Source | None = None
-"""The file the running command loaded, so errors raised later (by the interpreter or a
-pass) are rendered with its source line and caret."""
+# The source the running command loaded: set by `load_kernel`, scoped to one command
+# invocation by `handle_errors` (a context variable, not a module global, so commands run
+# in one process, as the tests do, never see each other's files).
+_loaded_source: contextvars.ContextVar[Source | None] = contextvars.ContextVar("ascx_loaded_source", default=None)
+
+
+def current_source() -> Source | None:
+    """The source the running command loaded (None before it loaded one)."""
+    return _loaded_source.get()
 
 
 def source_of(path: str) -> Source | None:
     """The text of `path` for rendering error locations: the kernel the command loaded
     when that is `path` (always so for stdin), else the file read anew (None when it
     cannot be read; bytes that are not UTF-8 are replaced)."""
-    if _CURRENT_SOURCE is not None and (path == "-" or _CURRENT_SOURCE.path == path):
-        return _CURRENT_SOURCE
+    loaded = _loaded_source.get()
+    if loaded is not None and (path == "-" or loaded.path == path):
+        return loaded
     if path == "-":
         return None
     try:
@@ -162,28 +154,34 @@ def handle_errors(f: F) -> F:
 
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return f(*args, **kwargs)
-        except AscxError as e:
-            if e.source is None and e.loc is not None:
-                e.with_source(_CURRENT_SOURCE)
-            click.echo(e.render(), err=True)
-            sys.exit(EXIT_BAD_INPUT)
-        except CheckFailed:
-            sys.exit(EXIT_CHECK_FAILED)
-        except (click.exceptions.Exit, click.ClickException, SystemExit):
-            raise
-        except KeyboardInterrupt:
-            click.echo("ascx: interrupted", err=True)
-            sys.exit(130)
-        except Exception as e:  # an ascx bug, not a user error
-            if os.environ.get("ASCX_DEBUG"):
-                traceback.print_exc()
-            click.echo(f"ascx: internal error: {type(e).__name__}: {e}\n"
-                       "hint: this is a bug in ascx; rerun with ASCX_DEBUG=1 for details", err=True)
-            sys.exit(EXIT_INTERNAL)
+        return contextvars.copy_context().run(_run_command, f, args, kwargs)
 
     return wrapper  # type: ignore[return-value]
+
+
+def _run_command(f: Callable[..., Any], args: Any, kwargs: Any) -> Any:
+    """One command invocation, in its own context (its own loaded source)."""
+    _loaded_source.set(None)
+    try:
+        return f(*args, **kwargs)
+    except AscxError as e:
+        if e.source is None and e.loc is not None:
+            e.with_source(_loaded_source.get())
+        click.echo(e.render(), err=True)
+        sys.exit(EXIT_BAD_INPUT)
+    except CheckFailed:
+        sys.exit(EXIT_CHECK_FAILED)
+    except (click.exceptions.Exit, click.ClickException, SystemExit):
+        raise
+    except KeyboardInterrupt:
+        click.echo("ascx: interrupted", err=True)
+        sys.exit(130)
+    except Exception as e:  # an ascx bug, not a user error
+        if os.environ.get("ASCX_DEBUG"):
+            traceback.print_exc()
+        click.echo(f"ascx: internal error: {type(e).__name__}: {e}\n"
+                   "hint: this is a bug in ascx; rerun with ASCX_DEBUG=1 for details", err=True)
+        sys.exit(EXIT_INTERNAL)
 
 
 def check_output_path(path: str, option: str, *, inputs: Iterable[str | None] = (), force: bool | None = None,
@@ -260,3 +258,60 @@ def npu_toolchain(backend: str, device: int | None, *, need_msprof: bool = False
     from .npu import detect_cann
 
     return detect_cann(device or 0, need_msprof=need_msprof)
+
+
+# --------------------------------------------------------------------------------------
+# steps several commands share (the work is the driver's; here, the command-line side)
+
+
+def transform_kernel(path: str, kernel: ir.Kernel, pipeline: str, target: Any) -> tuple[ir.Kernel, list]:
+    """Run `pipeline` on `kernel` (`driver.transform`), attaching the right source to any
+    error: the pipeline text for pipeline errors, the file for pass errors."""
+    from .driver import transform
+
+    return transform(kernel, pipeline, target, source=source_of(path))
+
+
+def enforce_capacity(kernel: Any, target: Any = None, *, timeout_ms: int | None = None) -> None:
+    """Refuse to go on with an over-capacity kernel (for `ascx transform`).
+
+    Prints the explanation (located at the buffer's declaration when known) to stderr and
+    raises `CheckFailed` (exit 1) when the kernel is unsat or its capacity unknown."""
+    from .capacity.from_kernel import KernelCapacityError
+    from .driver import capacity_gate
+
+    tgt = load_target(target) if target is None or isinstance(target, str) else target
+    try:
+        capacity_gate(kernel, tgt, source=_loaded_source.get(), timeout_ms=timeout_ms)
+    except KernelCapacityError as e:
+        click.echo(e.render(), err=True)
+        raise CheckFailed() from None
+
+
+def check_harness_dir(harness_dir: str, output: str | None, file: str) -> None:
+    """Refuse, before any work, a --harness DIR that is a file or whose kernel, harness or
+    build script would overwrite the input."""
+    check_output_dir(harness_dir, "--harness", (_kernel_file(output), "main.cpp", "build.sh"), inputs=(file,))
+
+
+def _kernel_file(output: str | None) -> str:
+    return os.path.basename(output) if output else "kernel.cpp"
+
+
+def write_emitted(emitted: Any, output: str | None, harness_dir: str | None) -> None:
+    """Write the kernel to `output` (stdout when None) and, with `harness_dir`, the kernel,
+    harness (`main.cpp`) and `build.sh` into that directory. Warnings go to stderr."""
+    from .codegen import write_sources
+
+    if harness_dir:
+        try:
+            paths = write_sources(emitted, harness_dir, kernel_file=_kernel_file(output))
+        except OSError as e:
+            raise UsageError(f"--harness {harness_dir}: cannot write `{e.filename or harness_dir}`: {e.strerror}") from None
+        click.echo("wrote " + ", ".join(str(p) for p in paths), err=True)
+    if output:
+        write_output_file(output, emitted.source)
+    elif not harness_dir:
+        click.echo(emitted.source, nl=False)
+    for w in emitted.warnings:
+        click.echo(w, err=True)

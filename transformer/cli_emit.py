@@ -13,8 +13,8 @@ from typing import Any
 
 import click
 
-from .cli_common import (
-    check_output_dir,
+from .cli_common import (  # noqa: F401  (check_harness_dir, write_emitted: re-exported)
+    check_harness_dir,
     check_output_path,
     handle_errors,
     load_kernel,
@@ -23,53 +23,19 @@ from .cli_common import (
     target_file,
     target_file_option,
     target_option,
-    write_output_file,
+    transform_kernel,
+    write_emitted,
 )
-from .diagnostics import UsageError
 
 
 def emit_for_cli(file: str, kernel: Any, pipeline: str | None, target: Any, *, select: bool = True) -> Any:
-    """Run the pipeline (if any) and emit; the shared step of `ascx emit`,
-    `ascx transform --emit ascendc` and `ascx verify --emitted`."""
-    from .codegen import emit_ascendc
+    """Run the pipeline (if any) and emit (`driver.transform`, `driver.emit`)."""
+    from .driver import emit
 
     out = kernel
     if pipeline:
-        from .cli_passes import transform_kernel
-
         out, _ = transform_kernel(file, kernel, pipeline, target)
-    return out, emit_ascendc(out, target, select=select, source_name=file, pipeline=pipeline or "")
-
-
-def check_harness_dir(harness_dir: str, output: str | None, file: str) -> None:
-    """Refuse, before any work, a --harness DIR that is a file or whose kernel, harness or
-    build script would overwrite the input."""
-    check_output_dir(harness_dir, "--harness", (_kernel_file(output), "main.cpp", "build.sh"), inputs=(file,))
-
-
-def _kernel_file(output: str | None) -> str:
-    import os
-
-    return os.path.basename(output) if output else "kernel.cpp"
-
-
-def write_emitted(emitted: Any, output: str | None, harness_dir: str | None) -> None:
-    """Write the kernel to `output` (stdout when None) and, with `harness_dir`, the kernel,
-    harness (`main.cpp`) and `build.sh` into that directory. Warnings go to stderr."""
-    from .codegen import write_sources
-
-    if harness_dir:
-        try:
-            paths = write_sources(emitted, harness_dir, kernel_file=_kernel_file(output))
-        except OSError as e:
-            raise UsageError(f"--harness {harness_dir}: cannot write `{e.filename or harness_dir}`: {e.strerror}") from None
-        click.echo("wrote " + ", ".join(str(p) for p in paths), err=True)
-    if output:
-        write_output_file(output, emitted.source)
-    elif not harness_dir:
-        click.echo(emitted.source, nl=False)
-    for w in emitted.warnings:
-        click.echo(w, err=True)
+    return out, emit(out, target, select=select, source_name=file, pipeline=pipeline or "")
 
 
 @click.command("emit")

@@ -10,46 +10,31 @@ import dataclasses
 import json
 import os
 import sys
-import time
-from dataclasses import dataclass, field
-from typing import Any
 
 import click
 
-from . import ir
-from .cli_common import (
+from .cli_common import (  # noqa: F401  (transform_kernel: re-exported)
     CheckFailed,
     backend_option,
+    check_harness_dir,
     check_output_path,
     device_option,
+    enforce_capacity,
     handle_errors,
     load_kernel,
     load_target,
     non_negative,
     npu_toolchain,
     size_option,
-    source_of,
     target_option,
+    transform_kernel,
+    write_emitted,
     write_output_file,
 )
-from .diagnostics import AscxError, Source, UsageError
+from .diagnostics import UsageError
+from .driver import OutputReport, VerifyReport, verify_emitted_kernel, verify_kernels  # noqa: F401  (re-exported)
 
 DEFAULT_TRIALS = 3
-
-
-def transform_kernel(path: str, kernel: ir.Kernel, pipeline: str, target: Any) -> tuple[ir.Kernel, list]:
-    """Run `pipeline` on `kernel`, attaching the right source to any error: the pipeline
-    text for pipeline errors, the file for pass errors (their locations are in it)."""
-    from passes.base import PassError, PipelineError, parse_pipeline, run_pipeline
-
-    try:
-        ps = parse_pipeline(pipeline)
-    except PipelineError as e:
-        raise e.with_source(Source("--passes", pipeline)) from None
-    try:
-        return run_pipeline(kernel, ps, target)
-    except PassError as e:
-        raise e.with_source(source_of(path)) from None
 
 
 # --------------------------------------------------------------------------------------
@@ -80,20 +65,15 @@ def transform_cmd(file: str, pipeline: str, sizes: tuple[str, ...], target_name:
     if output:
         check_output_path(output, "-o", inputs=(file,), force=force)
     if harness_dir:
-        from .cli_emit import check_harness_dir
-
         check_harness_dir(harness_dir, output, file)
     kernel = load_kernel(file, sizes)
     target = load_target(target_name)
     out, trace = transform_kernel(file, kernel, pipeline, target)
-    from .cli_check import enforce_capacity
-
     enforce_capacity(out, target)  # refuse to hand out a kernel whose buffers do not fit (exit 1)
     if emit == "ascendc":
-        from .cli_emit import write_emitted
-        from .codegen import emit_ascendc
+        from .driver import emit
 
-        write_emitted(emit_ascendc(out, target, source_name=file, pipeline=pipeline), output, harness_dir)
+        write_emitted(emit(out, target, source_name=file, pipeline=pipeline), output, harness_dir)
     elif output:
         write_output_file(output, print_kernel(out))
     else:
@@ -105,103 +85,6 @@ def transform_cmd(file: str, pipeline: str, sizes: tuple[str, ...], target_name:
 
 # --------------------------------------------------------------------------------------
 # verify
-
-
-@dataclass
-class OutputReport:
-    name: str
-    dtype: str
-    max_abs: float = 0.0
-    max_rel: float = 0.0
-    ok: bool = True
-    rtol: float = 0.0
-    atol: float = 0.0
-
-
-@dataclass
-class VerifyReport:
-    file: str
-    pipeline: str
-    seed: int
-    trials: int
-    outputs: list[OutputReport] = field(default_factory=list)
-    error: str | None = None  # the transformed kernel failed to run
-    seconds: float = 0.0
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None and all(o.ok for o in self.outputs)
-
-    def to_json(self) -> dict[str, Any]:
-        d = dataclasses.asdict(self)
-        d["ok"] = self.ok
-        return d
-
-
-def verify_kernels(original: ir.Kernel, transformed: ir.Kernel, *, trials: int, seed: int,
-                   file: str = "", pipeline: str = "") -> VerifyReport:
-    """Interpret both kernels on `trials` random input sets drawn from `seed` and compare
-    every output with its dtype's tolerance. Errors of the original propagate (bad
-    input); errors of the transformed kernel are a verification failure."""
-    import numpy as np
-
-    from .interp import compare_outputs, random_inputs, run
-
-    t0 = time.perf_counter()
-    rep = VerifyReport(file, pipeline, seed, trials)
-    by_name: dict[str, OutputReport] = {}
-    for t in range(trials):
-        rng = np.random.default_rng([seed, t])
-        inputs = random_inputs(original, rng)
-        expected = run(original, inputs)
-        try:
-            actual = run(transformed, inputs)
-        except AscxError as e:
-            rep.error = f"the transformed kernel failed in the interpreter: {e.short()}"
-            break
-        for d in compare_outputs(original, expected, actual):
-            o = by_name.setdefault(d.name, OutputReport(d.name, getattr(d, "dtype", ""), rtol=d.rtol, atol=d.atol))
-            o.max_abs = max(o.max_abs, float(d.max_abs))
-            o.max_rel = max(o.max_rel, float(d.max_rel))
-            o.ok = o.ok and bool(d.ok)
-    rep.outputs = list(by_name.values())
-    rep.seconds = time.perf_counter() - t0
-    return rep
-
-
-def verify_emitted_kernel(original: ir.Kernel, transformed: ir.Kernel, target: Any, *, trials: int, seed: int,
-                          file: str = "", pipeline: str = "", keep_dir: str | None = None,
-                          toolchain: Any = None) -> VerifyReport:
-    """Like `verify_kernels`, but the transformed kernel runs as emitted Ascend C compiled
-    against the emulator (or, with a CANN `toolchain`, built with CANN and run on its NPU).
-    A kernel that stops on the emulator or device is a verification failure; emitted code
-    that does not compile with g++ is a bug of ascx (exit 3, with the emitted line)."""
-    from .codegen import EmittedCodeError, EmulatorRunError, verify_emitted
-
-    t0 = time.perf_counter()
-    rep = VerifyReport(file, pipeline, seed, trials)
-    try:
-        if toolchain is not None:
-            from .npu import NpuRunError, verify_on_npu
-
-            try:
-                diffs = verify_on_npu(transformed, target, toolchain, trials=trials, seed=seed, reference=original,
-                                      keep_dir=keep_dir)
-            except NpuRunError as e:
-                raise EmulatorRunError(e.message, hint=e.hint) from None
-        else:
-            diffs = verify_emitted(transformed, target, trials=trials, seed=seed, reference=original, keep_dir=keep_dir)
-    except EmulatorRunError as e:
-        where = f"NPU device {toolchain.device}" if toolchain is not None else "the emulator"
-        rep.error = f"the emitted kernel failed on {where}: {e.short()}"
-    except EmittedCodeError as e:
-        click.echo(e.render(), err=True)
-        click.echo("ascx: internal error: emitted Ascend C does not compile; this is a bug in ascx", err=True)
-        sys.exit(3)
-    else:
-        rep.outputs = [OutputReport(d.name, d.dtype, d.max_abs, d.max_rel, d.ok, d.rtol, d.atol) for d in diffs]
-    rep.seconds = time.perf_counter() - t0
-    return rep
 
 
 def _junit(rep: VerifyReport) -> str:
@@ -267,8 +150,16 @@ def verify_cmd(file: str, pipeline: str | None, sizes: tuple[str, ...], target_n
 
         seed = int(np.random.SeedSequence().entropy % (2**63))
     if emitted:
-        rep = verify_emitted_kernel(kernel, out, target, trials=trials, seed=seed, file=file,
-                                    pipeline=pipeline or "", keep_dir=keep_dir, toolchain=toolchain)
+        from .codegen import EmittedCodeError
+
+        try:
+            rep = verify_emitted_kernel(kernel, out, target, trials=trials, seed=seed, file=file,
+                                        pipeline=pipeline or "", keep_dir=keep_dir,
+                                        toolchain=toolchain)
+        except EmittedCodeError as e:
+            click.echo(e.render(), err=True)
+            click.echo("ascx: internal error: emitted Ascend C does not compile; this is a bug in ascx", err=True)
+            sys.exit(3)
     else:
         rep = verify_kernels(kernel, out, trials=trials, seed=seed, file=file, pipeline=pipeline or "")
     pipeline = (pipeline or "(as written)") + (" --emitted" if emitted else "") + (" --backend npu" if toolchain else "")
