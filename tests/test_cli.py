@@ -151,6 +151,7 @@ def test_harness_without_emit_is_a_usage_error(add_ir, tmp_path):
     assert r.exit_code == 2 and "--harness goes with --emit ascendc" in r.output
 
 
+@pytest.mark.slow  # builds and runs the kernel with g++
 def test_verify_emitted_runs_the_kernel_on_the_emulator(add_ir, tmp_path):
     keep = tmp_path / "keep"
     r = invoke("verify", str(add_ir), "--passes", "tile,double_buffer", "--emitted", "--trials", "2",

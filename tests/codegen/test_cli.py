@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 from transformer.codegen import EmittedCodeError, _compile_error, emit_ascendc
 from transformer.emulator import cflags
@@ -31,6 +32,7 @@ def test_emit_stdout_and_warnings() -> None:
     assert "falls back to scalar" in r.stderr
 
 
+@pytest.mark.slow  # builds and runs the kernel with g++
 def test_emit_harness_builds_and_runs(tmp_path) -> None:  # type: ignore[no-untyped-def]
     out = tmp_path / "kernel.cpp"
     r = ascx("emit", "examples/add.ir", "--passes", "tile", "--size", "M=16", "--size", "N=64",

@@ -10,6 +10,8 @@ from transformer.codegen import emit_ascendc
 
 from .conftest import DOCUMENTED, apply, check_emitted, example, kernel_text
 
+pytestmark = pytest.mark.slow  # compiles C++ against the emulator (tests/conftest.py: the tiers)
+
 
 MATMUL_PIPELINE = DOCUMENTED["matmul"][0]
 CUBE = {"DataCopy(Nd2NzParams)", "LoadData", "Mmad", "Fixpipe"}

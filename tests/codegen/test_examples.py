@@ -12,6 +12,8 @@ from transformer.codegen import emit_ascendc
 
 from .conftest import DOCUMENTED, apply, check_emitted, example, kernel_text
 
+pytestmark = pytest.mark.slow  # compiles C++ against the emulator (tests/conftest.py: the tiers)
+
 
 AS_WRITTEN_SIZES: dict[str, dict[str, int]] = {
     "add": {"M": 4, "N": 24}, "softmax": {"R": 4, "C": 24}, "layernorm": {"N": 4, "H": 24},

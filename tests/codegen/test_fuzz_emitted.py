@@ -9,7 +9,8 @@ right after the last `round_operand`.
 Any pass crash, lowering traceback, compile error, emulator error or mismatch fails, with
 the kernel text, the pipeline and the seed in the message.
 
-The default suite runs FUZZ_EXAMPLES cases (a fresh seed each run, printed on failure).
+The default suite runs FUZZ_EXAMPLES cases in FUZZ_SHARDS parametrised shards, so xdist
+spreads them (a fresh seed each run, printed on failure).
 Hunt locally with more:
 
     ASCX_FUZZ_EXAMPLES=300 python -m pytest tests/codegen/test_fuzz_emitted.py -q -s
@@ -36,8 +37,11 @@ from transformer.targets import get_target
 
 from .conftest import example
 
+pytestmark = pytest.mark.slow  # compiles C++ against the emulator (tests/conftest.py: the tiers)
+
 
 FUZZ_EXAMPLES = int(os.environ.get("ASCX_FUZZ_EXAMPLES", "20"))
+FUZZ_SHARDS = 5
 
 # Random expressions over inputs in [-1, 1] can cancel to a small result; the emitted code
 # and the interpreter may round intermediates differently (one rounding of `rsqrt` in f32
@@ -94,11 +98,25 @@ def _phases() -> tuple[Phase, ...]:
     return ph + (Phase.shrink,) if os.environ.get("ASCX_FUZZ_SHRINK") else ph
 
 
-@seed(_SEED)
-@settings(max_examples=FUZZ_EXAMPLES, deadline=None, database=None, phases=_phases(), print_blob=True,
-          suppress_health_check=list(HealthCheck))
-@given(data=st.data())
-def test_emitted_matches_interpreter(data: st.DataObject) -> None:
+@pytest.mark.parametrize("shard", range(FUZZ_SHARDS))
+def test_emitted_matches_interpreter(shard: int) -> None:
+    """FUZZ_EXAMPLES cases in FUZZ_SHARDS parametrised shards (so xdist spreads them over
+    workers), shard i drawing from seed ASCX_FUZZ_SEED + i."""
+    n = FUZZ_EXAMPLES // FUZZ_SHARDS + (1 if shard < FUZZ_EXAMPLES % FUZZ_SHARDS else 0)
+    if n == 0:
+        return
+
+    @seed(_SEED + shard)
+    @settings(max_examples=n, deadline=None, database=None, phases=_phases(), print_blob=True,
+              suppress_health_check=list(HealthCheck))
+    @given(data=st.data())
+    def case(data: st.DataObject) -> None:
+        _one_case(data, _SEED + shard)
+
+    case()
+
+
+def _one_case(data: st.DataObject, fuzz_seed: int) -> None:
     from transformer.codegen import emit_ascendc, verify_emitted
 
     target = get_target(TARGET)
@@ -117,7 +135,7 @@ def test_emitted_matches_interpreter(data: st.DataObject) -> None:
         if p.name == "round_operand":
             reference = k
     run_seed = data.draw(st.integers(0, 2**32 - 1), label="inputs seed")
-    where = (f"\npipeline: `{','.join(seq)}`\nASCX_FUZZ_SEED={_SEED}, inputs seed {run_seed}\n"
+    where = (f"\npipeline: `{','.join(seq)}`\nshard seed {fuzz_seed} (ASCX_FUZZ_SEED={_SEED}), inputs seed {run_seed}\n"
              f"--- original kernel ---\n{print_kernel(original)}")
     if seq:
         where += f"--- transformed kernel ---\n{print_kernel(k)}"

@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
+import pytest
+
 from transformer.codegen import emit_ascendc
 
 from .conftest import apply, check_emitted, example, kernel_text
 
+pytestmark = pytest.mark.slow  # compiles C++ against the emulator (tests/conftest.py: the tiers)
 
 
 def _check(text: str, warning: str = "") -> None:

@@ -3,12 +3,11 @@ documented pipelines at their default sizes, plus attention as a mix kernel (QKá
 on the cube, `round_operand{pv.s=f16},tile`), and
 `matmul_cube`: a cube matmul (Nd2Nz, LoadData, Mmad, Fixpipe into the workspace) whose
 bias + relu epilogue runs on the vector cores, a mix kernel). A change in
-emitted code must be looked at: regenerate with `ASCX_UPDATE_GOLDEN=1 pytest tests/codegen`."""
+emitted code must be looked at: regenerate with `pytest tests/codegen --update-golden`."""
 
 from __future__ import annotations
 
 import difflib
-import os
 from pathlib import Path
 
 import pytest
@@ -29,7 +28,7 @@ CASES = {
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_emitted_source_matches_golden(case: str) -> None:
+def test_emitted_source_matches_golden(case: str, update_golden: bool) -> None:
     name, pipeline, sizes = CASES[case]
     if name == "mm_bias_relu":
         from .test_cube_select import matmul_bias_relu
@@ -39,11 +38,11 @@ def test_emitted_source_matches_golden(case: str) -> None:
         k = apply(example(name, sizes), pipeline)
     src = emit_ascendc(k, source_name=f"examples/{name}.ir", pipeline=pipeline).source
     path = GOLDEN / f"{case}.cpp"
-    if os.environ.get("ASCX_UPDATE_GOLDEN") == "1":
+    if update_golden:
         path.write_text(src)
         pytest.skip(f"updated {path}")
-    assert path.exists(), f"missing golden file {path}; create it with ASCX_UPDATE_GOLDEN=1"
+    assert path.exists(), f"missing golden file {path}; create it with --update-golden"
     want = path.read_text()
     if src != want:
         diff = "".join(difflib.unified_diff(want.splitlines(True), src.splitlines(True), "golden", "emitted", n=2))
-        pytest.fail(f"emitted Ascend C for {case} changed (ASCX_UPDATE_GOLDEN=1 to accept):\n{diff[:6000]}")
+        pytest.fail(f"emitted Ascend C for {case} changed (pytest --update-golden to accept):\n{diff[:6000]}")

@@ -17,6 +17,8 @@ from transformer.codegen import emit_ascendc
 
 from .conftest import apply, check_emitted, example, kernel_text
 
+pytestmark = pytest.mark.slow  # compiles C++ against the emulator (tests/conftest.py: the tiers)
+
 
 MIX = "round_operand{pv.s=f16},tile"  # examples/README.md: attention, mix kernel on 910B
 CUBE = {"DataCopy(Nd2NzParams)", "LoadData", "LoadData(ifTranspose)", "Mmad", "Fixpipe"}

@@ -13,6 +13,8 @@ from documented import ROWS
 
 from .conftest import DOCUMENTED, ROOT, apply, check_emitted, example
 
+pytestmark = pytest.mark.slow  # compiles C++ against the emulator (tests/conftest.py: the tiers)
+
 
 # small sizes per example: those of the codegen tests (conftest.DOCUMENTED: the matmul
 # tiles and the online-softmax block are 64, and double_buffer needs two tiles to pipeline)

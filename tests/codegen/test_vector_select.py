@@ -9,6 +9,8 @@ from transformer.codegen import emit_ascendc
 
 from .conftest import apply, check_emitted, kernel_text
 
+pytestmark = pytest.mark.slow  # compiles C++ against the emulator (tests/conftest.py: the tiers)
+
 
 # binary vector-vector ops, scalar forms, unary ops, casts, Duplicate
 ELEMENTWISE = """

@@ -16,6 +16,8 @@ from transformer.emulator.trace import by_core, parse_lines, unmatched_edges
 
 from .conftest import CASES, build, parse_named_lines
 
+pytestmark = pytest.mark.slow  # compiles C++ against the emulator (tests/conftest.py: the tiers)
+
 
 @pytest.fixture(scope="session")
 def add_run(emu_cache):

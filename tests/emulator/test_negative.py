@@ -6,6 +6,8 @@ import pytest
 
 from transformer.emulator import ERROR_EXIT, run_binary
 
+pytestmark = pytest.mark.slow  # compiles C++ against the emulator (tests/conftest.py: the tiers)
+
 CASES = {
     "ub_overalloc": ("TPipe::InitBuffer", "UB over-allocation", "capacity is 196608 bytes"),
     "l0a_overalloc": ("TPipe::InitBuffer", "L0A over-allocation", "capacity is 65536 bytes"),

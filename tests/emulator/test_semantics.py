@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.slow  # compiles C++ against the emulator (tests/conftest.py: the tiers)
+
 
 def test_half_conversion_edges(units):
     xs = np.array([1.0, 65504.0, 65519.0, 65520.0, 5.9604645e-08, 2.9802322e-08, 2.9802326e-08,
