@@ -5,35 +5,18 @@ starting with `_`.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Mapping
 
 from transformer import ir
+from transformer.targets import Target, resolve_target
 
 from ._rewrite import eval_const
 
-# Usable bytes per scope on the Atlas A2 / 910B when no target table is given.
-DEFAULT_BUDGETS: dict[str, int] = {
-    "ub": 192 * 1024,
-    "l1": 512 * 1024,
-    "l0a": 64 * 1024,
-    "l0b": 64 * 1024,
-    "l0c": 128 * 1024,
-}
-
-
-def scope_budget(target: Any, scope: str) -> int:
-    """Usable bytes of `scope`: from the target table when one is given (a `Target` or a
-    target name), else the 910B numbers in `DEFAULT_BUDGETS`."""
-    if target is not None:
-        try:
-            if isinstance(target, str):
-                from transformer.targets import get_target
-
-                target = get_target(target)
-            return int(target.scope(scope).usable_bytes)
-        except Exception:  # unknown scope on this target: fall back
-            pass
-    return DEFAULT_BUDGETS.get(scope, 0)
+def scope_budget(target: "Target | str | None", scope: str) -> int:
+    """Usable bytes of `scope` from the target table (None: the default target). A scope
+    the target does not have holds nothing (0), never another chip's numbers."""
+    t = resolve_target(target)
+    return int(t.scope(scope).usable_bytes) if scope in t.scopes else 0
 
 
 def tensor_bytes(t: ir.TensorDecl, sizes: Mapping[str, int]) -> int:

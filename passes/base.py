@@ -33,6 +33,7 @@ from typing import Any, ClassVar, Iterable, Sequence
 
 from transformer import ir
 from transformer.check import check_kernel
+from transformer.targets import Target, resolve_target
 from transformer.diagnostics import (  # noqa: F401  (the refusal classes are re-exported for passes)
     AscxError,
     BadParameter,
@@ -116,11 +117,12 @@ class Pass:
         return self.name + ("{" + ",".join(items) + "}" if items else "")
 
     # ---- the work ---------------------------------------------------------------------
-    def apply(self, kernel: ir.Kernel, target: Any = None, trace: list[TraceEntry] | None = None) -> ir.Kernel:
+    def apply(self, kernel: ir.Kernel, target: "Target | str | None" = None,
+              trace: list[TraceEntry] | None = None) -> ir.Kernel:
         """Run the pass and check the IR invariants on its result (`InvalidResult` when one is
         broken: a bug of the pass, named with the broken invariant)."""
         entry = TraceEntry(self.to_text())
-        out = self.run(kernel, target, entry)
+        out = self.run(kernel, resolve_target(target), entry)
         errors = check_kernel(out)
         if errors:
             from transformer.printer import print_kernel
@@ -130,7 +132,7 @@ class Pass:
             trace.append(entry)
         return out
 
-    def run(self, kernel: ir.Kernel, target: Any, trace: TraceEntry) -> ir.Kernel:
+    def run(self, kernel: ir.Kernel, target: Target, trace: TraceEntry) -> ir.Kernel:
         raise NotImplementedError(f"pass {self.name} has no run()")
 
     @classmethod
@@ -265,8 +267,12 @@ def format_pipeline(ps: Iterable[Pass]) -> str:
     return ",".join(p.to_text() for p in ps)
 
 
-def run_pipeline(kernel: ir.Kernel, pipeline: str | Sequence[Pass], target: Any = None) -> tuple[ir.Kernel, list[TraceEntry]]:
+def run_pipeline(kernel: ir.Kernel, pipeline: str | Sequence[Pass],
+                 target: "Target | str | None" = None) -> tuple[ir.Kernel, list[TraceEntry]]:
+    """Run the passes in order; `target` is resolved once here (None: the default target),
+    so every pass's `run` receives a `Target`."""
     ps = parse_pipeline(pipeline) if isinstance(pipeline, str) else list(pipeline)
+    target = resolve_target(target)
     trace: list[TraceEntry] = []
     for p in ps:
         kernel = p.apply(kernel, target, trace)

@@ -1,9 +1,9 @@
 """`multicore`: split an outer parallel loop across AI cores (`@cores(n)`).
 
 args:
-    `multicore{L}`     mark `L` `@cores(n)` with n = the target's core count (`--target`), or
-                       DEFAULT_CORES (24, the vector cores of an Ascend 910B2) without a target;
-                       never more than `L`'s trip count
+    `multicore{L}`     mark `L` `@cores(n)` with n = the target's core count (`Target.cores`
+                       of `--target`, the default target without one); never more than `L`'s
+                       trip count
     `multicore{L=8}`   use 8 cores
 
 The loop stays in the IR as written; the annotation tells the code generator to give each
@@ -34,21 +34,16 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from transformer import ir
+from transformer.targets import Target, resolve_target
 from transformer.diagnostics import BadParameter, DependenceViolation, NotApplicable
 from transformer.deps import parallel_blockers
 
 from ._rewrite import const_trip, loop_header
 from .base import Args, Pass, PassError, PipelineError, TraceEntry, get_at, name_of_loop, register, replace_at, resolve_loop
 
-DEFAULT_CORES = 24
-
-
-def target_cores(target: Any) -> int | None:
-    try:
-        n = getattr(target, "cores", None) if target is not None else None
-        return int(n) if n else None
-    except Exception:  # a target table without a core count
-        return None
+def target_cores(target: "Target | str | None") -> int:
+    """The cores a vector kernel spreads over on `target` (None: the default target)."""
+    return int(resolve_target(target).cores)
 
 
 @register
@@ -58,7 +53,7 @@ class Multicore(Pass):
     summary: ClassVar[str] = "split an outermost parallel loop across AI cores (@cores(n)); refused if it carries a dependence"
     params_doc: ClassVar[str] = "{LOOP} or {LOOP=N} (N cores; default: the target's, else 24)"
     loop: str = ""
-    cores: int = 0  # 0: from the target, else DEFAULT_CORES
+    cores: int = 0  # 0: the target's core count (`Target.cores`)
 
     @classmethod
     def from_args(cls, args: Args) -> "Multicore":
@@ -103,8 +98,7 @@ class Multicore(Pass):
                 raise BadParameter(self.name, f"{n} cores for `{loop_header(loop)}`, which has only {trip} iterations",
                                 loc=loop.loc, hint=f"use at most {trip} cores", param="cores", value=n, loops=(self.loop,))
         else:
-            tc = target_cores(target)
-            n, why = (tc, f"the target's core count") if tc else (DEFAULT_CORES, f"default (no target): {DEFAULT_CORES}")
+            n, why = target_cores(target), f"the core count of {resolve_target(target).name}"
             if trip is not None and n > trip:
                 n, why = trip, why + f", capped at the trip count {trip}"
         ann = ir.Annotation("cores", (("n", n),))

@@ -32,7 +32,7 @@ What it does, in three steps, for every nest (top-level loop) that holds a reque
    `acc` only initialised, accumulated and read by a cast) the operands go GM -> `l1` ->
    `l0a` / `l0b` and the accumulator lives in `l0c`; a tensor written only from the `l0c`
    accumulator stays in GM (the FIX pipe writes it). The locals of a nest must fit the
-   scope budgets (target table, or the 910B numbers), else the request is refused.
+   scope budgets (the target table), else the request is refused.
 0. **Split off the epilogue of a cube matmul** (before 1): a nest whose innermost band body
    is `acc = 0; for k { acc += f32(a) * f32(b) }` followed by statements reading `acc`
    other than by a cast (`O = f16(acc / sm)`, the normalisation of P·V; a plain
@@ -1111,7 +1111,7 @@ def _check_capacity(label: str, decls: list[ir.TensorDecl], sizes: Mapping[str, 
                     loc: ir.Loc | None, reserve: int = 1) -> None:
     """Condition: for every scope, the bytes of the nest's staged buffers (times `reserve`,
     2 when the tiles are chosen to leave room for double buffering) fit the usable
-    capacity of that scope (target table, or the 910B numbers)."""
+    capacity of that scope (the target table)."""
     per: dict[str, list[ir.TensorDecl]] = {}
     for d in decls:
         per.setdefault(str(d.scope), []).append(d)

@@ -47,6 +47,7 @@ __all__ = [
     "UnknownTargetError",
     "format_override",
     "get_target",
+    "resolve_target",
     "list_targets",
     "load_override",
 ]
@@ -88,6 +89,12 @@ def list_targets() -> list[str]:
     """Names of every known target: in-tree modules, then `ascx.targets` entry points."""
     names = _in_tree_names()
     return names + sorted(n for n in _entry_points() if n not in names)
+
+
+def resolve_target(target: "Target | str | None") -> Target:
+    """A `Target` from a Target, a name, or None (the default target, `DEFAULT_TARGET`):
+    what entry points call once, so code below them always holds a typed `Target`."""
+    return target if isinstance(target, Target) else get_target(target)
 
 
 def get_target(name: str | None = None) -> Target:
