@@ -3,7 +3,7 @@
 Why a shared module: the 910B1..B4 variants have the same core micro-architecture (same UB,
 L1, L0 sizes, same cube and vector units, same Ascend C limits) and differ in core counts,
 clock, L2 and HBM.  Each variant module (`ascend910b1.py`, ...) calls `make_a2` with its own
-facts; everything else is here, once.  Sources refer to /work/shared/design/ascend-facts.md.
+facts; everything else is here, once.  Sources refer to `docs/ascend-facts.md`.
 """
 
 from __future__ import annotations
