@@ -51,7 +51,7 @@ def target_cores(target: "Target | str | None") -> int:
 class Multicore(Pass):
     name: ClassVar[str] = "multicore"
     summary: ClassVar[str] = "split an outermost parallel loop across AI cores (@cores(n)); refused if it carries a dependence"
-    params_doc: ClassVar[str] = "{LOOP} or {LOOP=N} (N cores; default: the target's, else 24)"
+    params_doc: ClassVar[str] = "{LOOP} or {LOOP=N} (N cores; default: the target's core count)"
     loop: str = ""
     cores: int = 0  # 0: the target's core count (`Target.cores`)
 
