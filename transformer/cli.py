@@ -35,6 +35,7 @@ _COMMAND_MODULES = (
     "transformer.cli_check",  # check, targets
     "transformer.cli_emit",  # emulator
     "transformer.cli_calibrate",  # calibrate
+    "transformer.cli_tune",  # tune, explain, db
 )
 
 

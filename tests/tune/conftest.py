@@ -1,0 +1,56 @@
+"""Shared pieces of the tuner tests: a deterministic fake measurer and small kernels."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from transformer.parser import parse_file
+from transformer.targets import get_target
+from transformer.tune.measure import Measurement
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class FakeMeasurer:
+    """time = the analytic estimate x a deterministic per-kernel factor in [1, 2): the
+    estimate is an informative but imperfect prior, as against a real profiler."""
+
+    name: str = "fake"
+    version: str = "1"
+    sleep: float = 0.0
+    fail_on: str = ""  # a pipeline substring that makes the measurement fail
+
+    def measure(self, kernel, target) -> Measurement:
+        from transformer.printer import print_kernel
+        from transformer.tune.estimate import estimate
+
+        if self.sleep:
+            time.sleep(self.sleep)
+        text = print_kernel(kernel)
+        if self.fail_on and self.fail_on in text:
+            return Measurement.failure("emulator error: fake failure", backend=self.name)
+        h = int(hashlib.sha256(text.encode()).hexdigest()[:8], 16) / 2**32
+        e = estimate(kernel, target)
+        return Measurement(e.time_us * (1 + h), e.cycles, e.bound, e.pipes, e.roofline_us, True, None, 0.0, self.name)
+
+
+def small(name: str, **sizes: int):
+    from transformer.cli_common import load_kernel
+
+    return load_kernel(str(ROOT / "examples" / f"{name}.ir"), tuple(f"{k}={v}" for k, v in sizes.items()))
+
+
+@pytest.fixture
+def target():
+    return get_target("ascend910b2")
+
+
+@pytest.fixture
+def fake():
+    return FakeMeasurer()

@@ -1,0 +1,83 @@
+"""`ascx tune`, `ascx explain`, `ascx db`: keys, resume, outputs, bad input."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from transformer.cli import main
+
+from .conftest import ROOT
+
+SOFTMAX = str(ROOT / "examples" / "softmax.ir")
+SMALL = ["--size", "R=32", "--size", "C=256"]
+
+
+def _run(*args: str):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def test_tune_json_keys_then_answers_from_the_db(tmp_path):
+    db = str(tmp_path / "t.sqlite")
+    r = _run("tune", SOFTMAX, *SMALL, "--budget", "6", "--measure", "estimate", "--db", db, "--json")
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.output)
+    for k in ("best_pipeline", "time_us", "baseline_us", "evaluations", "evaluations_new", "db"):
+        assert k in d
+    assert d["evaluations"] == 6 and d["evaluations_new"] == 6 and d["db"] == db
+    assert d["documented_pipeline"] == "fuse,tile,double_buffer"  # from examples/README.md
+    assert d["time_us"] <= d["documented_us"] and d["time_us"] < d["baseline_us"]
+    r2 = _run("tune", SOFTMAX, *SMALL, "--budget", "6", "--measure", "estimate", "--db", db, "--json")
+    d2 = json.loads(r2.output)
+    assert d2["evaluations_new"] == 0 and d2["best_pipeline"] == d["best_pipeline"]
+
+
+def test_tune_writes_the_tuned_kernel_and_explains(tmp_path):
+    db = str(tmp_path / "t.sqlite")
+    out = tmp_path / "tuned.ir"
+    r = _run("tune", SOFTMAX, *SMALL, "--budget", "5", "--measure", "estimate", "--db", db, "-o", str(out), "--explain")
+    assert r.exit_code == 0, r.output
+    assert "best: " in r.output and "untransformed:" in r.output and "why `" in r.output
+    assert "each pass's contribution" in r.output and "top alternatives measured" in r.output
+    from transformer.parser import parse_file
+
+    tuned = parse_file(str(out))
+    assert tuned.name == "softmax"
+    cpp = tmp_path / "tuned.cpp"
+    r = _run("tune", SOFTMAX, *SMALL, "--budget", "5", "--measure", "estimate", "--db", db, "-o", str(cpp),
+             "--emit", "ascendc")
+    assert r.exit_code == 0, r.output
+    assert "__aicore__" in cpp.read_text()
+
+
+def test_db_list_show_export_and_explain(tmp_path):
+    db = str(tmp_path / "t.sqlite")
+    assert _run("tune", SOFTMAX, *SMALL, "--budget", "4", "--measure", "estimate", "--db", db).exit_code == 0
+    r = _run("db", "list", "--db", db, "--json")
+    runs = json.loads(r.output)
+    assert len(runs) == 1 and runs[0]["status"] == "done" and runs[0]["kernel_name"] == "softmax"
+    r = _run("db", "show", "1", "--db", db, "--json")
+    shown = json.loads(r.output)
+    assert len(shown["evaluations"]) == 4
+    assert {d["kind"] for d in shown["decisions"]} >= {"price", "reference"}
+    assert "decisions" in _run("db", "show", "1", "--db", db).output
+    exp = json.loads(_run("db", "export", "--db", db, "--json").output)
+    assert len(exp["evaluations"]) == 4 and len(exp["runs"]) == 1
+    e = json.loads(_run("explain", "1", "--db", db, "--json").output)
+    assert e["best_pipeline"] == runs[0]["best_pipeline"]
+    assert e["bound_before"] and e["bound_after"]
+
+
+def test_bad_input_is_exit_2_without_traceback(tmp_path):
+    db = str(tmp_path / "t.sqlite")
+    for args in (["--budget", "0"], ["--jobs", "0"], ["--documented", "fuse{"], ["--emit", "ascendc"],
+                 ["-o", str(tmp_path / "missing" / "x.ir")]):
+        r = _run("tune", SOFTMAX, *SMALL, "--measure", "estimate", "--db", db, *args)
+        assert r.exit_code == 2, (args, r.output)
+        assert "Traceback" not in r.output and "error" in r.output
+    r = _run("db", "show", "99", "--db", db)
+    assert r.exit_code == 2 and "no run 99" in r.output
+    (tmp_path / "junk.sqlite").write_text("not a database")
+    r = _run("db", "list", "--db", str(tmp_path / "junk.sqlite"))
+    assert r.exit_code == 2 and "Traceback" not in r.output

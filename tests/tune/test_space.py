@@ -1,0 +1,72 @@
+"""The search space: legal and fitting by construction, equivalent kernels once."""
+
+from __future__ import annotations
+
+from passes.base import run_pipeline
+from transformer.capacity import check_kernel_capacity
+from transformer.tune.space import SearchSpace, kernel_key
+
+import pytest
+
+from transformer.targets import get_target
+
+from .conftest import small
+
+
+@pytest.fixture(scope="module")
+def softmax_space():
+    t = get_target("ascend910b2")
+    k = small("softmax", R=32, C=64)
+    return k, SearchSpace.build(k, t, stages=("fuse", "tile", "double_buffer"))
+
+
+def test_every_candidate_is_legal_fits_and_is_reached_by_its_pipeline(softmax_space, target):
+    k, sp = softmax_space
+    assert sp.complete and len(sp.candidates) > 10
+    keys = [c.key for c in sp.candidates]
+    assert len(keys) == len(set(keys))  # each distinct kernel once
+    for c in sp.candidates:
+        out, _ = run_pipeline(k, c.pipeline, target) if c.pipeline else (k, [])
+        assert kernel_key(out, target) == c.key  # the pipeline reaches exactly this kernel
+        if any(b.kind == "local" for b in out.buffers):
+            assert check_kernel_capacity(out, target).status == "sat"
+
+
+def test_pruned_alternatives_carry_one_line_reasons(target):
+    sp = SearchSpace.build(small("softmax", R=64, C=4096), target, stages=("fuse", "tile"))
+    reasons = sp.pruned_reasons()
+    # tiles of 64 rows x 4096 f16 (in and out) overflow UB: pruned by capacity, said why
+    over = [r for p, r in reasons.items() if "tile{" in p and "bytes" in r]
+    assert over, reasons
+    assert all("\n" not in r and r for r in reasons.values())
+
+
+def test_equivalent_pipelines_are_one_candidate(softmax_space, target):
+    k, sp = softmax_space
+    # `fuse` (greedy) and fuse{rmax,expo} then fuse{expo...} may coincide; at least the
+    # documented pipeline and its explicit-tile form reach one key when tile picks the same
+    doc = sp.candidate_for("fuse,tile,double_buffer")
+    assert doc is not None and doc.key in sp.by_key
+    again = sp.candidate_for(["fuse", "tile", "double_buffer"])
+    assert again is doc
+    aliased = [c for c in sp.candidates if c.aliases]
+    for c in aliased:
+        for a in c.aliases:
+            out, _ = run_pipeline(k, ",".join(a), target)
+            assert kernel_key(out, target) == c.key
+
+
+def test_key_depends_on_sizes_and_target():
+    from transformer.targets import get_target
+
+    a = small("add", M=8, N=64)
+    b = small("add", M=16, N=64)
+    t1, t2 = get_target("ascend910b2"), get_target("ascend310p")
+    assert kernel_key(a, t1) != kernel_key(b, t1)
+    assert kernel_key(a, t1) != kernel_key(a, t2)
+    assert kernel_key(a, t1) == kernel_key(small("add", M=8, N=64), t1)
+
+
+def test_refused_pipeline_is_no_candidate(target):
+    sp = SearchSpace(small("softmax", R=64, C=256), target)
+    assert sp.candidate_for("double_buffer") is None  # nothing staged: refused

@@ -1,0 +1,222 @@
+"""The cheap model: an analytic, plan-level estimate of a kernel's time without compiling.
+
+Why: the agent prices every candidate before spending a measurement (a compile and an
+emulator run cost seconds; this costs milliseconds). It is a prior for ranking, not a
+profile: `ascx tune` never reports a time it did not measure with the chosen measurer.
+
+Method, per top-level nest (one phase of the kernel), from the IR alone:
+- MTE2 / MTE3 / MTE1: bytes of every `copy` (GM -> local, local -> GM, local -> local),
+  times the trip counts around it, at the target's per-cycle copy rates;
+- V: every statement whose accesses are all on-chip (or scalar temps) runs as vector
+  instructions over its innermost loop: ceil(row bytes / bytes per repeat) repeats per
+  arithmetic operation, at the target's repeats per cycle;
+- M: `+=` of a product whose operands sit in `l0a`/`l0b`: MACs at the cube's MACs/cycle;
+- S: any statement touching a GM tensor element by element runs as scalar code: one
+  cycle per operation plus one DataCopy block per GM element access;
+- a `@pipeline` loop overlaps its pipes (max + the non-overlapped share of one
+  iteration), otherwise pipes add; a `@cores(n)` loop divides the nest by n.
+The kernel time is the sum over nests, never below GM bytes / HBM bandwidth. Every rate
+is a `Fact` of the target (`transformer/targets/`); the one modelling assumption of our
+own is that scalar code does one operation per cycle.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import ir
+
+ESTIMATE_VERSION = "estimate-1"
+PIPES = ("MTE2", "MTE1", "MTE3", "V", "M", "S")
+
+
+@dataclass
+class Estimate:
+    time_us: float
+    cycles: float
+    bound: str
+    pipes: dict[str, float] = field(default_factory=dict)
+    roofline_us: float = 0.0
+
+
+def _target(target: Any) -> Any:
+    from ..targets import DEFAULT_TARGET, get_target
+
+    if target is None or isinstance(target, str):
+        return get_target(target or DEFAULT_TARGET)
+    return target
+
+
+def _ops(e: ir.Expr) -> int:
+    if isinstance(e, (ir.Binary,)):
+        return 1 + _ops(e.lhs) + _ops(e.rhs)
+    if isinstance(e, ir.Unary):
+        return 1 + _ops(e.operand)
+    if isinstance(e, ir.Call):
+        return (0 if e.func in ("f16", "f32", "bf16", "i8", "i32") else 1) + sum(_ops(a) for a in e.args)
+    return 0
+
+
+def _accesses(e: ir.Expr) -> list[ir.Access]:
+    out: list[ir.Access] = []
+
+    def walk(x: Any) -> None:
+        if isinstance(x, ir.Access):
+            out.append(x)
+            for i in x.indices:
+                walk(i)
+        elif isinstance(x, ir.Binary):
+            walk(x.lhs)
+            walk(x.rhs)
+        elif isinstance(x, ir.Unary):
+            walk(x.operand)
+        elif isinstance(x, ir.Call):
+            for a in x.args:
+                walk(a)
+
+    walk(e)
+    return out
+
+
+class _Model:
+    def __init__(self, kernel: ir.Kernel, target: Any) -> None:
+        self.k = kernel
+        self.t = target
+        self.sizes = kernel.size_values()
+        self.decl = {d.name: d for d in (*kernel.inputs, *kernel.outputs, *kernel.buffers)}
+
+    def fact(self, name: str) -> float:
+        return float(self.t.value(name))
+
+    def nbytes(self, tensor: str) -> int:
+        d = self.decl.get(tensor)
+        return ir.DTYPE_BYTES[d.dtype] if d is not None else 4
+
+    def on_chip(self, tensor: str) -> bool:
+        d = self.decl.get(tensor)
+        return d is not None and d.kind == "local"
+
+    def scope(self, tensor: str) -> str:
+        d = self.decl.get(tensor)
+        if d is None or d.kind != "local":
+            return "gm"
+        return str(d.scope)
+
+    def gm_element(self, tensor: str) -> bool:
+        d = self.decl.get(tensor)
+        return d is not None and d.kind != "local" and len(d.shape) > 0
+
+    def trip(self, loop: ir.For) -> int:
+        from passes import _rewrite as R
+
+        n = R.loop_extent(loop, self.sizes)
+        if n is None:
+            n = R.tail_max_extent(loop, self.sizes)
+        return max(0, int(n or 1))
+
+    def extent(self, d: Any) -> int:
+        from passes import _rewrite as R
+
+        if not isinstance(d, ir.Slice):
+            return 1
+        hi = R.eval_const(R.simp(R.sub(d.hi, d.lo)), self.sizes)
+        return max(1, hi) if hi is not None else 1
+
+    # ---- a nest -------------------------------------------------------------------
+    def nest(self, s: ir.Stmt) -> tuple[dict[str, float], float]:
+        """(busy cycles per pipe, cycles hidden by pipelining) of one top-level statement."""
+        pipes = {p: 0.0 for p in PIPES}
+        self.hidden = 0.0
+        self.walk((s,), 1.0, None, pipes)
+        return pipes, self.hidden
+
+    def walk(self, stmts: tuple[ir.Stmt, ...], mult: float, inner: ir.For | None, pipes: dict[str, float]) -> None:
+        for s in stmts:
+            if isinstance(s, ir.For):
+                n = self.trip(s)
+                if any(a.name == "pipeline" for a in s.annotations) and n > 1:
+                    sub = {p: 0.0 for p in PIPES}
+                    outer_hidden = self.hidden
+                    self.hidden = 0.0
+                    self.walk(s.body, 1.0, s, sub)
+                    inner_hidden = self.hidden
+                    top = max(sub.values())
+                    total = sum(sub.values())
+                    # steady state: each iteration costs its slowest pipe, the others hide
+                    # behind it except in the first and last iterations (fill and drain)
+                    hidden_per_iter = (total - top) * (n - 1) / n
+                    for p in PIPES:
+                        pipes[p] += mult * n * sub[p]
+                    self.hidden = outer_hidden + mult * n * (hidden_per_iter + inner_hidden)
+                else:
+                    self.walk(s.body, mult * n, s, pipes)
+            elif isinstance(s, ir.Copy):
+                # the extent of a GM slice may not fold (`i0 * 64:i0 * 64 + 64` does; a
+                # tail `min(...)` does not): take the larger of the two sides
+                elems = max(math.prod(self.extent(d) for d in s.dst.dims),
+                            math.prod(self.extent(d) for d in s.src.dims))
+                b = elems * self.nbytes(s.dst.tensor) * mult
+                src, dst = self.scope(s.src.tensor), self.scope(s.dst.tensor)
+                if src == "gm" and dst != "gm":
+                    rate = self.fact("mte2_gm_to_l1_bytes_per_cycle" if dst == "l1" else "mte2_gm_to_ub_bytes_per_cycle")
+                    pipes["MTE2"] += b / rate
+                elif dst == "gm":
+                    rate = self.fact("fix_l0c_to_gm_bytes_per_cycle" if src == "l0c" else "mte3_ub_to_gm_bytes_per_cycle")
+                    pipes["MTE3"] += b / rate
+                else:
+                    pipes["MTE1"] += b / self.fact("mte1_l1_to_l0a_bytes_per_cycle")
+            elif isinstance(s, ir.Assign):
+                self.assign(s, mult, inner, pipes)
+
+    def assign(self, s: ir.Assign, mult: float, inner: ir.For | None, pipes: dict[str, float]) -> None:
+        acc = _accesses(s.value) + ([s.target] if isinstance(s.target, ir.Access) else [])
+        ops = _ops(s.value) + (1 if s.op != "=" else 0) or 1
+        gm = [a for a in acc if self.gm_element(a.tensor)]
+        reads = _accesses(s.value)
+        if gm == [s.target] and reads and all(self.scope(a.tensor) == "l0c" for a in reads):
+            # C[...] = f16(acc_l0c[...]): the Fixpipe copy out of L0C
+            pipes["MTE3"] += mult * self.nbytes(s.target.tensor) / self.fact("fix_l0c_to_gm_bytes_per_cycle")
+            return
+        if gm:
+            block = self.fact("datacopy_granularity_bytes") / self.fact("mte2_gm_to_ub_bytes_per_cycle")
+            pipes["S"] += mult * (ops + len(gm) * block)
+            return
+        cube = s.op == "+=" and isinstance(s.value, ir.Binary) and s.value.op == "*" and \
+            any(self.scope(a.tensor) in ("l0a", "l0b") for a in acc)
+        if cube:
+            pipes["M"] += mult / self.fact("cube_macs_per_cycle_f16")
+            return
+        # vector: the innermost loop is one instruction per operation over the row
+        row = self.trip(inner) if inner is not None else 1
+        width = max((self.nbytes(a.tensor) for a in acc), default=4)
+        repeats = math.ceil(row * width / self.fact("vector_bytes_per_repeat"))
+        pipes["V"] += (mult / max(1, row)) * repeats * ops / self.fact("vector_repeats_per_cycle")
+
+
+def estimate(kernel: ir.Kernel, target: Any = None) -> Estimate:
+    """The analytic time of `kernel` on `target` (see the module docstring)."""
+    tgt = _target(target)
+    m = _Model(kernel, tgt)
+    total = {p: 0.0 for p in PIPES}
+    cycles = 0.0
+    for s in kernel.body:
+        pipes, hidden = m.nest(s)
+        cores = 1
+        if isinstance(s, ir.For):
+            for a in s.annotations:
+                if a.name == "cores":
+                    cores = max(1, int(dict(a.args).get("n", 1)))
+        for p in PIPES:
+            total[p] += pipes[p] / cores
+        cycles += (sum(pipes.values()) - hidden) / cores
+    gm_bytes = sum(math.prod(m.extent(ir.Slice(ir.IntLit(0), d)) for d in t.shape) * ir.DTYPE_BYTES[t.dtype]
+                   for t in (*kernel.inputs, *kernel.outputs))
+    clock = m.fact("clock_mhz") * 1e6
+    hbm_cycles = gm_bytes / (m.fact("hbm_bandwidth_gbps") * 1e9) * clock
+    bound = max(total, key=total.__getitem__)
+    if hbm_cycles > cycles:
+        cycles, bound = hbm_cycles, "HBM"
+    return Estimate(cycles / clock * 1e6, cycles, bound, {p: v for p, v in total.items() if v},
+                    hbm_cycles / clock * 1e6)
