@@ -55,7 +55,7 @@ def documented_pipeline(file: str) -> str | None:
 
 
 def _measurer(kind: str) -> Any:
-    from .tune.measure import EstimateMeasurer, default_measurer
+    from .tune.measurers import EstimateMeasurer, default_measurer
 
     if kind == "estimate":
         return EstimateMeasurer()

@@ -36,7 +36,8 @@ import numpy as np
 
 from .. import ir
 from .estimate import PIPES, estimate
-from .measure import Measurement, Measurer, default_measurer
+from .measure import Measurement, Measurer
+from .measurers import default_measurer
 from .space import DEFAULT_STAGES, Node, SearchSpace
 
 MAX_ACTIONS = 64

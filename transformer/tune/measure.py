@@ -5,17 +5,12 @@ per-pipe busy cycles, or the reason it failed (compile error, emulator error, ha
 output mismatch, timeout). Failures are data: recorded in the DB, never raised, so one bad
 candidate never stops a search.
 
-Measurers (all picklable, so a process pool or Ray can run them):
-- `EstimateMeasurer`: the analytic model of `estimate.py` (no compile; also the agent's
-  pre-ranking prior).
-- `EmulatorMeasurer`: emit -> compile (cached by content hash) -> run on the emulator
-  with pipe accounting, via `transformer.timing.profile.profile_kernel`; correctness is
-  verified once per distinct kernel at small sizes before a result counts.
+The measurers themselves (`EstimateMeasurer`, `EmulatorMeasurer`, `default_measurer`)
+are in `measurers.py` and `emulator.py`.
 """
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -63,46 +58,3 @@ class Measurer(Protocol):
     version: str
 
     def measure(self, kernel: ir.Kernel, target: Any) -> Measurement: ...
-
-
-@dataclass(frozen=True)
-class EstimateMeasurer:
-    """The analytic estimate as a measurer (`--measure estimate`): instant, approximate."""
-
-    name: str = "estimate"
-
-    @property
-    def version(self) -> str:
-        from .estimate import ESTIMATE_VERSION
-
-        return ESTIMATE_VERSION
-
-    def measure(self, kernel: ir.Kernel, target: Any) -> Measurement:
-        from .estimate import estimate
-
-        t0 = time.perf_counter()
-        try:
-            m = estimate(kernel, target)
-        except Exception as e:  # the model must not stop a search either
-            return Measurement.failure(f"estimate error: {type(e).__name__}: {e}", backend=self.name)
-        return Measurement(m.time_us, m.cycles, m.bound, m.pipes, m.roofline_us, False, None,
-                           time.perf_counter() - t0, self.name)
-
-
-def default_measurer() -> Measurer:
-    """The emulator profile when the timing model is available, else the estimate."""
-    try:
-        import transformer.timing.profile  # noqa: F401
-    except ImportError:
-        return EstimateMeasurer()
-    from .emulator import EmulatorMeasurer
-
-    return EmulatorMeasurer()
-
-
-def measurer_for(model_version: str) -> Measurer:
-    """The measurer that produced `model_version` (`backend:version`)."""
-    backend = model_version.split(":", 1)[0]
-    if backend == "estimate":
-        return EstimateMeasurer()
-    return default_measurer()

@@ -23,7 +23,8 @@ from .. import ir
 from ..printer import print_kernel
 from .db import TuningDB
 from .executors import make_executor, result_of
-from .measure import Measurement, Measurer, default_measurer
+from .measure import Measurement, Measurer
+from .measurers import default_measurer
 from .space import DEFAULT_STAGES, Candidate, SearchSpace, kernel_key
 from .strategies import Strategy, make_strategy, nearest_pipelines
 
@@ -200,7 +201,7 @@ def result_from_db(db: TuningDB, run_id: int) -> tuple[TuneResult, Measurer, Any
     the stored text, the history from the DB, the measurer from the model version."""
     from ..parser import parse
     from ..targets import get_target
-    from .measure import measurer_for
+    from .measurers import measurer_for
 
     run = db.run(run_id)
     if run is None:
