@@ -36,6 +36,8 @@ from click.testing import CliRunner
 
 from transformer.cli import main
 
+pytestmark = pytest.mark.slow  # a fuzzer (hundreds of CLI runs): full tier only (tests/conftest.py)
+
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "examples").glob("*.ir"))
 

@@ -6,6 +6,7 @@ as running every iteration in order."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -64,6 +65,7 @@ def _outcome(k, inputs, vectorise):
         return e
 
 
+@pytest.mark.slow  # a fuzzer (hundreds of generated kernels): full tier only
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(stencil_programs(), st.integers(0, 2**32 - 1))
 def test_vectorised_equals_sequential(text: str, seed: int) -> None:

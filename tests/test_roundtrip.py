@@ -48,6 +48,7 @@ def test_examples_present() -> None:
         "add", "softmax", "layernorm", "rmsnorm", "matmul", "attention", "attention_causal", "conv2d"}
 
 
+@pytest.mark.slow  # a fuzzer (hundreds of generated kernels): full tier only
 @settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(kernels())
 def test_generated_kernels_round_trip(k: ir.Kernel) -> None:
