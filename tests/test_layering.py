@@ -14,6 +14,7 @@ deliberately broken trees and check that it catches them.
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import networkx as nx
@@ -40,12 +41,18 @@ def _module_name(path: Path) -> str:
 
 
 def repo_sources() -> dict[str, tuple[str, bool]]:
-    """{module: (source, is_package)} for every module of the checked packages."""
-    out = {}
+    """{module: (source, is_package)} for every module of the checked packages (a fresh
+    dict each call: tests edit their copy)."""
+    return dict(_read_sources())
+
+
+@functools.lru_cache(maxsize=1)
+def _read_sources() -> tuple[tuple[str, tuple[str, bool]], ...]:
+    out = []
     for pkg in PACKAGES:
         for path in sorted((ROOT / pkg).rglob("*.py")):
-            out[_module_name(path)] = (path.read_text(), path.name == "__init__.py")
-    return out
+            out.append((_module_name(path), (path.read_text(), path.name == "__init__.py")))
+    return tuple(out)
 
 
 def _type_only_nodes(tree: ast.AST) -> set[int]:
@@ -57,7 +64,8 @@ def _type_only_nodes(tree: ast.AST) -> set[int]:
     return out
 
 
-def imports_of(module: str, source: str, is_package: bool, *, runtime_only: bool = False) -> set[str]:
+@functools.lru_cache(maxsize=None)
+def imports_of(module: str, source: str, is_package: bool, *, runtime_only: bool = False) -> frozenset[str]:
     """Absolute names of the modules `module` imports (anywhere in its text; with
     `runtime_only`, not those under `if TYPE_CHECKING:`)."""
     out: set[str] = set()
@@ -79,7 +87,7 @@ def imports_of(module: str, source: str, is_package: bool, *, runtime_only: bool
             out.add(mod)
             # `from pkg import sub` names a submodule when one exists; resolved by the caller
             out.update(f"{mod}.{a.name}" for a in node.names)
-    return out
+    return frozenset(out)
 
 
 def import_graph(sources: dict[str, tuple[str, bool]], *, runtime_only: bool = False) -> nx.DiGraph:
