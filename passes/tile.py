@@ -62,8 +62,8 @@ Rewrite (add, `tile{ew.i=64,ew.j=256}`):
 Policy of `tile` without parameters (`choose_tiles`): for each nest, the band of its outer
 loop and, if perfectly nested, the next one. The Z3 capacity solver
 (`transformer.capacity.solver_tiles`) picks the largest tiles (cube-legal multiples of 16
-preferred) whose staged buffers fit every scope budget *twice* (room for `double_buffer`
-afterwards), keeping at least two tiles on the band's outer loop (something to prefetch);
+preferred) for which the kernel `double_buffer` would then make — its staged buffers twice
+and the lowering's vector temporaries — fits every scope (so it vectorises), keeping at least two tiles on the band's outer loop (something to prefetch);
 a nest where nothing fits is left untiled. Without the solver, the fallback is the largest
 power-of-two tiles (at most 256 and at most the extent) under the same budgets, trying the
 same cap for all loops of the band and halving it until it fits.
@@ -194,8 +194,9 @@ def _default_bands(kernel: ir.Kernel) -> list[list[tuple[str, ir.For]]]:
 def choose_tiles(kernel: ir.Kernel, target: Any = None) -> dict[str, int]:
     """Tile sizes for `tile` without parameters (see the module docstring for the policy).
 
-    This is the one place to plug the capacity solver (`transformer.capacity.best_tiles`)
-    in: it returns `{loop name: tile size}` and `tile` does the rest."""
+    This is the one place to plug the capacity solver in: `solver_tiles` searches sizes
+    through `tile_footprint` (what the emitted kernel allocates for given sizes) and
+    returns `{loop name: tile size}`; `tile` does the rest."""
     sizes = kernel.size_values()
     bands = _default_bands(kernel)
     loops = {n: R.loop_extent(lp, sizes) or 1 for band in bands for n, lp in band}
@@ -212,13 +213,14 @@ def choose_tiles(kernel: ir.Kernel, target: Any = None) -> dict[str, int]:
             n = band[0][0]
             if loops[n] >= 2:
                 candidates[n] = tuple(c for c in candidates[n] if c <= loops[n] // 2) or (1,)
-
-        def dry_run(k: ir.Kernel, req: Mapping[str, int]) -> ir.Kernel:
-            # reserve=2: leave room for `double_buffer` to give every staged buffer 2 stages
-            return tile_kernel(k, tuple(req.items()), target, TraceEntry("tile"), reserve=2)
+        # bands are per top-level nest: the solver solves them separately
+        nests = {n: i for i, band in enumerate(bands) for n, _ in band}
+        from transformer.printer import print_kernel
 
         try:
-            return solver_tiles(kernel, loops, target, candidates=candidates, apply=dry_run, partial=True)
+            return solver_tiles(kernel, loops, target, candidates=candidates, partial=True,
+                                footprint=tile_footprint(kernel, target), nests=nests,
+                                cache_key=print_kernel(kernel))
         except CapacityError:
             pass
     chosen: dict[str, int] = {}
@@ -237,6 +239,41 @@ def choose_tiles(kernel: ir.Kernel, target: Any = None) -> dict[str, int]:
             chosen.update(req)
             break
     return chosen
+
+
+def tile_footprint(kernel: ir.Kernel, target: Any = None) -> Any:
+    """The footprint function `solver_tiles` searches with: `{loop: size}` -> the buffers
+    (and API temp need) of the kernel `tile` then `double_buffer` would emit — every
+    staged local with its stages and the lowering's vector temporaries — or None when
+    `tile` refuses the sizes.  `reserve=2` refuses sizes whose single-stage buffers exceed
+    half a scope, so there is room for `double_buffer` whichever pipeline follows."""
+    from transformer.capacity.tiles import kernel_footprint
+    from transformer.check import check_kernel
+
+    from .double_buffer import DoubleBuffer
+
+    piped = [True]  # whether the last dry run found a loop to pipeline
+
+    def dry_run(k: ir.Kernel, req: Mapping[str, int]) -> ir.Kernel:
+        out = tile_kernel(k, tuple(req.items()), target, TraceEntry("tile"), reserve=2)
+        if check_kernel(out):
+            raise PassError("tile", "tile produced an invalid kernel")
+        try:
+            out = DoubleBuffer().run(out, target, TraceEntry("double_buffer"))
+            piped[0] = True
+        except PassError:  # nothing to pipeline (or unsafe): the tiles stay single-staged
+            piped[0] = False
+        return out
+
+    def footprint(req: Mapping[str, int]) -> Any:
+        got = plain(req)
+        if got is None:
+            return None
+        # preferred: sizes for which `double_buffer` has a loop to pipeline
+        return (*got, piped[0])
+
+    plain = kernel_footprint(dry_run, kernel, target)
+    return footprint
 
 
 # --------------------------------------------------------------------------------------

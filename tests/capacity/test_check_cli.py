@@ -1,5 +1,6 @@
 """`ascx check` and `ascx targets`: exit codes, table, JSON, unknown; examples after their
-documented pipelines fit, with totals equal to an independent byte count; `tile` without
+documented pipelines fit, with totals equal to what the emitted plan allocates (TQue/TBuf
+sizes summed from the plan); `tile` without
 parameters (and `solver_tiles`) picks tiles `ascx check` accepts at two size settings."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from allocation import kernel_plan_totals
 from documented import ROWS
 from transformer.cli import main
 
@@ -203,74 +205,7 @@ def test_targets_list_and_one() -> None:
     assert r.exit_code == 2 and "unknown target" in r.stderr
 
 
-# ---- examples: totals equal an independent count ----------------------------------------
-def independent_totals(kernel) -> dict[str, int]:
-    """Per scope: peak over top-level statements of sum(roundup32(prod(dims) x dtype
-    bytes) x stages) of the locals live there (live = between the first and last
-    top-level statement mentioning it). Stages: 2 when a copy into or out of the local
-    sits under a loop annotated @pipeline(stages=2), else 1."""
-    from transformer import ir
-
-    sizes = kernel.size_values()
-    nbytes = {"f16": 2, "bf16": 2, "f32": 4, "i8": 1, "i32": 4}
-
-    def ev(e):
-        if isinstance(e, ir.IntLit):
-            return e.value
-        if isinstance(e, ir.Name):
-            return sizes[e.name]
-        a, b = ev(e.lhs), ev(e.rhs)
-        return {"+": a + b, "-": a - b, "*": a * b}[e.op]
-
-    locs = [t for t in kernel.buffers if t.kind == "local"]
-    names = {t.name for t in locs}
-    mentioned: dict[str, list[int]] = {n: [] for n in names}
-    staged: dict[str, int] = {n: 1 for n in names}
-
-    def scan(stmts, top, piped):
-        for i, s in enumerate(stmts):
-            t = i if top is None else top
-            text_names = set()
-            if isinstance(s, ir.Copy):
-                text_names |= {s.dst.tensor, s.src.tensor}
-                for n in {s.dst.tensor, s.src.tensor} & names:
-                    if piped:
-                        staged[n] = max(staged[n], piped)
-            for e in ir.stmt_exprs(s):
-                for x in ir.sub_exprs(e):
-                    if isinstance(x, ir.Access):
-                        text_names.add(x.tensor)
-                    elif isinstance(x, ir.Name):
-                        text_names.add(x.name)
-            for n in text_names & names:
-                mentioned[n].append(t)
-            if isinstance(s, ir.For):
-                a = s.annotation("pipeline")
-                scan(s.body, t, (a.get("stages") if a else None) or piped)
-
-    scan(kernel.body, None, None)
-    one = {t.name: (-(-(nbytes[t.dtype] * _prod([ev(d) for d in t.shape])) // 32) * 32)
-           * staged[t.name] for t in locs}
-    per: dict[str, int] = {}
-    for scope in {t.scope for t in locs}:
-        members = [t for t in locs if t.scope == scope]
-        points = sorted({p for t in members for p in mentioned[t.name]}) or [0]
-        best = 0
-        for p in points:
-            live = [t for t in members if not mentioned[t.name]
-                    or min(mentioned[t.name]) <= p <= max(mentioned[t.name])]
-            best = max(best, sum(one[t.name] for t in live))
-        per[scope] = best
-    return per
-
-
-def _prod(xs):
-    out = 1
-    for x in xs:
-        out *= x
-    return out
-
-
+# ---- examples: totals equal what the emitted plan allocates ----------------------------
 def printed_totals(out: str, target: str = "ascend910b2") -> dict[str, str]:
     totals, scope = {}, None
     for line in out.splitlines():
@@ -294,7 +229,7 @@ def assert_check_matches_count(name: str, pipeline: str, sizes: dict[str, int]) 
     assert r.exit_code == 0, f"{name} {sizes} `{pipeline}`:\n{r.output}{r.stderr}"
     kernel, _ = run_pipeline(load_kernel(path, tuple(f"{k}={v}" for k, v in sizes.items())),
                              pipeline, "ascend910b2")
-    want = {s: fmt_bytes(v) for s, v in independent_totals(kernel).items()}
+    want = {s: fmt_bytes(v) for s, v in kernel_plan_totals(kernel).items()}
     assert printed_totals(r.output) == want, r.output
 
 
@@ -318,16 +253,21 @@ def test_solver_tiles_are_accepted_by_check(name: str) -> None:
     """`solver_tiles` over the loops `tile` would pick, at two size settings: the chosen
     `tile{...}` is accepted by `ascx check` with totals equal to the independent count."""
     from passes._rewrite import loop_extent
-    from passes.tile import _default_bands
+    from passes.base import TraceEntry
+    from passes.tile import _default_bands, tile_kernel
 
     from transformer.capacity import solver_tiles
     from transformer.cli_common import load_kernel
+
+    def apply(k, req):
+        return tile_kernel(k, tuple(req.items()), "ascend910b2", TraceEntry("tile"))
 
     for sizes in SIZES.get(name, [{}]):
         k = load_kernel(str(EXAMPLES / f"{name}.ir"), tuple(f"{a}={b}" for a, b in sizes.items()))
         loops = {n: loop_extent(lp, k.size_values()) for band in _default_bands(k)
                  for n, lp in band}
-        best = solver_tiles(k, loops, "ascend910b2")
+        nests = {n: i for i, band in enumerate(_default_bands(k)) for n, _ in band}
+        best = solver_tiles(k, loops, "ascend910b2", apply=apply, nests=nests)
         assert set(best) == set(loops)
         pipeline = "tile{" + ",".join(f"{a}={b}" for a, b in best.items()) + "}"
         assert_check_matches_count(name, pipeline, sizes)

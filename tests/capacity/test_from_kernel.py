@@ -224,15 +224,40 @@ def test_kernel_without_locals_is_trivially_sat() -> None:
     assert "no on-chip buffers" in text and text.rstrip().endswith("sat: fits on ascend910b2")
 
 
-def test_api_temp_is_reserved_when_needed() -> None:
+def test_api_temp_is_reserved_where_an_emitted_instruction_needs_it(monkeypatch) -> None:
+    """The reserve follows the instructions the lowering emits: a `select` runs as scalar
+    code today (no Select/Compare instruction), so nothing is reserved; an instruction in
+    `API_TEMP_INSTRUCTIONS` reserves it in the model and shrinks the lowering's room."""
+    from transformer.lower import lower_kernel
+    from transformer.lower import temporaries
+
     assert not needs_api_temp(parse(vec_kernel(256)))
-    red = vec_kernel(256).replace("for i in 0..256 { Zt[i] = Xt[i] + Yt[i] }",
-                                  "for i in 0..256 { Zt[i] = select(Xt[i] > Yt[i], Xt[i], Yt[i]) }")
-    k = parse(red)
+    sel = parse(vec_kernel(256).replace(
+        "for i in 0..256 { Zt[i] = Xt[i] + Yt[i] }",
+        "for i in 0..256 { Zt[i] = select(Xt[i] > Yt[i], Xt[i], Yt[i]) }"))
+    assert not needs_api_temp(sel)
+    assert check_kernel_capacity(sel, "ascend910b2").per_scope["ub"].usable == 192 * KiB
+    # Pretend `Add` took the shared temp area: 6 x 16 KiB + 2 x 48 KiB locals (all of UB)
+    # fit without the reserve, not with it; the plan falls back for capacity, the model
+    # says unsat, both because of the same 8 KiB.
+    big = parse(vec_kernel(8192).replace("local Zt: f16[8192] @ub",
+                                         "local Zt: f16[8192] @ub\n  local W: f16[49152] @ub")
+                .replace("Zt[i] = Xt[i] + Yt[i] }", "Zt[i] = Xt[i] + Yt[i] }\n"
+                         "    for w in 0..49152 { W[w] = 0.0 }"))
+    assert check_kernel_capacity(big, "ascend910b2").status == "sat"
+    assert not [n for n in lower_kernel(big).nests if n.capacity]
+    monkeypatch.setattr(temporaries, "API_TEMP_INSTRUCTIONS", frozenset({"Add"}))
+    from transformer.capacity import from_kernel
+
+    from_kernel._ALLOC_CACHE.clear()
+    k = parse(vec_kernel(256))
     assert needs_api_temp(k)
     res = check_kernel_capacity(k, "ascend910b2")
     assert res.api_temp and res.per_scope["ub"].usable == 184 * KiB
     assert check_kernel_capacity(k, "ascend910b2", api_temp=False).per_scope["ub"].usable == 192 * KiB
+    assert check_kernel_capacity(big, "ascend910b2").status == "unsat"
+    assert [n for n in lower_kernel(big).nests if n.capacity]
+    from_kernel._ALLOC_CACHE.clear()
 
 
 def test_free_size_is_chosen_by_the_solver() -> None:
@@ -345,7 +370,10 @@ def test_solver_tiles_partial_leaves_out_nests_where_nothing_fits() -> None:
     loops = {n: loop_extent(lp, k.size_values()) for band in _default_bands(k) for n, lp in band}
     # fused attention without K/V blocking stages whole K and V rows whatever the query tile
     assert loops == {"qk": 1024}
+    from passes.tile import tile_footprint
+
+    fp = tile_footprint(k, "ascend910b2")
     with pytest.raises(NoFeasibleTilesError) as e:
-        solver_tiles(k, loops, "ascend910b2")
+        solver_tiles(k, loops, "ascend910b2", footprint=fp)
     assert "fit on ascend910b2" in e.value.summary
-    assert solver_tiles(k, loops, "ascend910b2", partial=True) == {}
+    assert solver_tiles(k, loops, "ascend910b2", footprint=fp, partial=True) == {}

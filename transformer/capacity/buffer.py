@@ -42,6 +42,10 @@ class Buffer:
     loc:           source location, for diagnostics.
     live:          (first, last) program points where it is live, inclusive; None = whole
                    kernel.  Only buffers live at the same point share capacity.
+    row_align:     when > 0, the innermost dim is padded to a multiple of this many bytes
+                   (the lowering pads UB rows to 32 B so every row starts aligned).
+    slots:         the allocation holds this many slots of bytes(shape), each rounded to
+                   the scope alignment (vector temporaries: one TBuf of n aligned slots).
     """
 
     name: str
@@ -56,6 +60,8 @@ class Buffer:
     origin: str = ""
     loc: str | None = None
     live: tuple[int, int] | None = None
+    row_align: int = 0
+    slots: int = 1
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "scope", self.scope.lower())
@@ -78,6 +84,9 @@ class Buffer:
                 raise InvalidBufferError(f"buffer {self.name}: dim {d} must be >= 1")
             if isinstance(d, str) and not d.strip():
                 raise InvalidBufferError(f"buffer {self.name}: empty symbolic dim")
+        if not isinstance(self.slots, int) or self.slots < 1:
+            raise InvalidBufferError(f"buffer {self.name}: slots must be an int >= 1, "
+                                     f"got {self.slots!r}")
         if self.live is not None and (len(self.live) != 2 or self.live[0] > self.live[1]):
             raise InvalidBufferError(f"buffer {self.name}: live must be (first, last), "
                                      f"first <= last")
@@ -102,4 +111,5 @@ class Buffer:
     def shape_text(self, env: dict[str, int] | None = None) -> str:
         """`128x64`, or `kv.jx64` / `128x64` with `env` substituted."""
         env = env or {}
-        return "x".join(str(env.get(d, d)) if isinstance(d, str) else str(d) for d in self.shape)
+        dims = "x".join(str(env.get(d, d)) if isinstance(d, str) else str(d) for d in self.shape)
+        return f"{self.slots} slots of {dims}" if self.slots > 1 else dims

@@ -9,8 +9,13 @@ What is read from the kernel (see docs/capacity.md, "From a kernel"):
 
 * every `local NAME: DTYPE[DIMS] @SCOPE`, dims evaluated with the kernel's `size` values
   (after `--size`); `temp`s are notionally in GM and are not counted;
-* stages: `transformer.loops.buffer_stages(kernel)`: n for a buffer copied directly in the
-  body of a `@pipeline(stages=n)` loop (what `double_buffer` writes), else 1;
+* what the lowering allocates (`transformer.lower.temporaries.ub_allocation`, the lowering
+  itself): stages (queue depth), rows padded to 32 B, locals moved to the GM workspace, and
+  per phase the vector temporaries TBuf (`tmpBuf<i>`: expression temporaries, Cast staging,
+  reduction work areas) — so the proof and the emitted code cannot disagree.  Without a
+  lowering (`free` sizes, or a kernel the code generator refuses): stages from
+  `transformer.loops.buffer_stages(kernel)` (n for a buffer copied directly in the body of
+  a `@pipeline(stages=n)` loop), no temporaries;
 * TPosition (what the lowering will use): ub -> VECIN when filled by a copy from GM, VECOUT
   when copied out to GM, VECCALC otherwise; l1 -> B1 when it feeds an l0b buffer, else A1;
   l0a -> A2; l0b -> B2; l0c -> CO1.  l0a/l0b/l0c buffers are cube operands;
@@ -22,8 +27,9 @@ What is read from the kernel (see docs/capacity.md, "From a kernel"):
   innermost loop enclosing its copies, named as passes name loops).
 
 API temp (`api_temp=None`, automatic): the target's UB API temp area is reserved when the
-kernel has a UB local and uses `select`, a comparison, or a reduction into a UB local (they
-lower to Select/Compare/Reduce* APIs that take a shared temp buffer).
+lowering emits (or wants to emit) an instruction that takes it implicitly
+(`transformer.lower.temporaries.API_TEMP_INSTRUCTIONS`); reductions pass their own work
+slot, so no instruction selected today needs it.
 """
 
 from __future__ import annotations
@@ -110,6 +116,27 @@ def _loop_namer(kernel: ir.Kernel) -> Mapping[tuple[int, ...], str]:
         if ref.path not in best or (rank, name) < best[ref.path]:
             best[ref.path] = (rank, name)
     return {p: n for p, (_, n) in best.items()}
+
+
+_ALLOC_CACHE: list[tuple[ir.Kernel, str, Any]] = []
+
+
+def ub_allocation(kernel: ir.Kernel, target: Target) -> Any:
+    """What the lowering allocates on chip (`transformer.lower.temporaries.ub_allocation`),
+    or None when the kernel cannot be lowered (the model then reads the IR alone).
+    The last few results are kept (check, the gate and the table ask for the same kernel)."""
+    for k, name, a in _ALLOC_CACHE:
+        if k is kernel and name == target.name:
+            return a
+    from ..lower.temporaries import ub_allocation as lowered
+
+    try:
+        a = lowered(kernel, target)
+    except AscxError:
+        a = None
+    _ALLOC_CACHE.insert(0, (kernel, target.name, a))
+    del _ALLOC_CACHE[8:]
+    return a
 
 
 # --------------------------------------------------------------------------------------
@@ -260,23 +287,32 @@ def _pipeline_loop(chains: Iterable[tuple[tuple[tuple[int, ...], ir.For], ...]]
 
 def kernel_buffers(kernel: ir.Kernel, target: Target | str | None = None, *,
                    free: Iterable[str] = ()) -> list[Buffer]:
-    """Every `local` of `kernel` as a capacity `Buffer` (declaration order).
+    """Every `local` of `kernel` as a capacity `Buffer` (declaration order), then the vector
+    temporaries of every phase that has some (`tmpBuf<i>`, origin "vector temporaries of
+    nest `h`").
 
-    free: names of `size`s to keep symbolic (the solver chooses them); such a size may
-    appear in a local's shape only as a whole dim.  Other sizes take the kernel's values.
-    `target` is accepted for symmetry (positions are target-independent today).
+    Stages, row padding, liveness and the temporaries are what the lowering allocates
+    (`ub_allocation`): a local the lowering moves to the GM workspace (used by several
+    phases) is a `gm` buffer (not counted).  free: names of `size`s to keep symbolic (the
+    solver chooses them); such a size may appear in a local's shape only as a whole dim, and
+    the kernel is not lowered (stages from `@pipeline`, no temporaries: they depend on the
+    size).  Other sizes take the kernel's values.
     """
-    if target is not None:
-        resolve_target(target)
+    tgt = resolve_target(target)
     free_set = frozenset(free)
     env = {k: v for k, v in kernel.size_values().items() if k not in free_set}
     locals_ = [t for t in kernel.buffers if t.kind == "local"]
     if not locals_:
         return []
+    alloc = None if free_set else ub_allocation(kernel, tgt)
     uses = _walk(kernel, {t.name for t in locals_})
     names = _loop_namer(kernel)
-    stages_of = buffer_stages(kernel)
-    tops = {n: (min(u.tops), max(u.tops)) for n, u in uses.items() if u.tops}
+    stages_of = buffer_stages(kernel) if alloc is None else {}
+    if alloc is not None:
+        tops = {n: alloc.phase_range[a.phase] for n, a in alloc.locals.items()}
+        tops.update({f"\0{t.phase}": (t.first, t.last) for t in alloc.temporaries})
+    else:
+        tops = {n: (min(u.tops), max(u.tops)) for n, u in uses.items() if u.tops}
     # When every used local spans the same top-level range, liveness adds nothing.
     same = len(set(tops.values())) <= 1
     out: list[Buffer] = []
@@ -285,7 +321,8 @@ def kernel_buffers(kernel: ir.Kernel, target: Target | str | None = None, *,
         shape = tuple(_dim(e, env, free_set, f"local `{t.name}`") for e in t.shape)
         copy_sites = [ch for _, ch in u.copies_in] or [ch for _, ch in u.copies_out]
         pl = _pipeline_loop(copy_sites)
-        stages = max(1, int(stages_of.get(t.name, 1)))
+        la = alloc.locals.get(t.name) if alloc is not None else None
+        stages = max(1, la.depth if la is not None else int(stages_of.get(t.name, 1)))
         # origin
         site = (pl[0], pl[1]) if pl else _innermost(copy_sites) or _innermost(u.loops)
         loop_name = None
@@ -295,6 +332,13 @@ def kernel_buffers(kernel: ir.Kernel, target: Target | str | None = None, *,
             origin = f"double_buffer on loop {loop_name}" if loop_name else "double_buffer"
         else:
             origin = f"loop {loop_name}" if loop_name else ""
+        loc = str(t.loc) if t.loc else None
+        if alloc is not None and la is None:
+            why = alloc.demoted.get(t.name)
+            out.append(Buffer(name=t.name, scope="gm", dtype=t.dtype, shape=shape,
+                              origin=f"GM workspace: {why}" if why else "unused: not allocated",
+                              loc=loc))
+            continue
         lens: list[CopyLen] = []
         for c, _ in u.copies_in + u.copies_out:
             n = _copy_len(c, kernel, env, free_set)
@@ -304,28 +348,30 @@ def kernel_buffers(kernel: ir.Kernel, target: Target | str | None = None, *,
             name=t.name, scope=(t.scope or "ub").lower(), dtype=t.dtype, shape=shape,
             stages=stages, position=_position(t, u, kernel) or None,
             cube_operand=(t.scope or "").lower() in CUBE_SCOPES, copy_lengths=tuple(lens),
-            origin=origin, loc=str(t.loc) if t.loc else None,
+            origin=origin, loc=loc, row_align=32 if la is not None and la.padded else 0,
             live=None if same or t.name not in tops else tops[t.name]))
+    taken = {t.name for t in kernel.tensors()}
+    for pt in alloc.temporaries if alloc is not None else ():
+        name = f"tmpBuf{pt.phase}"
+        while name in taken:
+            name += "_"
+        nests = list(dict.fromkeys(n for n, _ in pt.nests))
+        what = ("nest " if len(nests) == 1 else "nests ") + ", ".join(f"`{n}`" for n in nests)
+        out.append(Buffer(
+            name=name, scope="ub", dtype="f32", shape=(pt.elems,), slots=max(1, pt.slots),
+            position="VECCALC",
+            origin=f"vector temporaries of {what} ({', '.join(pt.purposes)})",
+            live=None if same else (pt.first, pt.last)))
     return out
 
 
-def needs_api_temp(kernel: ir.Kernel) -> bool:
-    """Whether the emitted code will use APIs that take the UB shared temp area."""
-    ub = {t.name for t in kernel.buffers if t.kind == "local" and (t.scope or "") == "ub"}
-    if not ub:
+def needs_api_temp(kernel: ir.Kernel, target: Target | str | None = None) -> bool:
+    """Whether the emitted code uses an instruction that takes the UB shared temp area
+    (`transformer.lower.temporaries.API_TEMP_INSTRUCTIONS`), vectorised or wanting to be."""
+    if not any(t.kind == "local" and (t.scope or "ub") == "ub" for t in kernel.buffers):
         return False
-    for s in ir.iter_stmts(kernel.body):
-        if isinstance(s, ir.Assign) and s.op in ir.REDUCE_OPS:
-            tgt = s.target.tensor if isinstance(s.target, ir.Access) else s.target.name
-            if tgt in ub:
-                return True
-        for e in ir.stmt_exprs(s):
-            for x in ir.sub_exprs(e):
-                if isinstance(x, ir.Call) and x.func == "select":
-                    return True
-                if isinstance(x, ir.Binary) and x.op in ir.COMPARE_OPS:
-                    return True
-    return False
+    alloc = ub_allocation(kernel, resolve_target(target))
+    return bool(alloc is not None and alloc.api_temp)
 
 
 _POINT = re.compile(r"at program point (\d+)")
@@ -353,7 +399,7 @@ def check_kernel_capacity(kernel: ir.Kernel, target: Target | str | None = None,
     """
     tgt = resolve_target(target)
     bufs = list(buffers) if buffers is not None else kernel_buffers(kernel, tgt, free=free)
-    reserve = needs_api_temp(kernel) if api_temp is None else bool(api_temp)
+    reserve = needs_api_temp(kernel, tgt) if api_temp is None else bool(api_temp)
     res = check(bufs, tgt, timeout_ms=timeout_ms, api_temp=reserve, hints=hints,
                 use_cache=use_cache)
     if res.explanations:
@@ -407,6 +453,7 @@ def report_dict(kernel: ir.Kernel, res: CapacityResult, buffers: Sequence[Buffer
         "stages": b.stages, "position": b.position, "cube_operand": b.cube_operand,
         "copy_lengths": [list(c) if isinstance(c, tuple) else c for c in b.copy_lengths],
         "origin": b.origin, "loc": b.loc, "live": list(b.live) if b.live else None,
+        "row_align": b.row_align, "slots": b.slots,
     } for b in buffers]
     if not buffers:
         d["note"] = "no on-chip buffers (the kernel declares no `local`): nothing to fit"

@@ -105,9 +105,13 @@ class System:
 
 
 def bytes_expr(b: Buffer) -> E.Expr:
-    """bytes(b) = sizeof(dtype) * prod(shape)."""
-    return E.prod(E.const(b.elem_bytes), *(E.var(d) if isinstance(d, str) else E.const(d)
-                                           for d in b.shape))
+    """bytes(b) = sizeof(dtype) * prod(shape); with `row_align` a (rank >= 2), the innermost
+    dim's bytes are rounded up to a: prod(shape[:-1]) * roundup(sizeof * shape[-1], a)."""
+    dims = [E.var(d) if isinstance(d, str) else E.const(d) for d in b.shape]
+    if b.row_align and len(dims) >= 2:
+        row = E.roundup(E.prod(E.const(b.elem_bytes), dims[-1]), b.row_align)
+        return E.prod(row, *dims[:-1])
+    return E.prod(E.const(b.elem_bytes), *dims)
 
 
 def alloc_alignment(target: Target, scope: str) -> int:
@@ -116,8 +120,9 @@ def alloc_alignment(target: Target, scope: str) -> int:
 
 
 def alloc_expr(b: Buffer, target: Target) -> E.Expr:
-    """roundup(bytes(b), A_scope): the bytes one stage of `b` occupies."""
-    return E.roundup(bytes_expr(b), alloc_alignment(target, b.scope))
+    """roundup(bytes(b), A_scope) * slots(b): the bytes one stage of `b` occupies."""
+    one = E.roundup(bytes_expr(b), alloc_alignment(target, b.scope))
+    return one if b.slots == 1 else E.prod(one, E.const(b.slots))
 
 
 def scope_limit(target: Target, scope: str, api_temp: bool) -> int:

@@ -1,55 +1,88 @@
 """Solver-chosen tile sizes for `tile` without parameters (the `choose_tiles` seam).
 
-    from transformer.capacity.tiles import solver_tiles
-    solver_tiles(kernel, {"qk.i": 1024, "qk.j": 1024}, "ascend910b2")   # {"qk.i": 128, ...}
+    from transformer.capacity.tiles import solver_tiles, kernel_footprint
+    fp = kernel_footprint(dry_run, target)          # sizes -> buffers the emitted kernel allocates
+    solver_tiles(kernel, {"qk.i": 1024, "qk.j": 1024}, target, footprint=fp,
+                 nests={"qk.i": 0, "qk.j": 0})      # {"qk.i": 128, ...}
 
-How (always consistent with what `tile` really creates):
+The capacity package does not know how `tile` works: the caller gives it a *footprint
+function* `footprint({loop: size}) -> (buffers, api_temp)` — the on-chip buffers the
+emitted kernel allocates when those loops are tiled with those sizes (every `local`, with
+its stages, and the lowering's vector temporaries), or None when the sizes are refused.
+`passes/tile.py` builds it from a dry run of the pass (`kernel_footprint`).  Each call is a
+*dry run*; the search keeps their number small:
 
-1. **Probe.** `tile` is applied twice with two different candidate assignments (a dry run:
-   `passes.tile.tile_kernel`, or the `apply` callable you pass) and `kernel_buffers` of both
-   results are compared.  A buffer dim that equals the tile size of loop L in both probes
-   becomes the symbolic dim "L"; a dim equal in both is a constant; likewise for DataCopy
-   runs (constant x tile sizes).  That gives a symbolic `Buffer` list, the tile sizes
-   being Z3/search variables.
-2. **Search.** `best_tiles` over the candidate grid (objective: largest on-chip footprint;
-   ties toward multiples of 16/64) with every hard constraint of the capacity model.
-3. **Verify.** The winner is applied for real and `check_kernel_capacity` must say sat;
-   otherwise the next ranked assignments are tried.
-4. **Fallback.** When a dim is not a plain tile size (a conv halo `T + 2`, ...) or the
-   probes disagree on the buffer set, the grid is enumerated by dry runs instead, largest
-   tiles first, and the first assignment the checker proves sat wins.
+0. **Preference.** A footprint may carry a third element, False when the sizes fit but are
+   not preferred (`tile`: `double_buffer` finds no loop to pipeline); after such a fit the
+   search spends at most `SECOND_CHOICE_RUNS` more dry runs looking for a preferred one.
+1. **Nests separately.** Loops are grouped by `nests` (loop -> top-level nest).  The lowering
+   resets the pipe between top-level nests, so their buffers are never live together: each
+   group is solved alone, then the union is verified once (solved jointly, with the same
+   bounds, only when that fails — nests coupled through a shared local).
+2. **Lazy candidates.** The grid of candidate sizes (`tile_candidates` per loop) is never
+   built: points come from a heap, largest product of sizes first, one at a time.
+3. **First probe.** The grid's top point (or the nearest with pairwise distinct sizes) is
+   dry-run first; when it fits, the nest is done in one dry run.
+4. **Prune with the capacity model.** Otherwise a second probe is dry-run and both are
+   compared: a buffer dim equal to loop L's size in both probes becomes the symbolic dim
+   "L" (constants stay constants; DataCopy runs become constant x sizes).  The symbolic
+   `local`s (temporaries left out: their form depends on the sizes) are a lower bound of the
+   footprint, so a point they do not fit is pruned without a dry run.  With a model, points
+   are ranked by the objective over the model (`feasible_tiles`) when the nest's grid is
+   small, else taken lazily and filtered.
+5. **Verify.** Survivors are dry-run in rank order; the first whose real buffers `check`
+   proves sat wins — so `ascx check` accepts what is returned.
 
-Loops are solved nest by nest (loops of different top-level nests are independent, since
-the capacity model's liveness separates top-level nests); the union is verified at the end.
-Results are cached in-process by (printed kernel, loops, target, options).
-
-Raises `NoFeasibleTilesError` when no candidate assignment fits.
+Bounds: at most `max_dry_runs` dry runs per group and `time_budget_s` for the whole search
+(then the best verified so far, or `NoFeasibleTilesError`).  `LAST_STATS` records the last
+search (dry runs, pruned points, groups), for tests and benchmarks.  Results are cached
+in-process when the caller gives a `cache_key`.
 """
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import math
-from typing import Any, Callable, Iterable, Mapping, Sequence
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from .. import ir
 from ..targets import Target
 from .buffer import Buffer
 from .cache import LRU
 from .errors import CapacityError, NoFeasibleTilesError
-from .from_kernel import check_kernel_capacity, kernel_buffers, needs_api_temp
+from .evaluate import compile_checker
+from .model import build_system
 from .search import DEFAULT_CANDIDATES, feasible_tiles
-from .solve import DEFAULT_TIMEOUT_MS, resolve_target
+from .solve import DEFAULT_TIMEOUT_MS, check, resolve_target
 
 Apply = Callable[[ir.Kernel, Mapping[str, int]], ir.Kernel]
+Fit = tuple  # (buffers, api_temp) or (buffers, api_temp, preferred)
+Footprint = Callable[[Mapping[str, int]], "Fit | None"]
+SECOND_CHOICE_RUNS = 2  # dry runs spent looking for a preferred fit after a plain one
 
-MAX_DRY_RUNS = 200
+MAX_DRY_RUNS = 48       # per group of loops (one top-level nest)
+TIME_BUDGET_S = 20.0    # the whole search
+SMALL_GRID = 20_000     # rank a nest's whole grid over the model up to this many points
 SMALL = (1, 2, 4, 8)
 _CACHE: LRU[dict[str, int]] = LRU(256)
 
 
-class _Infeasible(Exception):
-    """A dry run the tile pass refused (PassError) or that did not type-check."""
+@dataclass
+class SearchStats:
+    """What the last `solver_tiles` did: dry runs (footprint calls), points pruned by the
+    capacity model without a dry run, groups solved, seconds."""
+
+    dry_runs: int = 0
+    pruned: int = 0
+    groups: int = 0
+    seconds: float = 0.0
+    per_group: list[int] = field(default_factory=list)
+
+
+LAST_STATS = SearchStats()
 
 
 def tile_candidates(extent: int, values: Iterable[int] | None = None) -> tuple[int, ...]:
@@ -67,32 +100,23 @@ def tile_candidates(extent: int, values: Iterable[int] | None = None) -> tuple[i
     return tuple(sorted(out)) or (extent,)
 
 
-def _default_apply(target: Any) -> Apply:
-    def apply(kernel: ir.Kernel, sizes: Mapping[str, int]) -> ir.Kernel:
-        from passes.base import PassError, TraceEntry
-        from passes.tile import tile_kernel
+def kernel_footprint(apply: Apply, kernel: ir.Kernel, target: Target | str | None = None
+                     ) -> Footprint:
+    """A footprint function from a dry run `apply(kernel, {loop: size}) -> kernel` (raising
+    an `AscxError`, e.g. the pass's refusal, marks the sizes infeasible): the buffers are
+    `kernel_buffers` of the result (what the lowering allocates, temporaries included)."""
+    from ..diagnostics import AscxError
+    from .from_kernel import kernel_buffers, needs_api_temp
 
-        from ..check import check_kernel
+    tgt = resolve_target(target)
+
+    def footprint(sizes: Mapping[str, int]) -> Fit | None:
         try:
-            out = tile_kernel(kernel, tuple(sizes.items()), target, TraceEntry("tile"))
-        except PassError as e:
-            raise _Infeasible(str(e)) from None
-        if check_kernel(out):
-            raise _Infeasible("tile produced an invalid kernel")
-        return out
-    return apply
-
-
-def _dry(apply: Apply, kernel: ir.Kernel, sizes: Mapping[str, int]) -> ir.Kernel:
-    try:
-        return apply(kernel, dict(sizes))
-    except _Infeasible:
-        raise
-    except Exception as e:  # PassError from a custom `apply`
-        from ..diagnostics import AscxError
-        if isinstance(e, AscxError):
-            raise _Infeasible(str(e)) from None
-        raise
+            k = apply(kernel, dict(sizes))
+        except AscxError:
+            return None
+        return kernel_buffers(k, tgt), needs_api_temp(k, tgt)
+    return footprint
 
 
 # --------------------------------------------------------------------------------------
@@ -102,10 +126,9 @@ def _dry(apply: Apply, kernel: ir.Kernel, sizes: Mapping[str, int]) -> ir.Kernel
 def _probes(cands: Mapping[str, tuple[int, ...]]) -> tuple[dict[str, int], dict[str, int]] | None:
     """Two assignments where every loop gets two different values and no two loops share
     a value in the same probe (so a dim maps back to exactly one loop)."""
-    names = list(cands)
     p1: dict[str, int] = {}
     p2: dict[str, int] = {}
-    for n in names:
+    for n in cands:
         vs = sorted(cands[n], reverse=True)
         a = next((v for v in vs if v not in p1.values() and v >= 16), None) or \
             next((v for v in vs if v not in p1.values()), None)
@@ -120,11 +143,16 @@ def _probes(cands: Mapping[str, tuple[int, ...]]) -> tuple[dict[str, int], dict[
     return p1, p2
 
 
+def is_temporaries(b: Buffer) -> bool:
+    """The lowering's vector temporaries (see `kernel_buffers`), not a `local`."""
+    return b.position == "VECCALC" and b.origin.startswith("vector temporaries")
+
+
 def _symbolize(b1: Sequence[Buffer], b2: Sequence[Buffer], p1: Mapping[str, int],
                p2: Mapping[str, int]) -> list[Buffer] | None:
     """Symbolic buffers from two probes, or None when some dim is not a plain tile size."""
-    if [(b.name, b.scope, b.dtype, b.stages, len(b.shape)) for b in b1] != \
-            [(b.name, b.scope, b.dtype, b.stages, len(b.shape)) for b in b2]:
+    if [(b.name, b.scope, b.dtype, b.stages, len(b.shape), b.row_align, b.slots) for b in b1] != \
+            [(b.name, b.scope, b.dtype, b.stages, len(b.shape), b.row_align, b.slots) for b in b2]:
         return None
     inv1 = {v: k for k, v in p1.items()}
 
@@ -167,12 +195,13 @@ def _symbolize(b1: Sequence[Buffer], b2: Sequence[Buffer], p1: Mapping[str, int]
         out.append(Buffer(x.name, x.scope, x.dtype, tuple(shape), stages=x.stages,  # type: ignore[arg-type]
                           position=x.position, cube_operand=x.cube_operand,
                           copy_lengths=tuple(runs), pad_allowed=x.pad_allowed,
-                          origin=x.origin, loc=x.loc, live=live))
+                          origin=x.origin, loc=x.loc, live=live, row_align=x.row_align,
+                          slots=x.slots))
     return out
 
 
 # --------------------------------------------------------------------------------------
-# the search
+# lazy candidates
 
 
 def _rank(env: Mapping[str, int]) -> tuple:
@@ -181,133 +210,263 @@ def _rank(env: Mapping[str, int]) -> tuple:
             tuple(sorted(vals, reverse=True)))
 
 
-def _fits(apply: Apply, kernel: ir.Kernel, env: Mapping[str, int], target: Target,
-          api_temp: bool | None, timeout_ms: int) -> bool:
-    try:
-        k = _dry(apply, kernel, env)
-    except _Infeasible:
-        return False
-    res = check_kernel_capacity(k, target, timeout_ms=timeout_ms, api_temp=api_temp,
-                                hints=False)
-    return res.status == "sat"
+def lazy_grid(cands: Mapping[str, tuple[int, ...]]) -> Iterator[dict[str, int]]:
+    """Every point of the candidate grid, largest product of sizes first (ties: more
+    multiples of 16, then of 64), generated from a heap without building the grid."""
+    names = list(cands)
+    vals = [sorted(cands[n], reverse=True) for n in names]
+    if not names:
+        yield {}
+        return
+    start = (0,) * len(names)
+
+    def key(ix: tuple[int, ...]) -> tuple:
+        r = _rank({n: vals[i][j] for i, (n, j) in enumerate(zip(names, ix))})
+        return tuple(-x if isinstance(x, int) else tuple(-y for y in x) for x in r)
+
+    heap = [(key(start), start)]
+    seen = {start}
+    while heap:
+        _, ix = heapq.heappop(heap)
+        yield {n: vals[i][j] for i, (n, j) in enumerate(zip(names, ix))}
+        for i in range(len(ix)):
+            if ix[i] + 1 < len(vals[i]):
+                nxt = ix[:i] + (ix[i] + 1,) + ix[i + 1:]
+                if nxt not in seen:
+                    seen.add(nxt)
+                    heapq.heappush(heap, (key(nxt), nxt))
 
 
-def _solve_group(kernel: ir.Kernel, cands: Mapping[str, tuple[int, ...]], target: Target,
-                 apply: Apply, api_temp: bool | None, objective: Any,
-                 timeout_ms: int) -> dict[str, int]:
-    """Best assignment for loops that belong together (one top-level nest)."""
-    probes = _probes(cands)
-    if probes is not None:
-        try:
-            k1, k2 = _dry(apply, kernel, probes[0]), _dry(apply, kernel, probes[1])
-            sym = _symbolize(kernel_buffers(k1, target), kernel_buffers(k2, target), *probes)
-        except _Infeasible:
-            sym = None
+# --------------------------------------------------------------------------------------
+# the search
+
+
+class _Budget:
+    """Dry runs and time left; counts into `LAST_STATS`."""
+
+    def __init__(self, footprint: Footprint, target: Target, api_temp: bool | None,
+                 timeout_ms: int, deadline: float) -> None:
+        self.footprint = footprint
+        self.target = target
+        self.api_temp = api_temp
+        self.timeout_ms = timeout_ms
+        self.deadline = deadline
+        self.runs = 0
+        self.memo: dict[tuple, Fit | None] = {}
+
+    def exhausted(self, limit: int) -> bool:
+        return self.runs >= limit or time.perf_counter() > self.deadline
+
+    def dry(self, env: Mapping[str, int]) -> Fit | None:
+        key = tuple(sorted(env.items()))
+        if key not in self.memo:
+            self.runs += 1
+            LAST_STATS.dry_runs += 1
+            self.memo[key] = self.footprint(env)
+        return self.memo[key]
+
+    def fits(self, env: Mapping[str, int]) -> bool:
+        fp = self.dry(env)
+        if fp is None:
+            return False
+        bufs, reserve = fp[0], fp[1]
+        res = check(bufs, self.target, timeout_ms=self.timeout_ms, hints=False,
+                    api_temp=reserve if self.api_temp is None else self.api_temp)
+        return res.status == "sat"
+
+    def preferred(self, env: Mapping[str, int]) -> bool:
+        """The footprint's third element (e.g. `double_buffer` applies); default True."""
+        fp = self.dry(env)
+        return fp is not None and (len(fp) < 3 or bool(fp[2]))
+
+
+def _second_probe(cands: Mapping[str, tuple[int, ...]], p1: Mapping[str, int],
+                  up: bool = False) -> dict[str, int] | None:
+    """A probe whose size differs from `p1`'s for every loop, sizes pairwise distinct:
+    the largest such sizes, or (`up`) the smallest ones above `p1`'s."""
+    p2: dict[str, int] = {}
+    for n in cands:
+        order = sorted((v for v in cands[n] if v > p1[n]), key=int) if up else \
+            sorted(cands[n], reverse=True)
+        vs = [v for v in order
+              if v != p1[n] and v not in p2.values() and (up or v not in p1.values())]
+        v = next(iter(vs), None) if up else \
+            next((x for x in vs if x >= 16), None) or next(iter(vs), None)
+        if v is None:
+            return None
+        p2[n] = v
+    return p2
+
+
+def _low_probe(cands: Mapping[str, tuple[int, ...]], floor: int = 16) -> dict[str, int] | None:
+    """Small sizes (the smallest >= `floor` when there is one), pairwise distinct: a probe
+    the pass accepts when larger ones are refused."""
+    p: dict[str, int] = {}
+    for n in cands:
+        vs = [v for v in sorted(cands[n]) if v not in p.values()]
+        v = next((x for x in vs if x >= floor), None) or next(iter(vs), None)
+        if v is None:
+            return None
+        p[n] = v
+    return p
+
+
+def _model(b: _Budget, cands: Mapping[str, tuple[int, ...]], p1: Mapping[str, int]
+           ) -> tuple[list[Buffer], bool] | None:
+    """Symbolic locals (a lower bound of the footprint: the temporaries are left out) from
+    two dry-run probes: `p1` (already dry-run) and a second one, or, when `p1` was
+    refused, two small probes."""
+    pairs = []
+    if len(set(p1.values())) == len(p1) and b.dry(p1) is not None:
+        pairs.append((p1, _second_probe(cands, p1)))
+    for floor in (16, 1):
+        low = _low_probe(cands, floor)
+        if low is not None and all(q != low for q, _ in pairs):
+            pairs.append((low, _second_probe(cands, low, up=True) or _second_probe(cands, low)))
+    for q1, q2 in pairs:
+        if q2 is None:
+            continue
+        first, second = b.dry(q1), b.dry(q2)
+        if first is None or second is None:
+            continue
+        sym = _symbolize([x for x in first[0] if not is_temporaries(x)],
+                         [x for x in second[0] if not is_temporaries(x)], q1, q2)
         if sym is not None:
-            reserve = needs_api_temp(k1) if api_temp is None else api_temp
-            used = set().union(*(b.symbols() for b in sym)) if sym else set()
-            fixed = {n: max(cands[n]) for n in cands if n not in used}
-            try:
-                ranked = feasible_tiles(sym, target, {n: cands[n] for n in cands if n in used},
-                                        objective=objective, api_temp=reserve, limit=16,
-                                        timeout_ms=timeout_ms) if used else [{}]
-            except CapacityError:  # grid too large: enumerate by dry runs below
-                ranked = []
+            return sym, first[1] if b.api_temp is None else b.api_temp
+    return None
+
+
+def _candidates(b: _Budget, cands: Mapping[str, tuple[int, ...]], objective: Any,
+                model: tuple[list[Buffer], bool] | None) -> Iterator[dict[str, int]]:
+    """Points to verify, best first; pruned by the model's compiled predicate."""
+    if model is None:
+        yield from lazy_grid(cands)
+        return
+    sym, reserve = model
+    used = set().union(*(x.symbols() for x in sym)) if sym else set()
+    fixed = {n: max(cands[n]) for n in cands if n not in used}
+    free = {n: cands[n] for n in cands if n in used}
+    if not free:
+        yield dict(fixed)
+        return
+    if math.prod(len(v) for v in free.values()) <= SMALL_GRID:
+        try:
+            ranked = feasible_tiles(sym, b.target, free, objective=objective, api_temp=reserve,
+                                    timeout_ms=b.timeout_ms)
+        except CapacityError:
+            ranked = None
+        if ranked is not None:
+            total = math.prod(len(v) for v in free.values())
+            LAST_STATS.pruned += total - len(ranked)
             for env in ranked:
-                full = {**fixed, **env}
-                if _fits(apply, kernel, full, target, api_temp, timeout_ms):
-                    return {n: full[n] for n in cands}
-    # Fallback: enumerate by dry runs, largest tiles first.
-    grid = [dict(zip(cands, vs)) for vs in itertools.product(*cands.values())]
-    grid.sort(key=_rank, reverse=True)
-    for env in grid[:MAX_DRY_RUNS]:
-        if _fits(apply, kernel, env, target, api_temp, timeout_ms):
-            return env
+                yield {**fixed, **env}
+            return
+    system = build_system(sym, b.target, api_temp=reserve)
+    names = [v for v in system.variables]
+    ok = compile_checker(system, names, {})
+    for env in lazy_grid(free):
+        if ok(*(env[n] for n in names)):
+            yield {**fixed, **env}
+        else:
+            LAST_STATS.pruned += 1
+
+
+def _solve_group(b: _Budget, cands: Mapping[str, tuple[int, ...]], objective: Any,
+                 max_dry_runs: int) -> dict[str, int]:
+    """Best assignment for loops that belong together (one top-level nest)."""
+    start = b.runs
+    limit = start + max_dry_runs
+    top = next(lazy_grid(cands))
+    distinct = len(set(top.values())) == len(top)
+    probe = top if distinct else (_probes(cands) or (top, top))[0]
+    if probe == top and objective == "footprint" and b.fits(probe) and b.preferred(probe):
+        return probe
+    model = _model(b, cands, probe)
+    plain: dict[str, int] | None = None  # the best fit that is not preferred
+    for env in _candidates(b, cands, objective, model):
+        if b.exhausted(limit) or plain is not None and b.runs >= plain_at + SECOND_CHOICE_RUNS:
+            break
+        if b.fits(env):
+            if b.preferred(env):
+                return env
+            if plain is None:
+                plain, plain_at = env, b.runs
+    if plain is not None:
+        return plain
     smallest = {n: min(v) for n, v in cands.items()}
+    why = "dry-run budget spent" if b.exhausted(limit) else "none fits"
     raise NoFeasibleTilesError(
-        f"no candidate tiles of {', '.join(cands)} fit on {target.name}",
-        f"candidates: {dict(cands)}; smallest tried: {smallest}")
+        f"no candidate tiles of {', '.join(cands)} fit on {b.target.name}",
+        f"candidates: {dict(cands)}; smallest: {smallest}; {why} after {b.runs - start} dry runs")
 
 
-def _nest_of(kernel: ir.Kernel, name: str) -> int:
-    try:
-        from passes.base import resolve_loop
-        return resolve_loop(kernel, name, "tile").path[0]
-    except Exception:
-        return -1
-
-
-def solver_tiles(kernel: ir.Kernel, loops: Mapping[str, int], target: Target | str | None = None,
-                 *, candidates: Mapping[str, Iterable[int]] | None = None,
+def solver_tiles(kernel: ir.Kernel | None, loops: Mapping[str, int],
+                 target: Target | str | None = None, *,
+                 footprint: Footprint | None = None, apply: Apply | None = None,
+                 nests: Mapping[str, int] | None = None,
+                 candidates: Mapping[str, Iterable[int]] | None = None,
                  objective: Any = "footprint", api_temp: bool | None = None,
-                 apply: Apply | None = None, partial: bool = False,
-                 timeout_ms: int = DEFAULT_TIMEOUT_MS) -> dict[str, int]:
-    """The largest feasible tile sizes for `loops` ({loop name: extent}) of `kernel`.
+                 partial: bool = False, timeout_ms: int = DEFAULT_TIMEOUT_MS,
+                 max_dry_runs: int = MAX_DRY_RUNS, time_budget_s: float = TIME_BUDGET_S,
+                 cache_key: str | None = None) -> dict[str, int]:
+    """The largest feasible tile sizes for `loops` ({loop name: extent}).
 
-    For `passes/tile.py`'s `choose_tiles(kernel, target)` seam:
-
-        def choose_tiles(kernel, target=None):
-            sizes = kernel.size_values()
-            loops = {n: L.loop_extent(lp, sizes) for band in _default_bands(kernel)
-                     for n, lp in band}
-            try:
-                from transformer.capacity import CapacityError, solver_tiles
-                return solver_tiles(kernel, loops, target, partial=True)
-            except (ImportError, CapacityError):
-                pass                                  # the power-of-two policy below
-            ...
-
-    partial:    leave out (do not tile) the loops of a nest where nothing fits, instead of
-                raising `NoFeasibleTilesError` (e.g. attention fused without K/V blocking:
-                whole K and V rows are staged whatever the query tile).
-
+    footprint:  sizes -> (buffers, api_temp) of the emitted kernel, or None when refused
+                (see the module docstring); or give `apply` (a dry run returning the tiled
+                kernel: `kernel_footprint(apply, kernel, target)` is used).
+    nests:      loop -> top-level nest; loops of different nests are solved separately
+                (default: one group).
     candidates: per loop, the sizes to try (default `tile_candidates(extent)`).
-    objective:  "footprint" (largest tiles that fit), "reuse", or callable(env) -> float.
-    api_temp:   reserve the UB API temp (default: automatic, as `ascx check`).
-    apply:      the dry run, `apply(kernel, {loop: size}) -> tiled kernel`; default
-                `passes.tile.tile_kernel` (raising `PassError` marks a size infeasible).
-    Every returned assignment was applied and proven sat by `check_kernel_capacity`, so
-    `ascx check --passes 'tile{...}'` accepts it.  Raises `NoFeasibleTilesError` when no
-    candidate fits; cached by (printed kernel, loops, candidates, target, options).
+    objective:  "footprint" (largest tiles that fit), "reuse", or callable(env) -> float
+                (over the symbolic model, when the probes give one).
+    api_temp:   force the UB API temp reserve (default: what the footprint says).
+    partial:    leave out (do not tile) the loops of a nest where nothing fits, instead of
+                raising `NoFeasibleTilesError`.
+    Every returned assignment was dry-run and proven sat by `check`, so `ascx check
+    --passes 'tile{...}'` accepts it (for the footprint the caller gave).
     """
-    from ..printer import print_kernel
-
     tgt = resolve_target(target)
     if not loops:
         return {}
+    if footprint is None:
+        if apply is None or kernel is None:
+            raise TypeError("solver_tiles needs a footprint function (or apply and kernel)")
+        footprint = kernel_footprint(apply, kernel, tgt)
     cands = {n: tuple(candidates[n]) if candidates and n in candidates else tile_candidates(e)
              for n, e in loops.items()}
     key = None
-    if apply is None and not callable(objective):
+    if cache_key is not None and not callable(objective):
         import hashlib
         import json
-        key = hashlib.sha256(json.dumps([print_kernel(kernel), sorted(cands.items()), tgt.name,
-                                         objective, api_temp, timeout_ms]).encode()).hexdigest()
+        key = hashlib.sha256(json.dumps([cache_key, sorted(cands.items()), tgt.name,
+                                         objective, api_temp, timeout_ms, max_dry_runs,
+                                         sorted((nests or {}).items())]).encode()).hexdigest()
         hit = _CACHE.get(key)
         if hit is not None:
             return dict(hit)
-    run = apply or _default_apply(tgt)
-    if api_temp is None:
-        # The UB API temp is reserved for the whole kernel: decide it once, from a dry run
-        # tiling every loop (it depends on the kernel's structure, not on the sizes).
-        try:
-            api_temp = needs_api_temp(_dry(run, kernel, {n: min(v) for n, v in cands.items()}))
-        except _Infeasible:
-            api_temp = None
+    t0 = time.perf_counter()
+    LAST_STATS.__init__()  # type: ignore[misc]
+    b = _Budget(footprint, tgt, api_temp, timeout_ms, t0 + time_budget_s)
     groups: dict[int, dict[str, tuple[int, ...]]] = {}
     for n in cands:
-        groups.setdefault(_nest_of(kernel, n), {})[n] = cands[n]
+        groups.setdefault((nests or {}).get(n, 0), {})[n] = cands[n]
     chosen: dict[str, int] = {}
-    for _, g in sorted(groups.items()):
-        try:
-            chosen.update(_solve_group(kernel, g, tgt, run, api_temp, objective, timeout_ms))
-        except NoFeasibleTilesError:
-            if not partial:
-                raise
-    if len(groups) > 1 and chosen and not _fits(run, kernel, chosen, tgt, api_temp, timeout_ms):
-        # Nests coupled through a shared local: solve them together.
-        chosen = _solve_group(kernel, {n: cands[n] for n in chosen}, tgt, run, api_temp,
-                              objective, timeout_ms)
+    try:
+        for _, g in sorted(groups.items()):
+            before = b.runs
+            try:
+                chosen.update(_solve_group(b, g, objective, max_dry_runs))
+            except NoFeasibleTilesError:
+                if not partial:
+                    raise
+            finally:
+                LAST_STATS.per_group.append(b.runs - before)
+        LAST_STATS.groups = len(groups)
+        if len(groups) > 1 and chosen and not b.fits(chosen):
+            # Nests coupled through a shared local: solve them together.
+            chosen = _solve_group(b, {n: cands[n] for n in chosen}, objective, max_dry_runs)
+    finally:
+        LAST_STATS.seconds = time.perf_counter() - t0
     if key is not None:
         _CACHE.put(key, dict(chosen))
     return {n: chosen[n] for n in loops if n in chosen}
@@ -317,5 +476,6 @@ def clear_cache() -> None:
     _CACHE.clear()
 
 
-__all__ = ["CapacityError", "NoFeasibleTilesError", "clear_cache", "solver_tiles",
+__all__ = ["LAST_STATS", "CapacityError", "NoFeasibleTilesError", "SearchStats",
+           "clear_cache", "is_temporaries", "kernel_footprint", "lazy_grid", "solver_tiles",
            "tile_candidates"]

@@ -121,6 +121,8 @@ class Lowering:
         self.info: dict[str, TensorInfo] = {}
         self.method_names: set[str] = {"Init", "Process"}
         self.scope_cap = {s: int(self.target.scopes[s].usable.value) for s in ("ub", "l1", "l0a", "l0b", "l0c")}
+        self.demoted: dict[str, str] = {}  # local -> why it lives in the GM workspace
+        self.phase_range: dict[int, tuple[int, int]] = {}  # phase -> first, last top-level stmt
 
     # ---- helpers ----------------------------------------------------------------------
     def shape_of(self, t: ir.TensorDecl) -> tuple[int, ...]:
@@ -141,22 +143,25 @@ class Lowering:
     def split_phases(self) -> list[_PhaseSrc]:
         phases: list[_PhaseSrc] = []
         pending: list[ir.Stmt] = []
+        self.phase_range = {}
 
-        def flush() -> None:
+        def flush(i: int) -> None:
             if pending:
+                self.phase_range[len(phases)] = (i - len(pending), i - 1)
                 phases.append(_PhaseSrc(len(phases), f"stmts{len(phases)}", tuple(pending), loc=pending[0].loc))
                 pending.clear()
 
-        for s in self.kernel.body:
+        for i, s in enumerate(self.kernel.body):
             if isinstance(s, ir.For):
-                flush()
+                flush(i)
                 label = s.label or f"loop{len(phases)}"
                 a = s.annotation("cores")
                 n = int(a.get("n", 1) or 1) if a else 1
+                self.phase_range[len(phases)] = (i, i)
                 phases.append(_PhaseSrc(len(phases), label, (s,), cores=max(1, n), loc=s.loc))
             else:
                 pending.append(s)
-        flush()
+        flush(len(self.kernel.body))
         for ph in phases:
             used = ir.names_used(ph.stmts)
             ph.core = "cube" if any(self.decls[t].scope in CUBE_SCOPES for t in used
@@ -184,6 +189,7 @@ class Lowering:
                 demote[t.name] = f"used in the cube phase `{phs[0].label}` (the AIC has no UB)"
         if not demote:
             return False
+        self.demoted.update(demote)
         import dataclasses
 
         bufs = []
@@ -460,6 +466,7 @@ class PhaseEmitter:
         self.ex = ExprEmitter(low.kernel, low.names, self.load, self.scalar_ref)
         self.tmp_counter = 0
         self.no_vector_reason = ""
+        self.no_vector_need: Any = None  # the vector selection that did not fit in UB (temporaries.py)
 
     # ---- naming -----------------------------------------------------------------------
     def method_name(self, base: str) -> str:
@@ -579,6 +586,7 @@ class PhaseEmitter:
             from .vector import select_vector
 
             self.no_vector_reason = "instruction selection disabled" if not self.low.select else ""
+            self.no_vector_need = None
             sel = select_vector(self, s, depth) if self.low.select else None
             if sel is not None:
                 return sel
@@ -622,7 +630,16 @@ class PhaseEmitter:
     def record_scalar(self, s: ir.For, reason: str = "") -> None:
         why = reason or "no vector instruction matches"
         name = s.label or s.var
-        self.low.nests.append(NestChoice(f"{self.low.where(s)} `{name}`", ("GetValue", "SetValue"), why))
+        where = f"{self.low.where(s)} `{name}`"
+        need = self.no_vector_need
+        if need is not None and reason:
+            # the selection matched but its temporaries did not fit: record what it needs
+            choice = need.choice(where, why, capacity=True)
+            self.low.nests.append(NestChoice(where, ("GetValue", "SetValue"), why, choice.phase, name, choice.temp_bytes,
+                                             choice.temp_elems, choice.temp_slots, choice.temp_purposes, True,
+                                             choice.api_temp))
+        else:
+            self.low.nests.append(NestChoice(where, ("GetValue", "SetValue"), why, self.ph.index, name))
         self.low.warn(s, f"nest `{name}` falls back to scalar GetValue/SetValue code ({why}): slow, never wrong")
 
     def assign(self, s: ir.Assign, depth: int) -> list[Line]:

@@ -109,6 +109,15 @@ class NestChoice:
     where: str  # label / location of the nest
     instructions: tuple[str, ...]
     fallback: str = ""  # why scalar code was emitted ("" when an instruction was chosen)
+    # vector temporaries (`temporaries.py`): what the nest needs, vectorised or not
+    phase: int = -1
+    nest: str = ""  # loop label or variable
+    temp_bytes: int = 0  # slots x slot bytes
+    temp_elems: int = 0
+    temp_slots: int = 0
+    temp_purposes: tuple[str, ...] = ()
+    capacity: bool = False  # the fallback is caused by UB capacity (temporaries do not fit)
+    api_temp: bool = False  # its instructions take the UB API temp area (temporaries.py)
 
 
 @dataclass

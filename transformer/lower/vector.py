@@ -25,7 +25,8 @@ Instruction table (x, y vectors; s a scalar):
 | `s max= x`, `s min= x`, `s += x` (f32) | `ReduceMax`, `ReduceMin`, `ReduceSum`, then a scalar combine after `V_S` sync |
 
 A per-row scalar (`mx[i]` in `x[i, j] - mx[i]`) is read once per row with `GetValue` and fed
-to the scalar form of the instruction. Intermediates live in a per-phase `VECCALC` TBuf.
+to the scalar form of the instruction. Intermediates live in a per-phase `VECCALC` TBuf,
+sized and admitted by `temporaries.py` (the rule the capacity model shares).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from ..affine import Affine, to_affine
 from ..dtypes import Ty, promote
 from .cexpr import CTYPE
 from .plan import Line, NestChoice
+from .temporaries import fits, needs_api_temp, over_capacity, slot_bytes
 
 if TYPE_CHECKING:
     from .lower import PhaseEmitter
@@ -76,11 +78,26 @@ class _Sel:
         self.slots = 0
         self.free: list[int] = []
         self.used_slots = 0
-        self.slot_bytes = -(-n * 4 // 32) * 32
+        self.slot_bytes = slot_bytes(n)
         self.origin = ""
+        self.purposes: list[str] = []
 
     # ---- temporaries --------------------------------------------------------------------
-    def alloc(self, dtype: str) -> Vec:
+    @property
+    def need(self) -> int:
+        """Bytes of temporaries this selection uses (slots x slot bytes)."""
+        return self.slots * self.slot_bytes
+
+    def choice(self, where: str, fallback: str = "", capacity: bool = False) -> NestChoice:
+        """The plan record of this selection, with its temporaries."""
+        lp = self.loops[0]
+        return NestChoice(where, tuple(self.instrs), fallback, self.pe.ph.index,
+                          lp.label or lp.var, self.need, self.n, self.slots,
+                          tuple(self.purposes), capacity, needs_api_temp(self.instrs))
+
+    def alloc(self, dtype: str, purpose: str = "expression temporaries") -> Vec:
+        if purpose not in self.purposes:
+            self.purposes.append(purpose)
         k = self.free.pop() if self.free else self.slots
         if k == self.slots:
             self.slots += 1
@@ -150,14 +167,14 @@ class _Sel:
             return v
         if (v.dtype, dtype) not in (("f16", "f32"), ("f32", "f16")):
             raise NoMatch(f"no vector Cast {v.dtype} -> {dtype}")
-        out = self.out_for(dtype, dest)
+        out = self.out_for(dtype, dest, "Cast staging")
         mode = "CAST_NONE" if dtype == "f32" else "CAST_RINT"
         self.emit(f"Cast({out.ref}, {v.ref}, RoundMode::{mode}, {self.n});", "Cast")
         self.release(v)
         return out
 
-    def out_for(self, dtype: str, dest: Vec | None) -> Vec:
-        return dest if dest is not None and dest.dtype == dtype else self.alloc(dtype)
+    def out_for(self, dtype: str, dest: Vec | None, purpose: str = "expression temporaries") -> Vec:
+        return dest if dest is not None and dest.dtype == dtype else self.alloc(dtype, purpose)
 
     def compile(self, e: ir.Expr, dest: Vec | None = None) -> Vec | Scal:
         """Vector code for `e`; the last instruction writes `dest` when given and of the
@@ -296,8 +313,8 @@ class _Sel:
         v = self.as_type(self.compile(s.value), comp.dtype)
         if not isinstance(v, Vec):  # `s max= 2.0`: nothing to reduce over the loop
             raise NoMatch(f"the `{s.op}` operand does not depend on the loop")
-        res = self.alloc(comp.dtype)
-        work = self.alloc(comp.dtype)
+        res = self.alloc(comp.dtype, "reduction work areas")
+        work = self.alloc(comp.dtype, "reduction work areas")
         api = {"max=": "ReduceMax", "min=": "ReduceMin", "+=": "ReduceSum"}[s.op]
         self.emit(f"{api}({res.ref}, {v.ref}, {work.ref}, {self.n});", api)
         self.emit("SetFlag<HardEvent::V_S>(0);", "SetFlag")
@@ -371,10 +388,9 @@ def select_vector(pe: "PhaseEmitter", loop: ir.For, depth: int) -> list[Line] | 
                     raise NoMatch("reduction in a 2-D nest")
         for s in body:
             sel.store(s)  # type: ignore[arg-type]
-        ub_used = sum(-(-b.nbytes // 32) * 32 * b.depth for b in pe.buffers.values() if b.scope == "ub")
-        need = sel.slots * sel.slot_bytes
-        if ub_used + max(need, pe.ph.tmp_bytes) > low.scope_cap["ub"]:
-            raise NoMatch(f"{need} B of vector temporaries do not fit in UB")
+        if not fits(pe, sel.need, sel.instrs):
+            pe.no_vector_need = sel
+            raise NoMatch(over_capacity(pe, sel.need, sel.instrs))
     except NoMatch as e:
         if len(loops) == 2:
             alt = _interchanged(pe, loops, depth)
@@ -383,8 +399,9 @@ def select_vector(pe: "PhaseEmitter", loop: ir.For, depth: int) -> list[Line] | 
             return None  # let the inner loop try on its own
         pe.no_vector_reason = str(e)
         return None
-    pe.ph.tmp_bytes = max(pe.ph.tmp_bytes, sel.slots * sel.slot_bytes)
-    low.nests.append(NestChoice(where, tuple(sel.instrs)))
+    pe.no_vector_need = None
+    pe.ph.tmp_bytes = max(pe.ph.tmp_bytes, sel.need)
+    low.nests.append(sel.choice(where))
     return sel.lines
 
 
@@ -410,16 +427,15 @@ def _interchanged(pe: "PhaseEmitter", loops: list[ir.For], depth: int) -> list[L
     sel = _Sel(pe, [outer], n, depth + 1)
     try:
         sel.store(st)
-        ub_used = sum(-(-b.nbytes // 32) * 32 * b.depth for b in pe.buffers.values() if b.scope == "ub")
-        if ub_used + max(sel.slots * sel.slot_bytes, pe.ph.tmp_bytes) > low.scope_cap["ub"]:
+        if not fits(pe, sel.need, sel.instrs):
             return None
     except NoMatch:
         return None
     v = low.names(inner.var)
     lo, hi = pe.ex.index(inner.lo), pe.ex.index(inner.hi)
-    pe.ph.tmp_bytes = max(pe.ph.tmp_bytes, sel.slots * sel.slot_bytes)
-    low.nests.append(NestChoice(f"{low.where(outer)} `{outer.label or outer.var}` (vectorised over `{outer.var}`, "
-                                f"loop over `{inner.var}`)", tuple(sel.instrs)))
+    pe.ph.tmp_bytes = max(pe.ph.tmp_bytes, sel.need)
+    low.nests.append(sel.choice(f"{low.where(outer)} `{outer.label or outer.var}` (vectorised over `{outer.var}`, "
+                                f"loop over `{inner.var}`)"))
     return [Line(f"for (int32_t {v} = {lo}; {v} < {hi}; ++{v}) {{", depth, low.where(inner)), *sel.lines,
             Line("}", depth, low.where(inner))]
 
@@ -455,6 +471,7 @@ def _distributed(pe: "PhaseEmitter", loop: ir.For, depth: int) -> list[Line] | N
     lines: list[Line] = []
     instrs: list[str] = []
     need = 0
+    widest: _Sel | None = None
     for x in loop.body:
         inner = isinstance(x, ir.For)
         sel = _Sel(pe, [loop], n, depth + (1 if inner else 0))
@@ -463,7 +480,9 @@ def _distributed(pe: "PhaseEmitter", loop: ir.For, depth: int) -> list[Line] | N
                 sel.store(st)  # type: ignore[arg-type]
         except NoMatch:
             return None
-        need = max(need, sel.slots * sel.slot_bytes)
+        if widest is None or sel.need > widest.need:
+            widest = sel
+        need = max(need, sel.need)
         instrs.extend(i for i in sel.instrs if i not in instrs)
         if isinstance(x, ir.For):
             v = low.names(x.var)
@@ -472,10 +491,13 @@ def _distributed(pe: "PhaseEmitter", loop: ir.For, depth: int) -> list[Line] | N
             lines.append(Line("}", depth, low.where(x)))
         else:
             lines.extend(sel.lines)
-    ub_used = sum(-(-b.nbytes // 32) * 32 * b.depth for b in pe.buffers.values() if b.scope == "ub")
-    if ub_used + max(need, pe.ph.tmp_bytes) > low.scope_cap["ub"]:
+    if not fits(pe, need, instrs):
         return None
     pe.ph.tmp_bytes = max(pe.ph.tmp_bytes, need)
-    low.nests.append(NestChoice(f"{low.where(loop)} `{loop.label or loop.var}` (distributed over its statements, "
-                                f"vectorised over `{loop.var}`)", tuple(instrs)))
+    assert widest is not None
+    choice = widest.choice(f"{low.where(loop)} `{loop.label or loop.var}` (distributed over its statements, "
+                           f"vectorised over `{loop.var}`)")
+    low.nests.append(NestChoice(choice.where, tuple(instrs), "", choice.phase, choice.nest, choice.temp_bytes,
+                                choice.temp_elems, choice.temp_slots, choice.temp_purposes, False,
+                                needs_api_temp(instrs)))
     return lines
