@@ -358,7 +358,7 @@ def kernel_buffers(kernel: ir.Kernel, target: Target | str | None = None, *,
         nests = list(dict.fromkeys(n for n, _ in pt.nests))
         what = ("nest " if len(nests) == 1 else "nests ") + ", ".join(f"`{n}`" for n in nests)
         out.append(Buffer(
-            name=name, scope="ub", dtype="f32", shape=(pt.elems,), slots=max(1, pt.slots),
+            name=name, scope="ub", dtype="f32", shape=pt.shape, slots=max(1, pt.slots),
             position="VECCALC",
             origin=f"vector temporaries of {what} ({', '.join(pt.purposes)})",
             live=None if same else (pt.first, pt.last)))

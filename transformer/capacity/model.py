@@ -13,8 +13,8 @@ Formal conditions (b ranges over buffers, bytes(b) = sizeof(dtype) * prod(shape)
   cube16:{b}[i]      shape(b)[i] mod 16 == 0         (cube operands are 16x16 fractals)
   cubemax:{b}[i]     shape(b)[i] <= 4095             (Mmad m, n, k <= 4095)
   copy32:{b}#k       sizeof(dtype) * len_k mod 32 == 0  (DataCopy; soft if DataCopyPad allowed)
-  queue:{P}          sum_{queue buffers at TPosition P} stages(b) <= 8
-  kernel_buffers     sum_{on-chip b} stages(b) <= 64
+  queue:{P}[@p]      sum_{queue buffers at TPosition P, live at p} stages(b) <= 8
+  kernel_buffers[@p] sum_{on-chip b live at p} stages(b) <= 64
 """
 
 from __future__ import annotations
@@ -224,22 +224,25 @@ def build_system(buffers: Iterable[Buffer], target: Target, *, api_temp: bool = 
                                    target.datacopy_granularity_bytes, hard=not b.pad_allowed,
                                    scope=b.scope, buffers=(b.name,), info=(("copy", k),)))
 
-    # queue:{P}  sum of stages of queue buffers at TPosition P <= 8
-    by_pos: dict[str, list[Buffer]] = {}
-    for b in on_chip:
-        if b.is_queue:
-            by_pos.setdefault(b.position or "", []).append(b)
-    for pos, members in sorted(by_pos.items()):
-        cons.append(Constraint(f"queue:{pos}", "queue", E.const(sum(b.stages for b in members)),
-                               "le", target.max_queue_buffers_per_position,
-                               scope=members[0].scope, buffers=tuple(b.name for b in members),
-                               info=(("position", pos),)))
-    # kernel_buffers  sum of stages over on-chip buffers <= 64
-    if on_chip:
-        cons.append(Constraint("kernel_buffers", "kernel_buffers",
-                               E.const(sum(b.stages for b in on_chip)), "le",
+    # queue:{P}[@p]  sum of stages of queue buffers at TPosition P live at p <= 8
+    # kernel_buffers[@p]  sum of stages of on-chip buffers live at p <= 64
+    # (per live set: the lowering resets the pipe between top-level nests)
+    for point, live in _live_sets(on_chip) if on_chip else []:
+        at = "" if point is None else f"@{point}"
+        by_pos: dict[str, list[Buffer]] = {}
+        for b in live:
+            if b.is_queue:
+                by_pos.setdefault(b.position or "", []).append(b)
+        for pos, members in sorted(by_pos.items()):
+            cons.append(Constraint(f"queue:{pos}{at}", "queue",
+                                   E.const(sum(b.stages for b in members)), "le",
+                                   target.max_queue_buffers_per_position,
+                                   scope=members[0].scope, buffers=tuple(b.name for b in members),
+                                   info=(("position", pos), ("point", point))))
+        cons.append(Constraint(f"kernel_buffers{at}", "kernel_buffers",
+                               E.const(sum(b.stages for b in live)), "le",
                                target.max_buffers_per_kernel,
-                               buffers=tuple(b.name for b in on_chip)))
+                               buffers=tuple(b.name for b in live), info=(("point", point),)))
 
     variables = sorted(set().union(*(b.symbols() for b in bufs))) if bufs else []
     return System(target, bufs, tuple(cons), tuple(variables), limits, api_temp)

@@ -21,20 +21,24 @@ its stages, and the lowering's vector temporaries), or None when the sizes are r
    bounds, only when that fails — nests coupled through a shared local).
 2. **Lazy candidates.** The grid of candidate sizes (`tile_candidates` per loop) is never
    built: points come from a heap, largest product of sizes first, one at a time.
-3. **First probe.** The grid's top point (or the nearest with pairwise distinct sizes) is
-   dry-run first; when it fits, the nest is done in one dry run.
-4. **Prune with the capacity model.** Otherwise a second probe is dry-run and both are
+3. **Guess.** One probe (the smallest sizes >= 16, or the next smaller ones when those
+   are refused) is read as if every dim equal to a
+   loop's size were that size; the best point of that guessed model is dry-run next, and
+   when it fits (the common case) the nest costs two dry runs.
+3b. **Probes and pruning.** Otherwise two small assignments are dry-run (the smallest sizes >= 16
+   and the next ones up; down, or the smallest of all, when those are refused) and
    compared: a buffer dim equal to loop L's size in both probes becomes the symbolic dim
    "L" (constants stay constants; DataCopy runs become constant x sizes).  The symbolic
-   `local`s (temporaries left out: their form depends on the sizes) are a lower bound of the
-   footprint, so a point they do not fit is pruned without a dry run.  With a model, points
-   are ranked by the objective over the model (`feasible_tiles`) when the nest's grid is
-   small, else taken lazily and filtered.
-5. **Verify.** Survivors are dry-run in rank order; the first whose real buffers `check`
+   `local`s plus the temporaries at their least (one row per slot: a 2-D nest is collapsed
+   only when that fits too) are a lower bound of the footprint, so a point they do not fit
+   is pruned without a dry run.  Points are ranked by the objective over the model
+   (`feasible_tiles`) when the nest's grid is small, else taken lazily and filtered;
+   without a model (probes refused or not plain tile sizes), lazily, unpruned.
+4. **Verify.** Survivors are dry-run in rank order; the first whose real buffers `check`
    proves sat wins — so `ascx check` accepts what is returned.
 
 Bounds: at most `max_dry_runs` dry runs per group and `time_budget_s` for the whole search
-(then the best verified so far, or `NoFeasibleTilesError`).  `LAST_STATS` records the last
+(then `NoFeasibleTilesError`, or with `partial` the nest is left untiled).  `LAST_STATS` records the last
 search (dry runs, pruned points, groups), for tests and benchmarks.  Results are cached
 in-process when the caller gives a `cache_key`.
 """
@@ -104,43 +108,34 @@ def kernel_footprint(apply: Apply, kernel: ir.Kernel, target: Target | str | Non
                      ) -> Footprint:
     """A footprint function from a dry run `apply(kernel, {loop: size}) -> kernel` (raising
     an `AscxError`, e.g. the pass's refusal, marks the sizes infeasible): the buffers are
-    `kernel_buffers` of the result (what the lowering allocates, temporaries included)."""
+    `kernel_buffers` of the result (what the lowering allocates, temporaries included).
+
+    Only the top-level statements the dry run changed are lowered (the lowering plans each
+    top-level nest on its own and resets the pipe between them), so a dry run on one nest
+    of a long kernel costs that nest; a local shared with an unchanged nest is then counted
+    on chip (the whole kernel would move it to GM): never less than the kernel needs."""
+    import dataclasses
+
     from ..diagnostics import AscxError
     from .from_kernel import kernel_buffers, needs_api_temp
 
     tgt = resolve_target(target)
+    before = {id(s) for s in kernel.body}
 
     def footprint(sizes: Mapping[str, int]) -> Fit | None:
         try:
             k = apply(kernel, dict(sizes))
         except AscxError:
             return None
+        changed = tuple(s for s in k.body if id(s) not in before)
+        if len(changed) < len(k.body):
+            k = dataclasses.replace(k, body=changed)
         return kernel_buffers(k, tgt), needs_api_temp(k, tgt)
     return footprint
 
 
 # --------------------------------------------------------------------------------------
 # probing: concrete buffers at two assignments -> symbolic buffers
-
-
-def _probes(cands: Mapping[str, tuple[int, ...]]) -> tuple[dict[str, int], dict[str, int]] | None:
-    """Two assignments where every loop gets two different values and no two loops share
-    a value in the same probe (so a dim maps back to exactly one loop)."""
-    p1: dict[str, int] = {}
-    p2: dict[str, int] = {}
-    for n in cands:
-        vs = sorted(cands[n], reverse=True)
-        a = next((v for v in vs if v not in p1.values() and v >= 16), None) or \
-            next((v for v in vs if v not in p1.values()), None)
-        if a is None:
-            return None
-        b = next((v for v in vs if v != a and v not in p2.values() and v not in p1.values()
-                  and v >= 16), None) or \
-            next((v for v in vs if v != a and v not in p2.values()), None)
-        if b is None:
-            return None
-        p1[n], p2[n] = a, b
-    return p1, p2
 
 
 def is_temporaries(b: Buffer) -> bool:
@@ -151,8 +146,8 @@ def is_temporaries(b: Buffer) -> bool:
 def _symbolize(b1: Sequence[Buffer], b2: Sequence[Buffer], p1: Mapping[str, int],
                p2: Mapping[str, int]) -> list[Buffer] | None:
     """Symbolic buffers from two probes, or None when some dim is not a plain tile size."""
-    if [(b.name, b.scope, b.dtype, b.stages, len(b.shape), b.row_align, b.slots) for b in b1] != \
-            [(b.name, b.scope, b.dtype, b.stages, len(b.shape), b.row_align, b.slots) for b in b2]:
+    if [(b.name, b.scope, b.dtype, len(b.shape)) for b in b1] != \
+            [(b.name, b.scope, b.dtype, len(b.shape)) for b in b2]:
         return None
     inv1 = {v: k for k, v in p1.items()}
 
@@ -192,11 +187,14 @@ def _symbolize(b1: Sequence[Buffer], b2: Sequence[Buffer], p1: Mapping[str, int]
         if any(r is None for r in runs):
             return None
         live = x.live if x.live == y.live else None
-        out.append(Buffer(x.name, x.scope, x.dtype, tuple(shape), stages=x.stages,  # type: ignore[arg-type]
+        # where the probes differ (stages, padding, slots), the smaller: a lower bound
+        out.append(Buffer(x.name, x.scope, x.dtype, tuple(shape),  # type: ignore[arg-type]
+                          stages=min(x.stages, y.stages),
                           position=x.position, cube_operand=x.cube_operand,
                           copy_lengths=tuple(runs), pad_allowed=x.pad_allowed,
-                          origin=x.origin, loc=x.loc, live=live, row_align=x.row_align,
-                          slots=x.slots))
+                          origin=x.origin, loc=x.loc, live=live,
+                          row_align=x.row_align if x.row_align == y.row_align else 0,
+                          slots=min(x.slots, y.slots)))
     return out
 
 
@@ -281,16 +279,17 @@ class _Budget:
 
 
 def _second_probe(cands: Mapping[str, tuple[int, ...]], p1: Mapping[str, int],
-                  up: bool = False) -> dict[str, int] | None:
+                  up: bool = False, down: bool = False) -> dict[str, int] | None:
     """A probe whose size differs from `p1`'s for every loop, sizes pairwise distinct:
-    the largest such sizes, or (`up`) the smallest ones above `p1`'s."""
+    the largest such sizes, or the nearest ones above (`up`) or below (`down`) `p1`'s."""
     p2: dict[str, int] = {}
     for n in cands:
-        order = sorted((v for v in cands[n] if v > p1[n]), key=int) if up else \
+        order = sorted(v for v in cands[n] if v > p1[n]) if up else \
+            sorted((v for v in cands[n] if v < p1[n]), reverse=True) if down else \
             sorted(cands[n], reverse=True)
         vs = [v for v in order
               if v != p1[n] and v not in p2.values() and (up or v not in p1.values())]
-        v = next(iter(vs), None) if up else \
+        v = next(iter(vs), None) if up or down else \
             next((x for x in vs if x >= 16), None) or next(iter(vs), None)
         if v is None:
             return None
@@ -311,28 +310,81 @@ def _low_probe(cands: Mapping[str, tuple[int, ...]], floor: int = 16) -> dict[st
     return p
 
 
-def _model(b: _Budget, cands: Mapping[str, tuple[int, ...]], p1: Mapping[str, int]
+def _model(b: _Budget, cands: Mapping[str, tuple[int, ...]]
            ) -> tuple[list[Buffer], bool] | None:
-    """Symbolic locals (a lower bound of the footprint: the temporaries are left out) from
-    two dry-run probes: `p1` (already dry-run) and a second one, or, when `p1` was
-    refused, two small probes."""
+    """Symbolic buffers, a lower bound of the footprint, from two dry-run probes: small
+    sizes (the smallest >= 16) and the next ones up, or down when those are refused, or the
+    smallest sizes of all and the next ones up."""
+    low16, low1 = _low_probe(cands, 16), _low_probe(cands, 1)
     pairs = []
-    if len(set(p1.values())) == len(p1) and b.dry(p1) is not None:
-        pairs.append((p1, _second_probe(cands, p1)))
-    for floor in (16, 1):
-        low = _low_probe(cands, floor)
-        if low is not None and all(q != low for q, _ in pairs):
-            pairs.append((low, _second_probe(cands, low, up=True) or _second_probe(cands, low)))
+    if low16 is not None:
+        pairs += [(low16, _second_probe(cands, low16, up=True)),
+                  (low16, _second_probe(cands, low16, down=True))]
+    if low1 is not None and low1 != low16:
+        pairs.append((low1, _second_probe(cands, low1, up=True)))
     for q1, q2 in pairs:
         if q2 is None:
             continue
-        first, second = b.dry(q1), b.dry(q2)
+        first = b.dry(q1)
+        second = b.dry(q2) if first is not None else None
         if first is None or second is None:
             continue
         sym = _symbolize([x for x in first[0] if not is_temporaries(x)],
                          [x for x in second[0] if not is_temporaries(x)], q1, q2)
-        if sym is not None:
-            return sym, first[1] if b.api_temp is None else b.api_temp
+        if sym is None:
+            continue
+        # The temporaries at their least: one row per slot (the lowering collapses a 2-D
+        # nest only when that fits too), when the rows are plain tile sizes in both probes.
+        rows = _symbolize(_rows(first[0]), _rows(second[0]), q1, q2)
+        return sym + (rows or []), first[1] if b.api_temp is None else b.api_temp
+    return None
+
+
+def _rows(bufs: Sequence[Buffer]) -> list[Buffer]:
+    """Each temporaries buffer cut to one row per slot: a lower bound of its size."""
+    from dataclasses import replace
+
+    return [replace(x, shape=x.shape[-1:]) for x in bufs if is_temporaries(x)]
+
+
+def _wide_rows(sym: Sequence[Buffer], target: Target, names: list[str]
+               ) -> Callable[[dict[str, int]], float]:
+    """The footprint objective, ties broken toward a larger size of the last loop (the
+    innermost of the band: longer contiguous DataCopy runs)."""
+    from . import expr as E
+    from .model import alloc_expr
+
+    total = E.add(*(E.prod(alloc_expr(x, target), E.const(x.stages))
+                    for x in sym if x.scope != "gm"))
+    last = names[-1]
+    return lambda env: float(E.evaluate(total, env) * 4096 + min(env.get(last, 0), 4095))
+
+
+def _guess(b: _Budget, cands: Mapping[str, tuple[int, ...]], objective: Any
+           ) -> dict[str, int] | None:
+    """One probe (small sizes) read as if every dim equal to a loop's size were that size:
+    the best point of that guessed model, to be dry-run next.  When it fits the nest costs
+    two dry runs; when not, it serves as the second probe of the real model (`_model`)."""
+    p = _low_probe(cands, 16)
+    if p is None or len(set(p.values())) < len(p):
+        return None
+    fp = b.dry(p)
+    if fp is None:  # refused: the nearest smaller sizes
+        p = _second_probe(cands, p, down=True)  # type: ignore[assignment]
+        fp = b.dry(p) if p is not None else None
+        if fp is None:
+            return None
+    inv = {v: n for n, v in p.items()}
+    sym = [Buffer(x.name, x.scope, x.dtype, tuple(inv.get(d, d) for d in x.shape),
+                  stages=x.stages, position=x.position, cube_operand=x.cube_operand,
+                  origin=x.origin, live=x.live, row_align=x.row_align, slots=x.slots)
+           for x in fp[0] if not is_temporaries(x)]
+    sym += [Buffer(x.name, x.scope, x.dtype, tuple(inv.get(d, d) for d in x.shape[-1:]),
+                   slots=x.slots, position=x.position, origin=x.origin, live=x.live)
+            for x in fp[0] if is_temporaries(x)]
+    reserve = fp[1] if b.api_temp is None else b.api_temp
+    for env in _candidates(b, cands, objective, (sym, reserve)):
+        return env  # may be `p` itself (already dry-run)
     return None
 
 
@@ -351,7 +403,9 @@ def _candidates(b: _Budget, cands: Mapping[str, tuple[int, ...]], objective: Any
         return
     if math.prod(len(v) for v in free.values()) <= SMALL_GRID:
         try:
-            ranked = feasible_tiles(sym, b.target, free, objective=objective, api_temp=reserve,
+            ranked = feasible_tiles(sym, b.target, free, api_temp=reserve,
+                                    objective=_wide_rows(sym, b.target, list(free))
+                                    if objective == "footprint" else objective,
                                     timeout_ms=b.timeout_ms)
         except CapacityError:
             ranked = None
@@ -376,12 +430,10 @@ def _solve_group(b: _Budget, cands: Mapping[str, tuple[int, ...]], objective: An
     """Best assignment for loops that belong together (one top-level nest)."""
     start = b.runs
     limit = start + max_dry_runs
-    top = next(lazy_grid(cands))
-    distinct = len(set(top.values())) == len(top)
-    probe = top if distinct else (_probes(cands) or (top, top))[0]
-    if probe == top and objective == "footprint" and b.fits(probe) and b.preferred(probe):
-        return probe
-    model = _model(b, cands, probe)
+    guess = _guess(b, cands, objective)
+    if guess is not None and b.fits(guess) and b.preferred(guess):
+        return guess
+    model = _model(b, cands)
     plain: dict[str, int] | None = None  # the best fit that is not preferred
     for env in _candidates(b, cands, objective, model):
         if b.exhausted(limit) or plain is not None and b.runs >= plain_at + SECOND_CHOICE_RUNS:

@@ -637,7 +637,7 @@ class PhaseEmitter:
             choice = need.choice(where, why, capacity=True)
             self.low.nests.append(NestChoice(where, ("GetValue", "SetValue"), why, choice.phase, name, choice.temp_bytes,
                                              choice.temp_elems, choice.temp_slots, choice.temp_purposes, True,
-                                             choice.api_temp))
+                                             choice.api_temp, choice.temp_shape))
         else:
             self.low.nests.append(NestChoice(where, ("GetValue", "SetValue"), why, self.ph.index, name))
         self.low.warn(s, f"nest `{name}` falls back to scalar GetValue/SetValue code ({why}): slow, never wrong")

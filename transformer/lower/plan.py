@@ -118,6 +118,7 @@ class NestChoice:
     temp_purposes: tuple[str, ...] = ()
     capacity: bool = False  # the fallback is caused by UB capacity (temporaries do not fit)
     api_temp: bool = False  # its instructions take the UB API temp area (temporaries.py)
+    temp_shape: tuple[int, ...] = ()  # elements per slot: (n,) per row, (rows, n) for a 2-D nest
 
 
 @dataclass

@@ -92,7 +92,8 @@ class PhaseTemporaries:
     need:      bytes the phase would need to vectorise every nest that wants to (>= allocated;
                larger when a nest fell back to scalar code for lack of UB).
     nests:     (nest name, bytes) of every nest with temporaries, vectorised or not.
-    elems/slots: the nest with the largest need: elements per slot and slot count.
+    shape/slots: the nest with the largest need: elements per slot ((n,) for a row, (rows,
+               n) for a collapsed 2-D nest) and slot count.
     """
 
     phase: int
@@ -101,7 +102,7 @@ class PhaseTemporaries:
     last: int
     allocated: int
     need: int
-    elems: int
+    shape: tuple[int, ...]
     slots: int
     nests: tuple[tuple[str, int], ...]
     purposes: tuple[str, ...]
@@ -161,7 +162,7 @@ def allocation_of(plan: "KernelPlan", low: Any) -> UbAllocation:
             purposes.extend(p for p in n.temp_purposes if p not in purposes)
         out.temporaries.append(PhaseTemporaries(
             ph.index, ph.label, first, last, ph.tmp_bytes, need,
-            big.temp_elems if big else 0, big.temp_slots if big else 0,
+            big.temp_shape if big else (0,), big.temp_slots if big else 0,
             tuple((n.nest, n.temp_bytes) for n in needs), tuple(purposes),
             any(n.api_temp for n in needs)))
     return out

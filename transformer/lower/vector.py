@@ -93,7 +93,8 @@ class _Sel:
         lp = self.loops[0]
         return NestChoice(where, tuple(self.instrs), fallback, self.pe.ph.index,
                           lp.label or lp.var, self.need, self.n, self.slots,
-                          tuple(self.purposes), capacity, needs_api_temp(self.instrs))
+                          tuple(self.purposes), capacity, needs_api_temp(self.instrs),
+                          (self.n // self.inner_n, self.inner_n) if self.inner_n else (self.n,))
 
     def alloc(self, dtype: str, purpose: str = "expression temporaries") -> Vec:
         if purpose not in self.purposes:
@@ -499,5 +500,5 @@ def _distributed(pe: "PhaseEmitter", loop: ir.For, depth: int) -> list[Line] | N
                            f"vectorised over `{loop.var}`)")
     low.nests.append(NestChoice(choice.where, tuple(instrs), "", choice.phase, choice.nest, choice.temp_bytes,
                                 choice.temp_elems, choice.temp_slots, choice.temp_purposes, False,
-                                needs_api_temp(instrs)))
+                                needs_api_temp(instrs), choice.temp_shape))
     return lines

@@ -58,8 +58,8 @@ public:
     }
     __aicore__ inline void Process()
     {
-        for (int32_t i0 = 0; i0 < 4; ++i0) {
-            for (int32_t j0 = 0; j0 < 4; ++j0) {
+        for (int32_t i0 = 0; i0 < 8; ++i0) {
+            for (int32_t j0 = 0; j0 < 2; ++j0) {
                 CopyIn(i0, j0);
                 Compute();
                 CopyOut(i0, j0);
@@ -71,10 +71,10 @@ private:
     __aicore__ inline void CopyIn(int32_t i0, int32_t j0)
     {
         A_ubLocal = inQueue_A_ub.AllocTensor<half>();
-        DataCopy(A_ubLocal, AGm[i0 * 65536 + j0 * 256], DataCopyParams(64, 16, 48, 0));
+        DataCopy(A_ubLocal, AGm[i0 * 32768 + j0 * 512], DataCopyParams(32, 32, 32, 0));
         inQueue_A_ub.EnQue(A_ubLocal);
         B_ubLocal = inQueue_B_ub.AllocTensor<half>();
-        DataCopy(B_ubLocal, BGm[i0 * 65536 + j0 * 256], DataCopyParams(64, 16, 48, 0));
+        DataCopy(B_ubLocal, BGm[i0 * 32768 + j0 * 512], DataCopyParams(32, 32, 32, 0));
         inQueue_B_ub.EnQue(B_ubLocal);
     }
     __aicore__ inline void Compute()
@@ -90,7 +90,7 @@ private:
     __aicore__ inline void CopyOut(int32_t i0, int32_t j0)
     {
         C_ubLocal = outQueue_C_ub.DeQue<half>();
-        DataCopy(CGm[i0 * 65536 + j0 * 256], C_ubLocal, DataCopyParams(64, 16, 0, 48));
+        DataCopy(CGm[i0 * 32768 + j0 * 512], C_ubLocal, DataCopyParams(32, 32, 0, 32));
         outQueue_C_ub.FreeTensor(C_ubLocal);
     }
 

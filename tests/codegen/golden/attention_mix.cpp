@@ -162,39 +162,37 @@ private:
     __aicore__ inline void CopyInBias(int32_t i0, int32_t j0)
     {
         M_ubLocal = inQueue_M_ub.AllocTensor<half>();
-        DataCopy(M_ubLocal, MGm[i0 * 16384 + j0 * 256], 16384);
+        DataCopy(M_ubLocal, MGm[i0 * 16384 + j0 * 128], DataCopyParams(64, 8, 8, 0));
         inQueue_M_ub.EnQue(M_ubLocal);
         s_ubLocal = inQueue_s_ub.AllocTensor<float>();
-        DataCopy(s_ubLocal, sGm[i0 * 16384 + j0 * 256], 16384);
+        DataCopy(s_ubLocal, sGm[i0 * 16384 + j0 * 128], DataCopyParams(64, 16, 16, 0));
         inQueue_s_ub.EnQue(s_ubLocal);
     }
     __aicore__ inline void ComputeBias()
     {
         M_ubLocal = inQueue_M_ub.DeQue<half>();
         s_ubLocal = inQueue_s_ub.DeQue<float>();
-        for (int32_t i = 0; i < 64; ++i) {
-            Muls(tmp1.ReinterpretCast<float>(), s_ubLocal[i * 256], scale, 256);
-            Cast(tmp1.ReinterpretCast<float>()[256], M_ubLocal[i * 256], RoundMode::CAST_NONE, 256);
-            Add(s_ubLocal[i * 256], tmp1.ReinterpretCast<float>(), tmp1.ReinterpretCast<float>()[256], 256);
-        }
+        Muls(tmp1.ReinterpretCast<float>(), s_ubLocal, scale, 8192);
+        Cast(tmp1.ReinterpretCast<float>()[8192], M_ubLocal, RoundMode::CAST_NONE, 8192);
+        Add(s_ubLocal, tmp1.ReinterpretCast<float>(), tmp1.ReinterpretCast<float>()[8192], 8192);
         inQueue_M_ub.FreeTensor(M_ubLocal);
         SetFlag<HardEvent::V_MTE3>(0);
         WaitFlag<HardEvent::V_MTE3>(0);
     }
     __aicore__ inline void CopyOutBias(int32_t i0, int32_t j0)
     {
-        DataCopy(sGm[i0 * 16384 + j0 * 256], s_ubLocal, 16384);
+        DataCopy(sGm[i0 * 16384 + j0 * 128], s_ubLocal, DataCopyParams(64, 16, 0, 16));
         inQueue_s_ub.FreeTensor(s_ubLocal);
     }
     __aicore__ inline void ProcessBias()
     {
-        pipe.InitBuffer(inQueue_M_ub, 1, 32768);
-        pipe.InitBuffer(inQueue_s_ub, 1, 65536);
-        pipe.InitBuffer(tmpBuf1, 2048);
+        pipe.InitBuffer(inQueue_M_ub, 1, 16384);
+        pipe.InitBuffer(inQueue_s_ub, 1, 32768);
+        pipe.InitBuffer(tmpBuf1, 65536);
         tmp1 = tmpBuf1.Get<uint8_t>();
         if (workerIdx == 0) {
             for (int32_t i0 = 0; i0 < 4; ++i0) {
-                for (int32_t j0 = 0; j0 < 1; ++j0) {
+                for (int32_t j0 = 0; j0 < 2; ++j0) {
                     CopyInBias(i0, j0);
                     ComputeBias();
                     CopyOutBias(i0, j0);
@@ -299,7 +297,7 @@ private:
     __aicore__ inline void CopyInRoundS(int32_t i0, int32_t j0)
     {
         s_ub_3Local = inQueue_s_ub_3.AllocTensor<float>();
-        DataCopy(s_ub_3Local, sGm[i0 * 16384 + j0 * 256], 16384);
+        DataCopy(s_ub_3Local, sGm[i0 * 32768 + j0 * 128], DataCopyParams(128, 16, 16, 0));
         inQueue_s_ub_3.EnQue(s_ub_3Local);
     }
     __aicore__ inline void ComputeRoundS()
@@ -313,7 +311,7 @@ private:
     __aicore__ inline void CopyOutRoundS(int32_t i0, int32_t j0)
     {
         s_f16_ubLocal = outQueue_s_f16_ub.DeQue<half>();
-        DataCopy(s_f16Gm[i0 * 16384 + j0 * 256], s_f16_ubLocal, 16384);
+        DataCopy(s_f16Gm[i0 * 32768 + j0 * 128], s_f16_ubLocal, DataCopyParams(128, 8, 0, 8));
         outQueue_s_f16_ub.FreeTensor(s_f16_ubLocal);
     }
     __aicore__ inline void ProcessRoundS()
@@ -321,8 +319,8 @@ private:
         pipe.InitBuffer(inQueue_s_ub_3, 1, 65536);
         pipe.InitBuffer(outQueue_s_f16_ub, 1, 32768);
         if (workerIdx == 0) {
-            for (int32_t i0 = 0; i0 < 4; ++i0) {
-                for (int32_t j0 = 0; j0 < 1; ++j0) {
+            for (int32_t i0 = 0; i0 < 2; ++i0) {
+                for (int32_t j0 = 0; j0 < 2; ++j0) {
                     CopyInRoundS(i0, j0);
                     ComputeRoundS();
                     CopyOutRoundS(i0, j0);

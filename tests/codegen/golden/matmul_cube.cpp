@@ -141,10 +141,10 @@ private:
     __aicore__ inline void CopyInEpi(int32_t i0, int32_t j0)
     {
         acc_ubLocal = inQueue_acc_ub.AllocTensor<float>();
-        DataCopy(acc_ubLocal, accGm[i0 * 4096 + j0 * 64], 4096);
+        DataCopy(acc_ubLocal, accGm[i0 * 4096 + j0 * 32], DataCopyParams(64, 4, 4, 0));
         inQueue_acc_ub.EnQue(acc_ubLocal);
         bias_ubLocal = inQueue_bias_ub.AllocTensor<half>();
-        DataCopy(bias_ubLocal, biasGm[j0 * 64], 64);
+        DataCopy(bias_ubLocal, biasGm[j0 * 32], 32);
         inQueue_bias_ub.EnQue(bias_ubLocal);
     }
     __aicore__ inline void ComputeEpi()
@@ -153,10 +153,10 @@ private:
         bias_ubLocal = inQueue_bias_ub.DeQue<half>();
         C_ubLocal = outQueue_C_ub.AllocTensor<half>();
         for (int32_t i = 0; i < 64; ++i) {
-            Cast(tmp1.ReinterpretCast<float>(), bias_ubLocal, RoundMode::CAST_NONE, 64);
-            Add(tmp1.ReinterpretCast<float>()[64], acc_ubLocal[i * 64], tmp1.ReinterpretCast<float>(), 64);
-            Maxs(tmp1.ReinterpretCast<float>(), tmp1.ReinterpretCast<float>()[64], 0.0f, 64);
-            Cast(C_ubLocal[i * 64], tmp1.ReinterpretCast<float>(), RoundMode::CAST_RINT, 64);
+            Cast(tmp1.ReinterpretCast<float>(), bias_ubLocal, RoundMode::CAST_NONE, 32);
+            Add(tmp1.ReinterpretCast<float>()[32], acc_ubLocal[i * 32], tmp1.ReinterpretCast<float>(), 32);
+            Maxs(tmp1.ReinterpretCast<float>(), tmp1.ReinterpretCast<float>()[32], 0.0f, 32);
+            Cast(C_ubLocal[i * 32], tmp1.ReinterpretCast<float>(), RoundMode::CAST_RINT, 32);
         }
         outQueue_C_ub.EnQue(C_ubLocal);
         inQueue_acc_ub.FreeTensor(acc_ubLocal);
@@ -165,19 +165,19 @@ private:
     __aicore__ inline void CopyOutEpi(int32_t i0, int32_t j0)
     {
         C_ubLocal = outQueue_C_ub.DeQue<half>();
-        DataCopy(CGm[i0 * 4096 + j0 * 64], C_ubLocal, 4096);
+        DataCopy(CGm[i0 * 4096 + j0 * 32], C_ubLocal, DataCopyParams(64, 2, 0, 2));
         outQueue_C_ub.FreeTensor(C_ubLocal);
     }
     __aicore__ inline void ProcessEpi()
     {
-        pipe.InitBuffer(outQueue_C_ub, 1, 8192);
-        pipe.InitBuffer(inQueue_acc_ub, 1, 16384);
-        pipe.InitBuffer(inQueue_bias_ub, 1, 128);
-        pipe.InitBuffer(tmpBuf1, 512);
+        pipe.InitBuffer(outQueue_C_ub, 1, 4096);
+        pipe.InitBuffer(inQueue_acc_ub, 1, 8192);
+        pipe.InitBuffer(inQueue_bias_ub, 1, 64);
+        pipe.InitBuffer(tmpBuf1, 256);
         tmp1 = tmpBuf1.Get<uint8_t>();
         if (workerIdx == 0) {
             for (int32_t i0 = 0; i0 < 2; ++i0) {
-                for (int32_t j0 = 0; j0 < 1; ++j0) {
+                for (int32_t j0 = 0; j0 < 2; ++j0) {
                     CopyInEpi(i0, j0);
                     ComputeEpi();
                     CopyOutEpi(i0, j0);
