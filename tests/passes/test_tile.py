@@ -112,8 +112,15 @@ def test_auto_tiles_verify(name: str) -> None:
 def test_auto_tiles_fit_budget_at_default_sizes() -> None:
     from passes.base import parse_pipeline
 
+    from transformer.capacity import check_kernel_capacity
+
     k = example("add", {})
-    assert choose_tiles(k) == {"ew": 128, "ew.j": 128} or all(v <= 256 for v in choose_tiles(k).values())
+    chosen = choose_tiles(k)
+    # the largest f16 tiles whose three buffers fit UB twice: 3 x 2 x (T x 2 B) <= 192 KiB
+    assert chosen["ew"] * chosen[next(n for n in chosen if n != "ew")] == 128 * 128
+    req = ",".join(f"{n}={v}" for n, v in chosen.items())
+    out, _ = run_pipeline(k, parse_pipeline(f"tile{{{req}}},double_buffer"))
+    assert check_kernel_capacity(out, "ascend910b2").status == "sat"
 
 
 def test_space_instances_apply() -> None:
