@@ -27,8 +27,6 @@ ENTRY_POINTS = ("transformer.cli", "transformer.driver", "transformer.api", "tra
 
 # Known edges still to remove, each with the issue that removes it.
 ALLOWED_EDGES: set[tuple[str, str]] = {
-    # issue 11: the tile-size search stops running the tile pass to probe footprints
-    ("transformer.capacity.tiles", "passes"),
 }
 
 

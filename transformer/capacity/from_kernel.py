@@ -9,7 +9,7 @@ What is read from the kernel (see docs/capacity.md, "From a kernel"):
 
 * every `local NAME: DTYPE[DIMS] @SCOPE`, dims evaluated with the kernel's `size` values
   (after `--size`); `temp`s are notionally in GM and are not counted;
-* what the lowering allocates (`transformer.lower.temporaries.ub_allocation`, the lowering
+* what the lowering allocates (`transformer.lower.allocation.ub_allocation`, the lowering
   itself): stages (queue depth), rows padded to 32 B, locals moved to the GM workspace, and
   per phase the vector temporaries TBuf (`tmpBuf<i>`: expression temporaries, Cast staging,
   reduction work areas) — so the proof and the emitted code cannot disagree.  Without a
@@ -122,13 +122,13 @@ _ALLOC_CACHE: list[tuple[ir.Kernel, str, Any]] = []
 
 
 def ub_allocation(kernel: ir.Kernel, target: Target) -> Any:
-    """What the lowering allocates on chip (`transformer.lower.temporaries.ub_allocation`),
+    """What the lowering allocates on chip (`transformer.lower.allocation.ub_allocation`),
     or None when the kernel cannot be lowered (the model then reads the IR alone).
     The last few results are kept (check, the gate and the table ask for the same kernel)."""
     for k, name, a in _ALLOC_CACHE:
         if k is kernel and name == target.name:
             return a
-    from ..lower.temporaries import ub_allocation as lowered
+    from ..lower.allocation import ub_allocation as lowered
 
     try:
         a = lowered(kernel, target)
