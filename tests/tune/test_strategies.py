@@ -77,3 +77,16 @@ def test_nearest_pipelines_prefers_the_closest_shape():
     assert nearest_pipelines(rows, {"N": 128}, k=2) == ["b", "a"]
     assert nearest_pipelines(rows, {"N": 2048}, k=1) == ["c"]
     assert nearest_pipelines([({"N": 64}, "a", 1.0)], {"N": 64}) == []
+
+
+def test_tpe_proposes_distinct_legal_candidates(space):
+    pytest.importorskip("optuna", reason="tpe needs the optional optuna (pip install 'ascx[tune]')")
+    s = make_strategy("tpe", space, seed=2)
+    fake = FakeMeasurer()
+    got = []
+    for _ in range(8):
+        c = s.propose(set())
+        assert c is not None and c.key in space.by_key and c.key not in s.seen
+        s.observe(c, fake.measure(c.kernel, space.target))
+        got.append(c.key)
+    assert len(set(got)) == 8 and len(s.study.trials) >= 8

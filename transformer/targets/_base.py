@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Literal, Mapping
+from typing import Any, Literal, Mapping
 
 from ..diagnostics import AscxError
 
@@ -231,6 +231,11 @@ class Target:
     def __post_init__(self) -> None:
         object.__setattr__(self, "scopes", MappingProxyType(dict(self.scopes)))
         object.__setattr__(self, "facts", MappingProxyType(dict(self.facts)))
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Picklable (the read-only mapping proxies are not): process pools send targets,
+        overridden ones included, to their workers."""
+        return (Target, (self.name, self.arch, self.description, dict(self.scopes), dict(self.facts)))
 
     # ---- lookup helpers -------------------------------------------------------------
     def scope(self, name: str) -> Scope:

@@ -6,7 +6,9 @@
    the time counts (`verified` True); a tiled kernel is specialised to its sizes, so at
    large sizes the result is timing-only and `verified` stays False;
 2. the profile: `transformer.timing.profile.profile_kernel(kernel, target,
-   timing_only=<large>, timeout=...)`, compile cached by content hash;
+   timing_only=True, timeout=..., emitted=<the same emission>)`, compile cached by
+   content hash (the verification run and the profile share one binary when the flags
+   agree);
 3. any failure (compile error, emulator error, hazard, mismatch, timeout) becomes a
    `Measurement.failure` with its reason.
 """
@@ -22,7 +24,6 @@ from .. import ir
 from .measure import Measurement
 
 VERIFY_MAX_ELEMS = 1 << 16  # verify by running the emitted code when tensors are this small
-TIMING_ONLY_ELEMS = 1 << 18  # above: timing-only profile (no data movement checks)
 
 
 @dataclass(frozen=True)
@@ -48,16 +49,19 @@ class EmulatorMeasurer:
         elems = max((_elems(t, kernel) for t in (*kernel.inputs, *kernel.outputs)), default=0)
         verified = False
         try:
+            from ..codegen import emit_ascendc
+
+            em = emit_ascendc(kernel, target)
             if elems <= VERIFY_MAX_ELEMS:
                 from ..codegen import verify_emitted
 
-                diffs = verify_emitted(kernel, target, trials=1, seed=0)
+                diffs = verify_emitted(kernel, target, trials=1, seed=0, emitted=em)
                 bad = [d for d in diffs if not d.ok]
                 if bad:
                     return Measurement.failure(f"mismatch: output `{bad[0].name}` differs from the interpreter",
                                                backend=self.name, wall_s=time.perf_counter() - t0)
                 verified = True
-            p = profile_kernel(kernel, target, timing_only=elems > TIMING_ONLY_ELEMS, timeout=self.timeout)
+            p = profile_kernel(kernel, target, timing_only=True, timeout=self.timeout, emitted=em)
         except AscxError as e:
             return Measurement.failure(_first_line(str(e)), backend=self.name, wall_s=time.perf_counter() - t0)
         except TimeoutError as e:

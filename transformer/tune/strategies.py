@@ -99,11 +99,14 @@ class TPESearch(Strategy):
             import optuna
         except ImportError as e:
             raise ImportError("strategy `tpe` needs optuna: pip install optuna") from e
+        import warnings
+
         optuna.logging.set_verbosity(optuna.logging.WARNING)
         self.optuna = optuna
-        self.study = optuna.create_study(
-            direction="minimize",
-            sampler=optuna.samplers.TPESampler(seed=seed, n_startup_trials=5, multivariate=True, group=True))
+        with warnings.catch_warnings():  # multivariate/group are marked experimental
+            warnings.simplefilter("ignore")
+            sampler = optuna.samplers.TPESampler(seed=seed, n_startup_trials=5, multivariate=True, group=True)
+        self.study = optuna.create_study(direction="minimize", sampler=sampler)
         self.trials: dict[str, list[Any]] = {}
 
     def _ask(self) -> tuple[Any, Candidate]:
