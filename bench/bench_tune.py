@@ -1,0 +1,225 @@
+"""Benchmark: tuning strategies against the exhaustive optimum.
+
+For each problem (5 kernels x 2 shapes) the benchmark enumerates the whole search space
+(`BENCH_STAGES`, every candidate legal and proven to fit: asserted), measures every
+candidate once with the measurer (stored in the tuning DB, so a rerun measures nothing),
+takes the fastest as the ground-truth optimum, then *replays* each strategy against that
+table (the model is deterministic, so replay = rerunning the search) at budgets 10, 20 and
+50 with >= 20 seeds, and reports the median and 10th percentile of optimum / found (1.0 =
+the optimum found). It also reports the measurer's throughput (evaluations per minute on
+softmax 1024 x 1024 with a warm compile cache).
+
+    python bench/bench_tune.py [--measure auto|emulator|estimate] [--seeds 20] [--budgets 10,20,50]
+                               [--jobs J] [--db PATH] [--only add,softmax] [--json] [--markdown]
+
+With `--measure estimate` the ground truth is the analytic estimate, which is also the
+agent's prior: the agent's numbers are then not evidence of anything (the report says so).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from transformer.capacity import check_kernel_capacity  # noqa: E402
+from transformer.cli_common import load_kernel  # noqa: E402
+from transformer.targets import get_target  # noqa: E402
+from transformer.tune.db import TuningDB  # noqa: E402
+from transformer.tune.estimate import estimate  # noqa: E402
+from transformer.tune.executors import make_executor, result_of  # noqa: E402
+from transformer.tune.measure import Measurement  # noqa: E402
+from transformer.tune.measurers import EstimateMeasurer, default_measurer  # noqa: E402
+from transformer.tune.space import SearchSpace, kernel_key  # noqa: E402
+from transformer.tune.strategies import Agent, make_strategy  # noqa: E402
+from transformer.tune.tuner import model_version, tune  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH_STAGES = ("fuse", "online_softmax", "tile", "double_buffer", "multicore")
+PROBLEMS: list[tuple[str, dict[str, int]]] = [
+    ("add", {"M": 256, "N": 1024}), ("add", {"M": 2048, "N": 512}),
+    ("softmax", {"R": 256, "C": 1024}), ("softmax", {"R": 1024, "C": 1024}),
+    ("layernorm", {"N": 256, "H": 1024}), ("layernorm", {"N": 1024, "H": 768}),
+    ("matmul", {"M": 256, "N": 256, "K": 512}), ("matmul", {"M": 512, "N": 512, "K": 512}),
+    ("attention", {"S": 512, "D": 64}), ("attention", {"S": 1024, "D": 64}),
+]
+
+
+@dataclass(frozen=True)
+class TableMeasurer:
+    """Replays stored measurements (the ground-truth table) by canonical kernel key."""
+
+    table: dict[str, Measurement]
+    name: str = "table"
+    version: str = "1"
+
+    def measure(self, kernel: Any, target: Any) -> Measurement:
+        return self.table[kernel_key(kernel, target)]
+
+
+def ground_truth(name: str, sizes: dict[str, int], target: Any, measurer: Any, db: TuningDB, jobs: int) \
+        -> tuple[SearchSpace, dict[str, Measurement], int]:
+    kernel = load_kernel(str(ROOT / "examples" / f"{name}.ir"), tuple(f"{k}={v}" for k, v in sizes.items()))
+    space = SearchSpace.build(kernel, target, BENCH_STAGES)
+    assert space.complete, f"{name}: space truncated"
+    for c in space.candidates:  # never a candidate that breaks capacity (legality: by apply)
+        if any(b.kind == "local" for b in c.kernel.buffers):
+            assert check_kernel_capacity(c.kernel, target).status == "sat", c.pipeline
+    mv = model_version(measurer)
+    source = kernel_key(kernel, target)
+    table: dict[str, Measurement] = {}
+    todo = []
+    for c in space.candidates:
+        hit = db.lookup(c.key, mv)
+        if hit is not None:
+            table[c.key] = hit
+        else:
+            todo.append(c)
+    ex = make_executor("local", jobs)
+    try:
+        futs = {ex.submit(measurer, c.kernel, target): c for c in todo}
+        for f in list(futs):
+            c = futs[f]
+            m = result_of(f)
+            db.record(source=source, candidate=c.key, model_version=mv, kernel_name=kernel.name, sizes=sizes,
+                      target=target.name, pipeline=c.pipeline, m=m)
+            table[c.key] = m
+    finally:
+        ex.close()
+    return space, table, len(todo)
+
+
+def replay(space: SearchSpace, table: dict[str, Measurement], strategy: str, budget: int, seed: int,
+           prior: dict[str, float]) -> tuple[float, set[str]]:
+    kw: dict[str, Any] = {}
+    strat = Agent(space, seed, prior=lambda c: prior[c.key]) if strategy == "agent" else \
+        make_strategy(strategy, space, seed, **kw)
+    res = tune(space.kernel, space.target, budget=budget, strategy=strat, measurer=TableMeasurer(table),
+               db=TuningDB(":memory:"), seed=seed, space=space)
+    keys = {c.key for c, _ in res.history}
+    return (res.best_m.time_us if res.best_m else math.inf), keys
+
+
+def throughput(measurer: Any, target: Any, n: int = 10) -> dict[str, float]:
+    """Evaluations per minute on softmax 1024 x 1024 with a warm compile cache: the first
+    `n` candidates are measured once (warming the cache), then timed again."""
+    kernel = load_kernel(str(ROOT / "examples" / "softmax.ir"), ("R=1024", "C=1024"))
+    space = SearchSpace.build(kernel, target, BENCH_STAGES)
+    cands = [c for c in space.candidates if c.pipeline][:n]
+    for c in cands:
+        measurer.measure(c.kernel, target)
+    t = time.perf_counter()
+    for c in cands:
+        measurer.measure(c.kernel, target)
+    wall = time.perf_counter() - t
+    return {"n": len(cands), "wall_s": wall, "per_minute": len(cands) / wall * 60}
+
+
+def pct(xs: list[float], q: float) -> float:
+    xs = sorted(xs)
+    if not xs:
+        return math.nan
+    k = (len(xs) - 1) * q
+    lo, hi = math.floor(k), math.ceil(k)
+    return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--measure", choices=["auto", "emulator", "estimate"], default="auto")
+    ap.add_argument("--seeds", type=int, default=20)
+    ap.add_argument("--budgets", default="10,20,50")
+    ap.add_argument("--strategies", default="agent,random,grid,tpe")
+    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--db", default=str(ROOT / "bench" / ".bench_tune.sqlite"))
+    ap.add_argument("--only", default="")
+    ap.add_argument("--target", default="ascend910b2")
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--markdown", action="store_true")
+    a = ap.parse_args()
+    measurer = EstimateMeasurer() if a.measure == "estimate" else default_measurer()
+    if a.measure == "emulator" and measurer.name != "emulator":
+        print("the emulator profiler is not available in this build", file=sys.stderr)
+        return 2
+    target = get_target(a.target)
+    db = TuningDB(a.db)
+    budgets = [int(b) for b in a.budgets.split(",")]
+    strategies = a.strategies.split(",")
+    if "tpe" in strategies:
+        try:
+            import optuna  # noqa: F401
+        except ImportError:
+            print("note: optuna not installed, tpe left out (pip install optuna)", file=sys.stderr)
+            strategies.remove("tpe")
+    only = set(a.only.split(",")) - {""}
+    rows = []
+    t0 = time.perf_counter()
+    for name, sizes in PROBLEMS:
+        if only and name not in only:
+            continue
+        tg = time.perf_counter()
+        space, table, measured = ground_truth(name, sizes, target, measurer, db, a.jobs)
+        ok = {k: m.time_us for k, m in table.items() if m.ok and m.time_us}
+        opt = min(ok.values())
+        prior = {c.key: estimate(c.kernel, target).time_us for c in space.candidates}
+        label = f"{name} " + ",".join(f"{k}={v}" for k, v in sizes.items())
+        print(f"{label}: {len(space.candidates)} candidates ({len(table) - len(ok)} failed, {measured} measured now, "
+              f"{time.perf_counter() - tg:.0f} s), optimum {opt:.3f} us", file=sys.stderr)
+        for strategy in strategies:
+            for budget in budgets:
+                ratios = []
+                for seed in range(a.seeds if strategy != "grid" else 1):
+                    found, keys = replay(space, table, strategy, budget, seed, prior)
+                    assert keys <= set(space.by_key), "a measured candidate outside the masked space"
+                    ratios.append(opt / found if found else 0.0)
+                rows.append({"kernel": name, "sizes": sizes, "candidates": len(space.candidates),
+                             "strategy": strategy, "budget": budget, "seeds": len(ratios),
+                             "median": statistics.median(ratios), "p10": pct(ratios, 0.10),
+                             "optimum_us": opt})
+                print(f"  {strategy:7} @{budget:<3} median {rows[-1]['median']:.3f}  p10 {rows[-1]['p10']:.3f}",
+                      file=sys.stderr, flush=True)
+    out = {"measurer": model_version(measurer), "stages": BENCH_STAGES, "rows": rows,
+           "wall_s": time.perf_counter() - t0}
+    if not only or "softmax" in only:
+        out["throughput"] = throughput(measurer, target)
+        print(f"throughput: {out['throughput']['per_minute']:.1f} evaluations/min "
+              f"(softmax 1024x1024, {out['throughput']['n']} candidates, warm compile cache)", file=sys.stderr)
+    if measurer.name == "estimate":
+        out["note"] = ("ground truth = the analytic estimate, which is also the agent's prior: "
+                       "the agent's numbers are not evidence")
+    if a.json:
+        print(json.dumps(out, indent=2))
+    else:
+        print(render(rows, budgets, strategies, out.get("note")))
+    return 0
+
+
+def render(rows: list[dict[str, Any]], budgets: list[int], strategies: list[str], note: str | None) -> str:
+    lines = []
+    if note:
+        lines.append(f"**{note}**\n")
+    head = "| kernel | sizes | cands | " + " | ".join(f"{s} @{b}" for b in budgets for s in strategies) + " |"
+    lines += [head, "|" + "---|" * (3 + len(budgets) * len(strategies))]
+    probs: dict[tuple[str, str], dict[tuple[str, int], dict[str, Any]]] = {}
+    for r in rows:
+        key = (r["kernel"], ",".join(f"{k}={v}" for k, v in r["sizes"].items()))
+        probs.setdefault(key, {})[(r["strategy"], r["budget"])] = r
+    for (k, sz), cells in probs.items():
+        n = next(iter(cells.values()))["candidates"]
+        vals = [f"{cells[(s, b)]['median']:.3f} / {cells[(s, b)]['p10']:.3f}" if (s, b) in cells else "-"
+                for b in budgets for s in strategies]
+        lines.append(f"| {k} | {sz} | {n} | " + " | ".join(vals) + " |")
+    lines.append("\ncells: median / p10 of optimum time / found time over seeds (1.000 = optimum found)")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
