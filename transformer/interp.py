@@ -26,7 +26,11 @@ Two fast paths keep it near numpy (`bench/bench_interp.py`):
   accumulators keep their rounding). Chunks are sized for what a statement materialises,
   so a matmul runs in one piece;
 - an index that steps evenly along one vectorised variable of its own (`X[i, k + 1]`)
-  reads and writes a strided view instead of gathering and scattering elements.
+  reads and writes a strided view instead of gathering and scattering elements (for
+  accesses of at least BASIC_MIN_ELEMENTS elements; smaller ones gather faster than the
+  form is recognised).
+Per-statement and per-loop decisions are cached, since a tiled kernel runs each statement
+thousands of times on small blocks.
 """
 
 from __future__ import annotations
@@ -56,6 +60,10 @@ NP_DTYPE: dict[str, Any] = {
 CHUNK_ELEMENTS = 1 << 22
 
 F32 = Ty("f32")
+
+# Accesses selecting at least this many elements are read as strided views when they can be
+# (`_basic_index`); smaller ones are gathered.
+BASIC_MIN_ELEMENTS = 1 << 13
 
 
 def round_bf16(x: np.ndarray | float) -> np.ndarray:
@@ -324,6 +332,9 @@ class _Interpreter:
         self._plan: dict[int, bool] = {}
         self._factors: dict[int, tuple[tuple[ir.Expr, ...], tuple[frozenset[str], ...], frozenset[str]] | None] = {}
         self._terms: dict[int, tuple[list[tuple[frozenset[str], Any]], dict[str, int]]] = {}
+        # per (statement or loop, vectorised variables): is it a BLAS contraction / the
+        # variables of the arrays its body materialises (`_chunk_length`)
+        self._forms: dict[tuple[int, frozenset[str]], Any] = {}
 
     def run(self) -> dict[str, np.ndarray]:
         self.exec_block(self.k.body, {}, ())
@@ -416,7 +427,10 @@ class _Interpreter:
             return None
         factors, factor_names, tgt_names = plan
         vec = frozenset(n for n, v in env.items() if isinstance(v, np.ndarray))
-        if not blas_form([f & vec for f in factor_names], vec - tgt_names):
+        key = (id(s), vec)
+        if key not in self._forms:
+            self._forms[key] = blas_form([f & vec for f in factor_names], vec - tgt_names)
+        if not self._forms[key]:
             return None
         values = [self.operand(*self.eval(f, env), F32) for f in factors]
         return contract(values, full, reduced)
@@ -694,17 +708,19 @@ class _Interpreter:
         terms, extent = self._loop_terms(loop)
         outer = {n: int(v.size) for n, v in env.items() if isinstance(v, np.ndarray)}
         extent = {**extent, **outer}
-        worst = 1
-        for chain, plan in terms:
-            vec = chain | frozenset(outer)
-            arrays = [vec]
-            if plan is not None:
-                factor_names, tgt_names = plan
-                if blas_form([f & vec for f in factor_names], vec - tgt_names):
-                    arrays = [f & vec for f in factor_names] + [tgt_names & vec]
-            for a in arrays:
-                if loop.var in a:
-                    worst = max(worst, math.prod(extent[n] for n in a if n != loop.var))
+        key = (id(loop), frozenset(outer))
+        if key not in self._forms:
+            arrays: list[frozenset[str]] = []  # the variables of every array a statement materialises
+            for chain, plan in terms:
+                vec = chain | key[1]
+                mine = [vec]
+                if plan is not None:
+                    factor_names, tgt_names = plan
+                    if blas_form([f & vec for f in factor_names], vec - tgt_names):
+                        mine = [f & vec for f in factor_names] + [tgt_names & vec]
+                arrays += [a - {loop.var} for a in mine if loop.var in a]
+            self._forms[key] = arrays
+        worst = max((math.prod(extent[n] for n in a) for a in self._forms[key]), default=1)
         return max(1, CHUNK_ELEMENTS // worst)
 
     def _loop_terms(self, loop: ir.For) -> tuple[list[tuple[frozenset[str], Any]], dict[str, int]]:
@@ -739,8 +755,13 @@ def _basic_index(idx: tuple[Any, ...]) -> tuple[tuple[Any, ...], list[int], tupl
     `X[j, 2 * i]`, not `X[i, i]` or a tiled `X[i0 * 64 + i1]`): reading a strided view
     instead of gathering elements. Returns (slices, the order that puts the view's
     dimensions in the axes' order, the shape the fancy index would give); None when some
-    array is not of that form, or no index is an array."""
-    if not any(np.ndim(i) for i in idx):
+    array is not of that form, or the index selects fewer than BASIC_MIN_ELEMENTS elements
+    (gathering those costs less than recognising the form)."""
+    n = 1
+    for i in idx:
+        if isinstance(i, np.ndarray):
+            n *= i.size
+    if n < BASIC_MIN_ELEMENTS:
         return None
     sl: list[Any] = []
     where: list[int] = []  # per view dimension: its axis, counted from the right
