@@ -25,7 +25,7 @@ from strategies import contraction_kernels, runnable_kernels
 from transformer import contraction, interp
 from transformer.check import check_kernel
 from transformer.diagnostics import InterpError
-from transformer.interp import compare_outputs, random_inputs, run
+from transformer.interp import random_inputs, run, tolerance
 from transformer.parser import parse, parse_file
 from transformer.printer import print_kernel
 
@@ -50,12 +50,21 @@ def _views_from(n: int) -> Iterator[None]:
         interp.BASIC_MIN_ELEMENTS = old
 
 
-def _agree(k, seed: int) -> None:  # type: ignore[no-untyped-def]
+def _agree(k, seed: int, *, sum_of_products: bool = False) -> None:  # type: ignore[no-untyped-def]
     """The fast interpreter (with strided views as small as they come, and as shipped)
-    agrees with the in-order oracle: same error, or outputs within the dtype's tolerance."""
+    agrees with the in-order oracle: same error, or outputs within the dtype's tolerance.
+
+    Reordering a sum changes its rounding by up to ~eps x the sum of the magnitudes of its
+    terms, which a sum that cancels to a small value (a scalar total near 0) turns into a
+    large relative error. So the tolerance is taken relative to that magnitude: for a sum
+    of products, the kernel run on the inputs' absolute values; otherwise 1."""
     inputs = random_inputs(k, np.random.default_rng(seed))
     seq = _outcome(k, inputs, vectorise=False)
     text = print_kernel(k)
+    scale: dict[str, object] = {t.name: 1.0 for t in k.outputs}
+    if sum_of_products and not isinstance(seq, InterpError):
+        scale = {n: np.maximum(np.abs(np.asarray(v, np.float64)), 1.0)
+                 for n, v in run(k, {n: np.abs(v) for n, v in inputs.items()}).items()}
     for views_from in (1, interp.BASIC_MIN_ELEMENTS):
         with _views_from(views_from):
             fast = _outcome(k, inputs, vectorise=True)
@@ -63,15 +72,19 @@ def _agree(k, seed: int) -> None:  # type: ignore[no-untyped-def]
             assert isinstance(seq, InterpError) and isinstance(fast, InterpError), f"{text}\noracle: {seq}\nfast: {fast}"
             assert (seq.message, seq.loc) == (fast.message, fast.loc), text
             continue
-        for d in compare_outputs(k, seq, fast):  # within the output dtype's tolerance
-            assert d.ok, f"{d.describe()}\n{text}"
+        for t in k.outputs:
+            rtol, atol = tolerance(t.dtype)
+            e, a = (np.asarray(x[t.name], np.float64) for x in (seq, fast))
+            same = (e == a) | (np.isnan(e) & np.isnan(a))
+            ok = same | (np.abs(a - e) <= atol * scale[t.name] + rtol * np.abs(e))
+            assert ok.all(), f"{t.name}: oracle {e[~ok][:4]} fast {a[~ok][:4]}\n{text}"
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(contraction_kernels(), st.integers(0, 2**32 - 1))
 def test_contractions_agree_with_in_order_oracle(k, seed: int) -> None:  # type: ignore[no-untyped-def]
     assert check_kernel(k) == []
-    _agree(k, seed)
+    _agree(k, seed, sum_of_products=True)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
