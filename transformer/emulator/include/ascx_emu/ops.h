@@ -189,6 +189,52 @@ template <typename T> inline void local_check_vec(const char* api, const LocalTe
     check_local_align(api, SC_UB, t.addr(), loc);
 }
 
+// ---- timing hooks of data movement (see timing.h): cost features, GM traffic, local bytes.
+// Byte offset of a GM view from the start of its GmAlloc region (stands for the device
+// buffer base when judging 512 B alignment).
+template <typename T> inline uint64_t gm_offset(const GlobalTensor<T>& g) {
+    uintptr_t st;
+    size_t len;
+    const void* p = g.address_();
+    if (gm_region_of(p, st, len)) return reinterpret_cast<uintptr_t>(p) - st;
+    return reinterpret_cast<uintptr_t>(p);
+}
+// GM -> local (MTE2): `blocks` bursts of `block_bytes`, `pitch` bytes apart in GM; the
+// local destination spans `local_bytes`.
+template <typename T>
+inline void acct_gm_in(CoreState& c, const char* op, SrcLoc loc, const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint64_t block_bytes,
+                       uint64_t blocks, uint64_t pitch, int64_t local_bytes) {
+    double bytes = static_cast<double>(block_bytes * blocks);
+    c.tm.gm_bytes += bytes;
+    account(c, PIPE_MTE2, op, loc,
+            tm::copy_in(bytes, static_cast<double>(blocks), dst.scope() == SC_L1, tm::unaligned_bytes(gm_offset(src), block_bytes, pitch, blocks)),
+            {tm::W(dst, local_bytes)});
+}
+// local -> GM (MTE3 from UB/L1, FIX from L0C).
+template <typename T>
+inline void acct_gm_out(CoreState& c, const char* op, SrcLoc loc, const GlobalTensor<T>& dst, const LocalTensor<T>& src, uint64_t block_bytes,
+                        uint64_t blocks, uint64_t pitch, int64_t local_bytes) {
+    double bytes = static_cast<double>(block_bytes * blocks);
+    c.tm.gm_bytes += bytes;
+    int pipe = move_pipe(src.scope(), SC_GM);
+    tm::Cost k = pipe == PIPE_FIX ? tm::fixpipe(bytes)
+                                  : tm::copy_out(bytes, static_cast<double>(blocks), tm::unaligned_bytes(gm_offset(dst), block_bytes, pitch, blocks));
+    account(c, pipe, op, loc, k, {tm::R(src, local_bytes)});
+}
+// local -> local: UB->UB on V (priced as a vector copy), UB->L1 on MTE3, L1->L0 on MTE1.
+template <typename T>
+inline void acct_local_move(CoreState& c, const char* op, SrcLoc loc, const LocalTensor<T>& dst, const LocalTensor<T>& src, uint64_t bytes,
+                            int64_t dst_bytes, int64_t src_bytes) {
+    int pipe = move_pipe(src.scope(), dst.scope());
+    double b = static_cast<double>(bytes);
+    tm::Cost k = pipe == PIPE_V ? tm::vec(tm::VC_SIMPLE, std::ceil(b / 256.0), true, b)
+                 : pipe == PIPE_MTE1 ? tm::load_l0(b, dst.scope() == SC_L0B)
+                 : pipe == PIPE_MTE2 ? tm::copy_in(b, 1, dst.scope() == SC_L1, 0)
+                                     : tm::copy_out(b, 1, 0);
+    account(c, pipe, op, loc, k, {tm::R(src, src_bytes), tm::W(dst, dst_bytes)});
+}
+inline bool skip_data() { return tm::timing_only(); }
+
 }  // namespace ascx_emu
 
 namespace AscendC {
@@ -207,8 +253,10 @@ template <typename T> inline void DataCopy(const LocalTensor<T>& dst, const Glob
     dst.Valid(api, loc);
     ascx_emu::check_local_align(api, dst.scope(), dst.addr(), loc);
     src.Check(api, 0, count, loc);
-    std::memcpy(dst.Ptr(api, 0, count, loc), src.address_(), bytes);
-    ascx_emu::trace_emit(c, PIPE_MTE2, "DataCopy", ascx_emu::copy_extra("GM", ascx_emu::scope_name(dst.scope()), ascx_emu::type_name<T>(),
+    uint8_t* dp = reinterpret_cast<uint8_t*>(dst.Ptr(api, 0, count, loc));
+    if (!ascx_emu::skip_data()) std::memcpy(dp, src.address_(), bytes);
+    ascx_emu::acct_gm_in(c, "DataCopy", loc, dst, src, bytes, 1, bytes, static_cast<int64_t>(bytes));
+    if (c.tracing) ascx_emu::trace_emit(c, PIPE_MTE2, "DataCopy", ascx_emu::copy_extra("GM", ascx_emu::scope_name(dst.scope()), ascx_emu::type_name<T>(),
                                                                         static_cast<long long>(bytes), count), loc);
 }
 // local -> GM, count form.
@@ -226,12 +274,14 @@ template <typename T> inline void DataCopy(const GlobalTensor<T>& dst, const Loc
     dst.Check(api, 0, count, loc);
     const T* s = src.Ptr(api, 0, count, loc);
     T* d = dst.address_();
-    if (c.atomic_add) {
+    if (ascx_emu::skip_data()) {
+    } else if (c.atomic_add) {
         for (uint32_t i = 0; i < count; ++i) d[i] = ascx_emu::convert<T>(ascx_emu::to_d(d[i]) + ascx_emu::to_d(s[i]));
     } else {
         std::memcpy(d, s, bytes);
     }
-    ascx_emu::trace_emit(c, ascx_emu::move_pipe(src.scope(), ascx_emu::SC_GM), "DataCopy",
+    ascx_emu::acct_gm_out(c, "DataCopy", loc, dst, src, bytes, 1, bytes, static_cast<int64_t>(bytes));
+    if (c.tracing) ascx_emu::trace_emit(c, ascx_emu::move_pipe(src.scope(), ascx_emu::SC_GM), "DataCopy",
                          ascx_emu::copy_extra(ascx_emu::scope_name(src.scope()), "GM", ascx_emu::type_name<T>(), static_cast<long long>(bytes), count), loc);
 }
 // local -> local, count form (UB->UB on PIPE_V, UB->L1 on MTE3).
@@ -244,8 +294,11 @@ template <typename T> inline void DataCopy(const LocalTensor<T>& dst, const Loca
                        ascx_emu::type_name<T>(), (unsigned long long)bytes);
     ascx_emu::check_local_align(api, dst.scope(), dst.addr(), loc);
     ascx_emu::check_local_align(api, src.scope(), src.addr(), loc);
-    std::memmove(dst.Ptr(api, 0, count, loc), src.Ptr(api, 0, count, loc), bytes);
-    ascx_emu::trace_emit(c, ascx_emu::move_pipe(src.scope(), dst.scope()), "DataCopy",
+    T* dp = dst.Ptr(api, 0, count, loc);
+    const T* sp = src.Ptr(api, 0, count, loc);
+    if (!ascx_emu::skip_data()) std::memmove(dp, sp, bytes);
+    ascx_emu::acct_local_move(c, "DataCopy", loc, dst, src, bytes, static_cast<int64_t>(bytes), static_cast<int64_t>(bytes));
+    if (c.tracing) ascx_emu::trace_emit(c, ascx_emu::move_pipe(src.scope(), dst.scope()), "DataCopy",
                          ascx_emu::copy_extra(ascx_emu::scope_name(src.scope()), ascx_emu::scope_name(dst.scope()), ascx_emu::type_name<T>(),
                                               static_cast<long long>(bytes), count), loc);
 }
@@ -269,10 +322,12 @@ template <typename T> inline void DataCopy(const LocalTensor<T>& dst, const Glob
     for (uint32_t i = 0; i < p.blockCount; ++i) {
         uint64_t so = i * (bl + p.srcStride * 32ull), doff = i * (bl + p.dstStride * 32ull);
         src.Check(api, so / es, bl / es, loc);
-        std::memcpy(dst.BytePtr(api, static_cast<int64_t>(doff), static_cast<int64_t>(bl), loc),
-                    reinterpret_cast<const uint8_t*>(src.address_()) + so, bl);
+        uint8_t* dp = dst.BytePtr(api, static_cast<int64_t>(doff), static_cast<int64_t>(bl), loc);
+        if (!ascx_emu::skip_data()) std::memcpy(dp, reinterpret_cast<const uint8_t*>(src.address_()) + so, bl);
     }
-    ascx_emu::trace_emit(c, PIPE_MTE2, "DataCopy",
+    ascx_emu::acct_gm_in(c, "DataCopy", loc, dst, src, bl, p.blockCount, bl + p.srcStride * 32ull,
+                         static_cast<int64_t>((p.blockCount - 1) * (bl + p.dstStride * 32ull) + bl));
+    if (c.tracing) ascx_emu::trace_emit(c, PIPE_MTE2, "DataCopy",
                          ascx_emu::copy_extra("GM", ascx_emu::scope_name(dst.scope()), ascx_emu::type_name<T>(), static_cast<long long>(bl * p.blockCount),
                                               static_cast<long long>(bl * p.blockCount / es), p.blockCount), loc);
 }
@@ -286,9 +341,12 @@ template <typename T> inline void DataCopy(const GlobalTensor<T>& dst, const Loc
     for (uint32_t i = 0; i < p.blockCount; ++i) {
         uint64_t so = i * (bl + p.srcStride * 32ull), doff = i * (bl + p.dstStride * 32ull);
         dst.Check(api, doff / es, bl / es, loc);
-        std::memcpy(reinterpret_cast<uint8_t*>(dst.address_()) + doff, src.BytePtr(api, static_cast<int64_t>(so), static_cast<int64_t>(bl), loc), bl);
+        const uint8_t* sp = src.BytePtr(api, static_cast<int64_t>(so), static_cast<int64_t>(bl), loc);
+        if (!ascx_emu::skip_data()) std::memcpy(reinterpret_cast<uint8_t*>(dst.address_()) + doff, sp, bl);
     }
-    ascx_emu::trace_emit(c, PIPE_MTE3, "DataCopy",
+    ascx_emu::acct_gm_out(c, "DataCopy", loc, dst, src, bl, p.blockCount, bl + p.dstStride * 32ull,
+                          static_cast<int64_t>((p.blockCount - 1) * (bl + p.srcStride * 32ull) + bl));
+    if (c.tracing) ascx_emu::trace_emit(c, PIPE_MTE3, "DataCopy",
                          ascx_emu::copy_extra(ascx_emu::scope_name(src.scope()), "GM", ascx_emu::type_name<T>(), static_cast<long long>(bl * p.blockCount),
                                               static_cast<long long>(bl * p.blockCount / es), p.blockCount), loc);
 }
@@ -301,10 +359,14 @@ template <typename T> inline void DataCopy(const LocalTensor<T>& dst, const Loca
     uint64_t bl = p.blockLen * 32ull;
     for (uint32_t i = 0; i < p.blockCount; ++i) {
         uint64_t so = i * (bl + p.srcStride * 32ull), doff = i * (bl + p.dstStride * 32ull);
-        std::memmove(dst.BytePtr(api, static_cast<int64_t>(doff), static_cast<int64_t>(bl), loc),
-                     src.BytePtr(api, static_cast<int64_t>(so), static_cast<int64_t>(bl), loc), bl);
+        uint8_t* dp = dst.BytePtr(api, static_cast<int64_t>(doff), static_cast<int64_t>(bl), loc);
+        const uint8_t* sp = src.BytePtr(api, static_cast<int64_t>(so), static_cast<int64_t>(bl), loc);
+        if (!ascx_emu::skip_data()) std::memmove(dp, sp, bl);
     }
-    ascx_emu::trace_emit(c, ascx_emu::move_pipe(src.scope(), dst.scope()), "DataCopy",
+    ascx_emu::acct_local_move(c, "DataCopy", loc, dst, src, bl * p.blockCount,
+                              static_cast<int64_t>((p.blockCount - 1) * (bl + p.dstStride * 32ull) + bl),
+                              static_cast<int64_t>((p.blockCount - 1) * (bl + p.srcStride * 32ull) + bl));
+    if (c.tracing) ascx_emu::trace_emit(c, ascx_emu::move_pipe(src.scope(), dst.scope()), "DataCopy",
                          ascx_emu::copy_extra(ascx_emu::scope_name(src.scope()), ascx_emu::scope_name(dst.scope()), ascx_emu::type_name<T>(),
                                               static_cast<long long>(bl * p.blockCount), static_cast<long long>(bl * p.blockCount / sizeof(T)), p.blockCount), loc);
 }
@@ -320,7 +382,7 @@ template <typename T> inline void DataCopy(const LocalTensor<T>& dst, const Glob
     ascx_emu::check_local_align(api, dst.scope(), dst.addr(), loc);
     const int64_t C0 = 32 / static_cast<int64_t>(sizeof(T));
     int64_t dpad = (p.dValue + C0 - 1) / C0 * C0;
-    for (int64_t i = 0; i < p.ndNum; ++i)
+    for (int64_t i = 0; i < (ascx_emu::skip_data() ? 0 : p.ndNum); ++i)
         for (int64_t r = 0; r < p.nValue; ++r) {
             int64_t srow = i * p.srcNdMatrixStride + r * p.srcDValue;
             src.Check(api, static_cast<uint64_t>(srow), p.dValue, loc);
@@ -331,7 +393,14 @@ template <typename T> inline void DataCopy(const LocalTensor<T>& dst, const Glob
             }
         }
     long long n = static_cast<long long>(p.ndNum) * p.nValue * p.dValue;
-    ascx_emu::trace_emit(c, PIPE_MTE2, "DataCopyNd2Nz", ascx_emu::copy_extra("GM", "L1", ascx_emu::type_name<T>(), n * static_cast<long long>(sizeof(T)), n,
+    if (p.ndNum > 0 && p.nValue > 0 && p.dValue > 0) {
+        int64_t ext = ((p.ndNum - 1) * p.dstNzMatrixStride + (dpad / C0 - 1) * p.dstNzC0Stride * C0 + (p.nValue - 1) * p.dstNzNStride * C0 + C0) *
+                      static_cast<int64_t>(sizeof(T));
+        src.Check(api, 0, static_cast<uint64_t>((p.ndNum - 1) * p.srcNdMatrixStride + (p.nValue - 1) * p.srcDValue + p.dValue), loc);
+        ascx_emu::acct_gm_in(c, "DataCopyNd2Nz", loc, dst, src, static_cast<uint64_t>(p.dValue) * sizeof(T),
+                             static_cast<uint64_t>(p.ndNum) * p.nValue, static_cast<uint64_t>(p.srcDValue) * sizeof(T), ext);
+    }
+    if (c.tracing) ascx_emu::trace_emit(c, PIPE_MTE2, "DataCopyNd2Nz", ascx_emu::copy_extra("GM", "L1", ascx_emu::type_name<T>(), n * static_cast<long long>(sizeof(T)), n,
                                                                              static_cast<long long>(p.ndNum) * p.nValue), loc);
 }
 
@@ -357,13 +426,16 @@ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, c
         uint64_t doff = i * (ub_block + p.dstStride * 32ull);
         src.Check(api, so / es, p.blockLen / es, loc);
         uint8_t* d = dst.BytePtr(api, static_cast<int64_t>(doff), static_cast<int64_t>(ub_block), loc);
+        if (ascx_emu::skip_data()) continue;
         if (pad.isPad) {
             T* dt = reinterpret_cast<T*>(d);
             for (uint64_t k = 0; k < ub_block / es; ++k) dt[k] = pad.paddingValue;
         }
         std::memcpy(d + lp, reinterpret_cast<const uint8_t*>(src.address_()) + so, p.blockLen);
     }
-    ascx_emu::trace_emit(c, PIPE_MTE2, "DataCopyPad",
+    ascx_emu::acct_gm_in(c, "DataCopyPad", loc, dst, src, p.blockLen, p.blockCount, static_cast<uint64_t>(p.blockLen) + p.srcStride,
+                         static_cast<int64_t>((p.blockCount - 1) * (ub_block + p.dstStride * 32ull) + ub_block));
+    if (c.tracing) ascx_emu::trace_emit(c, PIPE_MTE2, "DataCopyPad",
                          ascx_emu::copy_extra("GM", ascx_emu::scope_name(dst.scope()), ascx_emu::type_name<T>(),
                                               static_cast<long long>(p.blockLen) * p.blockCount,
                                               static_cast<long long>(p.blockLen / es) * p.blockCount, p.blockCount), loc);
@@ -385,14 +457,17 @@ template <typename T> inline void DataCopyPad(const GlobalTensor<T>& dst, const 
         dst.Check(api, doff / es, p.blockLen / es, loc);
         const uint8_t* s = src.BytePtr(api, static_cast<int64_t>(so), p.blockLen, loc);
         T* d = reinterpret_cast<T*>(reinterpret_cast<uint8_t*>(dst.address_()) + doff);
-        if (c.atomic_add) {
+        if (ascx_emu::skip_data()) {
+        } else if (c.atomic_add) {
             const T* st = reinterpret_cast<const T*>(s);
             for (uint64_t k = 0; k < p.blockLen / es; ++k) d[k] = ascx_emu::convert<T>(ascx_emu::to_d(d[k]) + ascx_emu::to_d(st[k]));
         } else {
             std::memcpy(d, s, p.blockLen);
         }
     }
-    ascx_emu::trace_emit(c, PIPE_MTE3, "DataCopyPad",
+    ascx_emu::acct_gm_out(c, "DataCopyPad", loc, dst, src, p.blockLen, p.blockCount, static_cast<uint64_t>(p.blockLen) + p.dstStride,
+                          static_cast<int64_t>((p.blockCount - 1) * (ub_block + p.srcStride * 32ull) + p.blockLen));
+    if (c.tracing) ascx_emu::trace_emit(c, PIPE_MTE3, "DataCopyPad",
                          ascx_emu::copy_extra(ascx_emu::scope_name(src.scope()), "GM", ascx_emu::type_name<T>(),
                                               static_cast<long long>(p.blockLen) * p.blockCount,
                                               static_cast<long long>(p.blockLen / es) * p.blockCount, p.blockCount), loc);
@@ -419,10 +494,28 @@ template <typename T> inline long long repeats_for(int64_t count) {
 
 template <typename T> inline void trace_vec(ascx_emu::CoreState& c, const char* op, long long elems, long long repeats, SrcLoc loc,
                                             const char* form = "count") {
+    if (!c.tracing) return;
     ascx_emu::trace_emit(c, PIPE_V, op,
                          ascx_emu::ks("dtype", ascx_emu::type_name<T>()) + ascx_emu::kv("elems", elems) + ascx_emu::kv("repeats", repeats) +
                              ascx_emu::kv("bytes", elems * static_cast<long long>(sizeof(T))) + ascx_emu::ks("form", form), loc);
 }
+
+// Pricing class of a vector instruction (timing.h): transcendental and division are slower,
+// reductions pay an extra head.
+inline int vec_class(const char* op) {
+    static const char* transc[] = {"Exp", "Ln", "Sqrt", "Rsqrt", "Div", "Reciprocal"};
+    for (const char* t : transc)
+        if (std::strcmp(op, t) == 0) return ascx_emu::tm::VC_TRANSC;
+    if (std::strncmp(op, "Reduce", 6) == 0 || std::strncmp(op, "WholeReduce", 11) == 0) return ascx_emu::tm::VC_REDUCE;
+    if (std::strcmp(op, "Cast") == 0) return ascx_emu::tm::VC_CAST;
+    return ascx_emu::tm::VC_SIMPLE;
+}
+// Timing hook of a vector instruction: `repeats` repeats (count form: `bytes` processed).
+inline void vec_acct(ascx_emu::CoreState& c, const char* op, SrcLoc loc, double repeats, bool count_form, double bytes,
+                     std::initializer_list<ascx_emu::tm::Acc> acc) {
+    ascx_emu::account(c, PIPE_V, op, loc, ascx_emu::tm::vec(vec_class(op), repeats, count_form, bytes), acc);
+}
+template <typename T> inline int64_t nbytes(int64_t count) { return count * static_cast<int64_t>(sizeof(T)); }
 
 // Element index of active element (repeat r, block b, element e) for an operand with the
 // given block / repeat strides (32 B units) and element size S: offset in elements.
@@ -459,6 +552,7 @@ template <typename T> inline RepGeom geom_core(const char* api, int32_t repeat, 
 
 // Calls f(r, b, e, i) for every active element.
 template <typename F> inline void for_active(const RepGeom& g, F&& f) {
+    if (ascx_emu::skip_data()) return;
     int per_blk = 32 / g.esize;
     int per_rep = 8 * per_blk;
     for (int32_t r = 0; r < g.repeat; ++r)
@@ -466,10 +560,8 @@ template <typename F> inline void for_active(const RepGeom& g, F&& f) {
             if (ascx_emu::mask_on(g.lo, g.hi, i)) f(r, i / per_blk, i % per_blk);
 }
 
-// Checks that an operand's touched range lies inside its buffer and returns its base pointer.
-template <typename T>
-inline T* operand(const char* api, const LocalTensor<T>& t, const RepGeom& g, int64_t blk, int64_t rep, SrcLoc loc, int64_t geom_esize = 0) {
-    ascx_emu::local_check_vec(api, t, loc);
+// Bytes an operand of element type T spans under geometry g with the given strides.
+template <typename T> inline int64_t extent(const RepGeom& g, int64_t blk, int64_t rep, int64_t geom_esize = 0) {
     if (geom_esize == 0) geom_esize = g.esize;
     int64_t blk_bytes = 32 * static_cast<int64_t>(sizeof(T)) / geom_esize;
     int nb = 0;
@@ -478,7 +570,13 @@ inline T* operand(const char* api, const LocalTensor<T>& t, const RepGeom& g, in
         if (ascx_emu::mask_on(g.lo, g.hi, i)) nb = i / per_blk + 1;
     int64_t mx = 0;
     if (g.repeat > 0 && nb > 0) mx = (g.repeat - 1) * rep * 32 + (nb - 1) * blk * blk_bytes + blk_bytes;
-    return reinterpret_cast<T*>(t.BytePtr(api, 0, mx, loc));
+    return mx;
+}
+// Checks that an operand's touched range lies inside its buffer and returns its base pointer.
+template <typename T>
+inline T* operand(const char* api, const LocalTensor<T>& t, const RepGeom& g, int64_t blk, int64_t rep, SrcLoc loc, int64_t geom_esize = 0) {
+    ascx_emu::local_check_vec(api, t, loc);
+    return reinterpret_cast<T*>(t.BytePtr(api, 0, extent<T>(g, blk, rep, geom_esize), loc));
 }
 
 }  // namespace detail
@@ -497,7 +595,10 @@ inline T* operand(const char* api, const LocalTensor<T>& t, const RepGeom& g, in
         T* d = dst.Ptr(api, 0, count, loc);                                                                                \
         const T* a = src0.Ptr(api, 0, count, loc);                                                                         \
         const T* b = src1.Ptr(api, 0, count, loc);                                                                         \
-        for (int32_t i = 0; i < count; ++i) {                                                                              \
+        detail::vec_acct(c, api, loc, static_cast<double>(detail::repeats_for<T>(count)), true, static_cast<double>(detail::nbytes<T>(count)), \
+                         {ascx_emu::tm::R(src0, detail::nbytes<T>(count)), ascx_emu::tm::R(src1, detail::nbytes<T>(count)),           \
+                          ascx_emu::tm::W(dst, detail::nbytes<T>(count))});                                                  \
+        for (int32_t i = 0; i < (ascx_emu::skip_data() ? 0 : count); ++i) {                                               \
             double x = ascx_emu::to_d(a[i]), y = ascx_emu::to_d(b[i]);                                                     \
             (void)x; (void)y;                                                                                              \
             d[i] = ascx_emu::convert<T>(EXPR);                                                                             \
@@ -513,6 +614,10 @@ inline T* operand(const char* api, const LocalTensor<T>& t, const RepGeom& g, in
         const T* b = detail::operand(api, src1, g, p.src1BlkStride, p.src1RepStride, loc);                                  \
         const int64_t es = sizeof(T);                                                                                      \
         long long n = 0;                                                                                                   \
+        detail::vec_acct(c, api, loc, g.repeat, false, 0,                                                                  \
+                         {ascx_emu::tm::R(src0, detail::extent<T>(g, p.src0BlkStride, p.src0RepStride)),                    \
+                          ascx_emu::tm::R(src1, detail::extent<T>(g, p.src1BlkStride, p.src1RepStride)),                    \
+                          ascx_emu::tm::W(dst, detail::extent<T>(g, p.dstBlkStride, p.dstRepStride))});                     \
         detail::for_active(g, [&](int64_t r, int64_t bk, int64_t e) {                                                      \
             double x = ascx_emu::to_d(a[detail::rep_off(r, bk, e, p.src0BlkStride, p.src0RepStride, es)]);                  \
             double y = ascx_emu::to_d(b[detail::rep_off(r, bk, e, p.src1BlkStride, p.src1RepStride, es)]);                  \
@@ -555,7 +660,9 @@ ASCX_EMU_BINARY(AddRelu, (x + y > 0 ? x + y : 0.0))
         T* d = dst.Ptr(api, 0, count, loc);                                                                                \
         const T* a = src.Ptr(api, 0, count, loc);                                                                          \
         SCALAR_INIT;                                                                                                       \
-        for (int32_t i = 0; i < count; ++i) {                                                                              \
+        detail::vec_acct(c, api, loc, static_cast<double>(detail::repeats_for<T>(count)), true, static_cast<double>(detail::nbytes<T>(count)), \
+                         {ascx_emu::tm::R(src, detail::nbytes<T>(count)), ascx_emu::tm::W(dst, detail::nbytes<T>(count))});   \
+        for (int32_t i = 0; i < (ascx_emu::skip_data() ? 0 : count); ++i) {                                               \
             double x = ascx_emu::to_d(a[i]);                                                                               \
             d[i] = ascx_emu::convert<T>(EXPR);                                                                             \
         }                                                                                                                  \
@@ -570,6 +677,9 @@ ASCX_EMU_BINARY(AddRelu, (x + y > 0 ? x + y : 0.0))
         const int64_t es = sizeof(T);                                                                                      \
         SCALAR_INIT;                                                                                                       \
         long long n = 0;                                                                                                   \
+        detail::vec_acct(c, api, loc, g.repeat, false, 0,                                                                  \
+                         {ascx_emu::tm::R(src, detail::extent<T>(g, p.srcBlkStride, p.srcRepStride)),                       \
+                          ascx_emu::tm::W(dst, detail::extent<T>(g, p.dstBlkStride, p.dstRepStride))});                     \
         detail::for_active(g, [&](int64_t r, int64_t bk, int64_t e) {                                                      \
             double x = ascx_emu::to_d(a[detail::rep_off(r, bk, e, p.srcBlkStride, p.srcRepStride, es)]);                    \
             d[detail::rep_off(r, bk, e, p.dstBlkStride, p.dstRepStride, es)] = ascx_emu::convert<T>(EXPR);                 \
@@ -620,7 +730,9 @@ template <typename T> inline void Duplicate(const LocalTensor<T>& dst, const asc
     if (count < 0) ascx_emu::fail(api, loc, "negative count %d", count);
     ascx_emu::local_check_vec(api, dst, loc);
     T* d = dst.Ptr(api, 0, count, loc);
-    for (int32_t i = 0; i < count; ++i) d[i] = scalarValue;
+    detail::vec_acct(c, api, loc, static_cast<double>(detail::repeats_for<T>(count)), true, static_cast<double>(detail::nbytes<T>(count)),
+                     {ascx_emu::tm::W(dst, detail::nbytes<T>(count))});
+    for (int32_t i = 0; i < (ascx_emu::skip_data() ? 0 : count); ++i) d[i] = scalarValue;
     detail::trace_vec<T>(c, api, count, detail::repeats_for<T>(count), loc);
 }
 template <typename T, bool isSetMask = true>
@@ -630,6 +742,7 @@ inline void Duplicate(const LocalTensor<T>& dst, const ascx_emu::nondeduced_t<T>
     auto& c = ascx_emu::core(api, loc);
     auto g = isSetMask ? detail::geom_cont<T>(api, mask, repeatTimes, loc) : detail::geom_core<T>(api, repeatTimes, loc);
     T* d = detail::operand(api, dst, g, dstBlockStride, dstRepeatStride, loc);
+    detail::vec_acct(c, api, loc, g.repeat, false, 0, {ascx_emu::tm::W(dst, detail::extent<T>(g, dstBlockStride, dstRepeatStride))});
     long long n = 0;
     detail::for_active(g, [&](int64_t r, int64_t bk, int64_t e) {
         d[detail::rep_off(r, bk, e, dstBlockStride, dstRepeatStride, sizeof(T))] = scalarValue;
@@ -644,6 +757,7 @@ inline void Duplicate(const LocalTensor<T>& dst, const ascx_emu::nondeduced_t<T>
     auto& c = ascx_emu::core(api, loc);
     auto g = isSetMask ? detail::geom_bits<T>(api, mask, repeatTimes, loc) : detail::geom_core<T>(api, repeatTimes, loc);
     T* d = detail::operand(api, dst, g, dstBlockStride, dstRepeatStride, loc);
+    detail::vec_acct(c, api, loc, g.repeat, false, 0, {ascx_emu::tm::W(dst, detail::extent<T>(g, dstBlockStride, dstRepeatStride))});
     long long n = 0;
     detail::for_active(g, [&](int64_t r, int64_t bk, int64_t e) {
         d[detail::rep_off(r, bk, e, dstBlockStride, dstRepeatStride, sizeof(T))] = scalarValue;
@@ -662,9 +776,11 @@ inline void Cast(const LocalTensor<D>& dst, const LocalTensor<S>& src, const Rou
     ascx_emu::local_check_vec(api, src, loc);
     D* d = dst.Ptr(api, 0, count, loc);
     const S* a = src.Ptr(api, 0, count, loc);
-    for (uint32_t i = 0; i < count; ++i) d[i] = ascx_emu::convert<D>(ascx_emu::to_d(a[i]), to_rnd(roundMode));
+    for (uint32_t i = 0; i < (ascx_emu::skip_data() ? 0u : count); ++i) d[i] = ascx_emu::convert<D>(ascx_emu::to_d(a[i]), to_rnd(roundMode));
     constexpr size_t big = sizeof(D) > sizeof(S) ? sizeof(D) : sizeof(S);
-    ascx_emu::trace_emit(c, PIPE_V, "Cast",
+    detail::vec_acct(c, api, loc, static_cast<double>((count * big + 255) / 256), true, static_cast<double>(count * big),
+                     {ascx_emu::tm::R(src, detail::nbytes<S>(count)), ascx_emu::tm::W(dst, detail::nbytes<D>(count))});
+    if (c.tracing) ascx_emu::trace_emit(c, PIPE_V, "Cast",
                          ascx_emu::ks("dtype", ascx_emu::type_name<D>()) + ascx_emu::ks("src_dtype", ascx_emu::type_name<S>()) +
                              ascx_emu::kv("elems", count) + ascx_emu::kv("repeats", static_cast<long long>((count * big + 255) / 256)) +
                              ascx_emu::kv("bytes", static_cast<long long>(count * big)) + ascx_emu::ks("form", "count"), loc);
@@ -683,6 +799,9 @@ inline void Cast(const LocalTensor<D>& dst, const LocalTensor<S>& src, const Rou
     else { g.lo = c.mask_lo; g.hi = big == 2 ? c.mask_hi : 0; }
     D* d = detail::operand(api, dst, g, p.dstBlkStride, p.dstRepStride, loc, big);
     const S* a = detail::operand(api, src, g, p.srcBlkStride, p.srcRepStride, loc, big);
+    detail::vec_acct(c, api, loc, repeatTimes, false, 0,
+                     {ascx_emu::tm::R(src, detail::extent<S>(g, p.srcBlkStride, p.srcRepStride, big)),
+                      ascx_emu::tm::W(dst, detail::extent<D>(g, p.dstBlkStride, p.dstRepStride, big))});
     long long n = 0;
     detail::for_active(g, [&](int64_t r, int64_t bk, int64_t e) {
         int64_t so = (r * p.srcRepStride * 32 + bk * p.srcBlkStride * 32 * static_cast<int64_t>(sizeof(S)) / big) / static_cast<int64_t>(sizeof(S)) + e;
@@ -690,7 +809,7 @@ inline void Cast(const LocalTensor<D>& dst, const LocalTensor<S>& src, const Rou
         d[dof] = ascx_emu::convert<D>(ascx_emu::to_d(a[so]), to_rnd(roundMode));
         ++n;
     });
-    ascx_emu::trace_emit(c, PIPE_V, "Cast",
+    if (c.tracing) ascx_emu::trace_emit(c, PIPE_V, "Cast",
                          ascx_emu::ks("dtype", ascx_emu::type_name<D>()) + ascx_emu::ks("src_dtype", ascx_emu::type_name<S>()) +
                              ascx_emu::kv("elems", n) + ascx_emu::kv("repeats", repeatTimes) + ascx_emu::kv("bytes", n * big) +
                              ascx_emu::ks("form", "repeat"), loc);
@@ -708,7 +827,8 @@ inline void Brcb(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int
     const T* a = src.Ptr(api, 0, static_cast<int64_t>(repeatTimes) * 8, loc);
     int64_t ext = repeatTimes ? (repeatTimes - 1) * p.dstRepStride * 32 + 7 * p.dstBlkStride * 32 + 32 : 0;
     T* d = reinterpret_cast<T*>(dst.BytePtr(api, 0, ext, loc));
-    for (int64_t r = 0; r < repeatTimes; ++r)
+    detail::vec_acct(c, api, loc, repeatTimes, false, 0, {ascx_emu::tm::R(src, detail::nbytes<T>(static_cast<int64_t>(repeatTimes) * 8)), ascx_emu::tm::W(dst, ext)});
+    for (int64_t r = 0; r < (ascx_emu::skip_data() ? 0 : repeatTimes); ++r)
         for (int64_t j = 0; j < 8; ++j)
             for (int64_t e = 0; e < per; ++e) d[(r * p.dstRepStride * 32 + j * p.dstBlkStride * 32) / static_cast<int64_t>(sizeof(T)) + e] = a[r * 8 + j];
     detail::trace_vec<T>(c, api, static_cast<long long>(repeatTimes) * 8 * per, repeatTimes, loc, "repeat");
@@ -733,9 +853,11 @@ inline void ReduceMax(const LocalTensor<T>& dst, const LocalTensor<T>& src, cons
     workLocal.Valid(api, loc);
     const T* a = src.Ptr(api, 0, count, loc);
     T* d = dst.Ptr(api, 0, calIndex ? 2 : 1, loc);
+    detail::vec_acct(c, api, loc, static_cast<double>(detail::repeats_for<T>(count)), true, static_cast<double>(detail::nbytes<T>(count)),
+                     {ascx_emu::tm::R(src, detail::nbytes<T>(count)), ascx_emu::tm::W(dst, detail::nbytes<T>(calIndex ? 2 : 1))});
     double best = ascx_emu::to_d(a[0]);
     uint32_t bi = 0;
-    for (int32_t i = 1; i < count; ++i) {
+    for (int32_t i = 1; i < (ascx_emu::skip_data() ? 0 : count); ++i) {
         double v = ascx_emu::to_d(a[i]);
         if (v > best) { best = v; bi = static_cast<uint32_t>(i); }
     }
@@ -754,9 +876,11 @@ inline void ReduceMin(const LocalTensor<T>& dst, const LocalTensor<T>& src, cons
     workLocal.Valid(api, loc);
     const T* a = src.Ptr(api, 0, count, loc);
     T* d = dst.Ptr(api, 0, calIndex ? 2 : 1, loc);
+    detail::vec_acct(c, api, loc, static_cast<double>(detail::repeats_for<T>(count)), true, static_cast<double>(detail::nbytes<T>(count)),
+                     {ascx_emu::tm::R(src, detail::nbytes<T>(count)), ascx_emu::tm::W(dst, detail::nbytes<T>(calIndex ? 2 : 1))});
     double best = ascx_emu::to_d(a[0]);
     uint32_t bi = 0;
-    for (int32_t i = 1; i < count; ++i) {
+    for (int32_t i = 1; i < (ascx_emu::skip_data() ? 0 : count); ++i) {
         double v = ascx_emu::to_d(a[i]);
         if (v < best) { best = v; bi = static_cast<uint32_t>(i); }
     }
@@ -773,8 +897,10 @@ inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, cons
     ascx_emu::local_check_vec(api, src, loc);
     workLocal.Valid(api, loc);
     const T* a = src.Ptr(api, 0, count, loc);
+    detail::vec_acct(c, api, loc, static_cast<double>(detail::repeats_for<T>(count)), true, static_cast<double>(detail::nbytes<T>(count)),
+                     {ascx_emu::tm::R(src, detail::nbytes<T>(count)), ascx_emu::tm::W(dst, detail::nbytes<T>(1))});
     float acc = 0.0f;  // float accumulation, rounded once to T
-    for (int32_t i = 0; i < count; ++i) acc += static_cast<float>(ascx_emu::to_d(a[i]));
+    for (int32_t i = 0; i < (ascx_emu::skip_data() ? 0 : count); ++i) acc += static_cast<float>(ascx_emu::to_d(a[i]));
     *dst.Ptr(api, 0, 1, loc) = ascx_emu::convert<T>(acc);
     detail::trace_vec<T>(c, api, count, detail::repeats_for<T>(count), loc);
 }
@@ -789,10 +915,12 @@ inline void whole_reduce(const char* api, const LocalTensor<T>& dst, const Local
     auto& c = ascx_emu::core(api, loc);
     const T* a = operand(api, src, g, srcBlkStride, srcRepStride, loc);
     ascx_emu::local_check_vec(api, dst, loc);
-    (void)dstRepStride;
+    vec_acct(c, api, loc, g.repeat, false, 0,
+             {ascx_emu::tm::R(src, extent<T>(g, srcBlkStride, srcRepStride)),
+              ascx_emu::tm::W(dst, nbytes<T>(g.repeat > 0 ? (g.repeat - 1) * static_cast<int64_t>(dstRepStride) * 2 + 2 : 0))});
     std::vector<std::pair<double, uint32_t>> items;
     long long n = 0;
-    for (int32_t r = 0; r < g.repeat; ++r) {
+    for (int32_t r = 0; r < (ascx_emu::skip_data() ? 0 : g.repeat); ++r) {
         items.clear();
         RepGeom one = g;
         one.repeat = 1;
@@ -885,8 +1013,11 @@ inline void Compare(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const
     const T* a = src0.Ptr(api, 0, count, loc);
     const T* b = src1.Ptr(api, 0, count, loc);
     uint8_t* d = dst.BytePtr(api, 0, (count + 7) / 8, loc);
+    detail::vec_acct(c, api, loc, static_cast<double>(detail::repeats_for<T>(count)), true, static_cast<double>(detail::nbytes<T>(count)),
+                     {ascx_emu::tm::R(src0, detail::nbytes<T>(count)), ascx_emu::tm::R(src1, detail::nbytes<T>(count)),
+                      ascx_emu::tm::W(dst, (count + 7) / 8)});
     std::memset(d, 0, (count + 7) / 8);
-    for (uint32_t i = 0; i < count; ++i) {
+    for (uint32_t i = 0; i < (ascx_emu::skip_data() ? 0u : count); ++i) {
         double x = ascx_emu::to_d(a[i]), y = ascx_emu::to_d(b[i]);
         bool r = mode == CMPMODE::LT ? x < y : mode == CMPMODE::GT ? x > y : mode == CMPMODE::EQ ? x == y
                  : mode == CMPMODE::LE ? x <= y : mode == CMPMODE::GE ? x >= y : x != y;
@@ -905,7 +1036,10 @@ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, con
     const T* a = src0.Ptr(api, 0, count, loc);
     const T* b = src1.Ptr(api, 0, count, loc);
     T* d = dst.Ptr(api, 0, count, loc);
-    for (uint32_t i = 0; i < count; ++i) d[i] = ((m[i / 8] >> (i % 8)) & 1u) ? a[i] : b[i];
+    detail::vec_acct(c, api, loc, static_cast<double>(detail::repeats_for<T>(count)), true, static_cast<double>(detail::nbytes<T>(count)),
+                     {ascx_emu::tm::R(selMask, (count + 7) / 8), ascx_emu::tm::R(src0, detail::nbytes<T>(count)),
+                      ascx_emu::tm::R(src1, detail::nbytes<T>(count)), ascx_emu::tm::W(dst, detail::nbytes<T>(count))});
+    for (uint32_t i = 0; i < (ascx_emu::skip_data() ? 0u : count); ++i) d[i] = ((m[i / 8] >> (i % 8)) & 1u) ? a[i] : b[i];
     detail::trace_vec<T>(c, api, count, detail::repeats_for<T>(count), loc);
 }
 
@@ -930,7 +1064,12 @@ inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
     ascx_emu::check_local_align(api, src.scope(), src.addr(), loc);
     if (p.ifTranspose && sizeof(T) != 2) ascx_emu::fail(api, loc, "ifTranspose is only supported for 16-bit types here");
     const int64_t F = 512;
-    for (int64_t r = 0; r < p.repeatTimes; ++r) {
+    if (p.repeatTimes > 0)
+        ascx_emu::account(c, PIPE_MTE1, api, loc, ascx_emu::tm::load_l0(static_cast<double>(p.repeatTimes * F), dst.scope() == ascx_emu::SC_L0B),
+                          {ascx_emu::tm::Acc{src.scope(), static_cast<int64_t>(src.addr()) + p.startIndex * F,
+                                             static_cast<int64_t>(src.addr()) + (p.startIndex + (p.repeatTimes - 1) * p.srcStride + 1) * F, false},
+                           ascx_emu::tm::W(dst, ((p.repeatTimes - 1) * (p.dstGap + 1) + 1) * F)});
+    for (int64_t r = 0; r < (ascx_emu::skip_data() ? 0 : p.repeatTimes); ++r) {
         int64_t sf = p.startIndex + r * p.srcStride, df = r * (p.dstGap + 1);
         const uint8_t* s = src.BytePtr(api, sf * F, F, loc);
         uint8_t* d = dst.BytePtr(api, df * F, F, loc);
@@ -943,7 +1082,7 @@ inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
             std::memcpy(d, tmp, F);
         }
     }
-    ascx_emu::trace_emit(c, PIPE_MTE1, "LoadData",
+    if (c.tracing) ascx_emu::trace_emit(c, PIPE_MTE1, "LoadData",
                          ascx_emu::copy_extra("L1", ascx_emu::scope_name(dst.scope()), ascx_emu::type_name<T>(), p.repeatTimes * F,
                                               p.repeatTimes * F / static_cast<long long>(sizeof(T))) + ascx_emu::kv("fractals", p.repeatTimes) +
                              ascx_emu::kv("transpose", p.ifTranspose ? 1 : 0), loc);
@@ -971,8 +1110,14 @@ inline void Mmad(const LocalTensor<DstT>& dst, const LocalTensor<SrcT>& fm, cons
     const SrcT* A = fm.Ptr(api, 0, M1 * K1 * 16 * C0, loc);
     const SrcBT* B = filter.Ptr(api, 0, K1 * N1 * 16 * C0, loc);
     DstT* Cm = dst.Ptr(api, 0, N1 * M16 * 16, loc);
+    ascx_emu::account(c, PIPE_M, api, loc, ascx_emu::tm::mmad(static_cast<double>(M1 * N1 * K1), sizeof(SrcT) == 4),
+                      {ascx_emu::tm::R(fm, M1 * K1 * 16 * C0 * static_cast<int64_t>(sizeof(SrcT))),
+                       ascx_emu::tm::R(filter, K1 * N1 * 16 * C0 * static_cast<int64_t>(sizeof(SrcBT))),
+                       ascx_emu::tm::Acc{dst.scope(), static_cast<int64_t>(dst.addr()),
+                                         static_cast<int64_t>(dst.addr()) + (p.cmatrixInitVal ? 0 : N1 * M16 * 16 * static_cast<int64_t>(sizeof(DstT))), false},
+                       ascx_emu::tm::W(dst, N1 * M16 * 16 * static_cast<int64_t>(sizeof(DstT)))});
     std::vector<double> bcol(static_cast<size_t>(p.k));
-    for (int64_t n = 0; n < p.n; ++n) {
+    for (int64_t n = 0; n < (ascx_emu::skip_data() ? 0 : p.n); ++n) {
         for (int64_t k = 0; k < p.k; ++k) bcol[k] = ascx_emu::to_d(B[((k / C0) * N1 + n / 16) * 16 * C0 + (n % 16) * C0 + k % C0]);
         for (int64_t m = 0; m < p.m; ++m) {
             double acc = 0;
@@ -983,7 +1128,7 @@ inline void Mmad(const LocalTensor<DstT>& dst, const LocalTensor<SrcT>& fm, cons
             else o = ascx_emu::convert<DstT>(ascx_emu::to_d(o) + acc);
         }
     }
-    ascx_emu::trace_emit(c, PIPE_M, "Mmad",
+    if (c.tracing) ascx_emu::trace_emit(c, PIPE_M, "Mmad",
                          ascx_emu::ks("dtype", ascx_emu::type_name<SrcT>()) + ascx_emu::ks("acc_dtype", ascx_emu::type_name<DstT>()) +
                              ascx_emu::kv("m", p.m) + ascx_emu::kv("n", p.n) + ascx_emu::kv("k", p.k) + ascx_emu::kv("fractals", M1 * N1 * K1) +
                              ascx_emu::kv("init", p.cmatrixInitVal ? 1 : 0), loc);
@@ -1012,7 +1157,14 @@ inline void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const
     if (p.srcStride < p.mSize && config.format == CO2Layout::ROW_MAJOR)
         ascx_emu::fail(api, loc, "srcStride %u (the M extent of the NZ source, in 16-row units of C0) is smaller than mSize %u", p.srcStride, p.mSize);
     int64_t nd = p.ndNum ? p.ndNum : 1;
-    for (int64_t i = 0; i < nd; ++i) {
+    {
+        int64_t ext = ((nd - 1) * p.srcNdStride * 1024 / static_cast<int64_t>(sizeof(U)) + ((p.nSize - 1) / 16 * p.srcStride + p.mSize - 1) * 16 + 16) *
+                      static_cast<int64_t>(sizeof(U));
+        double ob = static_cast<double>(nd * p.mSize * p.nSize) * sizeof(T);
+        c.tm.gm_bytes += ob;
+        ascx_emu::account(c, PIPE_FIX, api, loc, ascx_emu::tm::fixpipe(ob), {ascx_emu::tm::R(src, ext)});
+    }
+    for (int64_t i = 0; i < (ascx_emu::skip_data() ? 0 : nd); ++i) {
         int64_t sbase = i * p.srcNdStride * 1024 / static_cast<int64_t>(sizeof(U));
         for (int64_t m = 0; m < p.mSize; ++m)
             for (int64_t n = 0; n < p.nSize; ++n) {
@@ -1028,7 +1180,7 @@ inline void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const
             }
     }
     long long elems = nd * p.mSize * p.nSize;
-    ascx_emu::trace_emit(c, PIPE_FIX, "Fixpipe",
+    if (c.tracing) ascx_emu::trace_emit(c, PIPE_FIX, "Fixpipe",
                          ascx_emu::copy_extra("L0C", "GM", ascx_emu::type_name<T>(), elems * static_cast<long long>(sizeof(T)), elems) +
                              ascx_emu::ks("src_dtype", ascx_emu::type_name<U>()) + ascx_emu::kv("m", p.mSize) + ascx_emu::kv("n", p.nSize), loc);
 }

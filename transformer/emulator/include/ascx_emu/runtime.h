@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "timing.h"
 #include "types.h"
 
 // Local memory sizes in bytes (defaults: Ascend 910B / Atlas A2). Override with -D.
@@ -175,6 +176,7 @@ struct BufInfo {
     int que = -1, idx = 0;
     std::string free_edge;  // edge id of the last FreeTensor (for the next AllocTensor)
     std::string enq_edge;
+    tm::Edge free_tm, enq_tm;  // the same edges for the timing model / happens-before
 };
 
 struct CoreState {
@@ -197,6 +199,7 @@ struct CoreState {
     int cc_last_mode[16] = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
     uint64_t cc_wait_count[16] = {};
     uint64_t cc_set_count[16] = {};
+    tm::TimingCore tm;  // pipe clocks, busy cycles, features, happens-before, hazards
 };
 
 inline std::string core_desc() {
@@ -225,6 +228,18 @@ inline uint8_t* scope_mem(CoreState& c, int scope, const char* api, SrcLoc loc) 
         c.mem[scope].assign(scope_capacity(scope), 0xFF);
     }
     return c.mem[scope].data();
+}
+
+// The timing / hazard hook every instruction calls once (see timing.h): `op` on `pipe`
+// with cost features `cost`, reading / writing the local bytes in `acc`.
+inline void account(CoreState& c, int pipe, const char* op, SrcLoc loc, const tm::Cost& cost, std::initializer_list<tm::Acc> acc = {}) {
+    static const uint32_t caps[SC_NUM] = {ASCX_EMU_UB_BYTES, ASCX_EMU_L1_BYTES, ASCX_EMU_L0A_BYTES, ASCX_EMU_L0B_BYTES, ASCX_EMU_L0C_BYTES};
+    tm::instr(c.tm, pipe, op, loc.file, loc.line, cost, acc, caps);
+}
+inline tm::Cost scalar_cost(int feature) {
+    tm::Cost k;
+    k.f[feature] = 1;
+    return k;
 }
 
 // One trace record. `extra` is a JSON fragment starting with ',' (or empty).
@@ -280,6 +295,7 @@ struct CrossCore {
     // barrier counters for modes 0 / 1: key "mode0:AIV" or "mode1:g3" -> per flag number of sets
     std::map<std::string, std::vector<uint64_t>> bar;
     std::map<std::string, std::vector<std::vector<std::string>>> bar_edges;
+    std::map<std::string, tm::Edge> xedge;  // timing of each cross-core edge id
     int n_aiv = 0, n_aic = 0;
     double timeout_s = 10.0;
 };
@@ -321,7 +337,176 @@ inline void flush_trace(std::vector<std::unique_ptr<CoreState>>& cores) {
     std::fclose(f);
 }
 
+// After a launch: schedule its blocks on the target's cores (waves), add the shared-HBM
+// bound and the launch overhead, merge hot lines / hazards / timeline into the process
+// totals, write ASCX_PROFILE / ASCX_TIMELINE, and stop on hazards (ASCX_HAZARDS=error).
+inline void finish_launch(const char* name, Mode m, uint32_t block_dim, std::vector<std::unique_ptr<CoreState>>& cores) {
+    const tm::Config& cfg = tm::config();
+    tm::Totals& tot = tm::totals();
+    tm::LaunchRec L;
+    L.name = name;
+    L.mode = m == Mode::AIV ? "AIV" : m == Mode::AIC ? "AIC" : "MIX";
+    L.block_dim = static_cast<int>(block_dim);
+    L.slots = (m == Mode::AIV) ? cfg.aiv_cores : cfg.aic_cores;
+    std::vector<double> bt(block_dim, 0.0);
+    for (auto& c : cores) {
+        bt[static_cast<size_t>(c->block)] = std::max(bt[static_cast<size_t>(c->block)], c->tm.end());
+        L.gm_bytes += c->tm.gm_bytes;
+    }
+    // blocks in index order, each to the earliest free core slot
+    std::vector<double> slot(static_cast<size_t>(std::max(1, L.slots)), 0.0);
+    std::vector<double> bstart(block_dim, 0.0);
+    for (uint32_t b = 0; b < block_dim; ++b) {
+        auto it = std::min_element(slot.begin(), slot.end());
+        bstart[b] = *it + cfg.block_dispatch;
+        *it = bstart[b] + bt[b];
+    }
+    L.makespan = *std::max_element(slot.begin(), slot.end());
+    L.hbm_cycles = cfg.hbm_bytes_per_cycle > 0 ? L.gm_bytes / cfg.hbm_bytes_per_cycle : 0.0;
+    L.cycles = cfg.launch + std::max(L.makespan, L.hbm_cycles);
+    L.offset = tot.cycles;
+    std::string cj;
+    for (size_t i = 0; i < cores.size(); ++i) {
+        tm::TimingCore& t = cores[i]->tm;
+        cj += std::string(i ? "," : "") + "{\"name\":\"" + cores[i]->name + "\",\"kind\":\"" +
+              (cores[i]->kind == CoreKind::AIV ? "AIV" : "AIC") + "\",\"block\":" + std::to_string(cores[i]->block) +
+              ",\"end\":" + tm::num(t.end()) + ",\"scalar_cycles\":" + tm::num(t.scalar_cycles) + ",\"gm_bytes\":" + tm::num(t.gm_bytes) +
+              ",\"busy\":{";
+        bool first = true;
+        for (int p = 0; p < tm::NP; ++p) {
+            if (p == PIPE_ALL) continue;
+            cj += std::string(first ? "" : ",") + "\"" + tm::pname(p) + "\":" + tm::num(t.busy[p]);
+            first = false;
+        }
+        cj += "},\"features\":{";
+        first = true;
+        for (int p = 0; p < tm::NP; ++p) {
+            if (p == PIPE_ALL) continue;
+            cj += std::string(first ? "" : ",") + "\"" + tm::pname(p) + "\":{";
+            first = false;
+            bool f2 = true;
+            for (int k = 0; k < tm::NF; ++k) {
+                if (!*tm::feat_name(p, k)) continue;
+                cj += std::string(f2 ? "" : ",") + "\"" + tm::feat_name(p, k) + "\":" + tm::num(t.feat[p][k]);
+                f2 = false;
+            }
+            cj += "}";
+        }
+        cj += "}}";
+        // hot lines
+        for (size_t j = 0; j < t.hot_main.size(); ++j)
+            if (t.hot_main[j] > 0) {
+                auto& v = tot.hot[{tm::basename_of(t.main_file), static_cast<int>(j / tm::NP)}];
+                if (v.empty()) v.assign(tm::NP, 0.0);
+                v[j % tm::NP] += t.hot_main[j];
+            }
+        for (auto& kv : t.hot_other) {
+            auto& v = tot.hot[{tm::basename_of(kv.first.first), kv.first.second}];
+            if (v.empty()) v.assign(tm::NP, 0.0);
+            for (int p = 0; p < tm::NP; ++p) v[static_cast<size_t>(p)] += kv.second[static_cast<size_t>(p)];
+        }
+        // hazards (described with both source lines)
+        for (auto& kv : t.hazards) {
+            const tm::HazardRec& h = kv.second;
+            auto l1 = t.locs[h.loc1], l2 = t.locs[h.loc2];
+            char line[1024];
+            std::snprintf(line, sizeof line,
+                          "{\"kind\":\"%s\",\"buffer\":\"%s[0x%llx, 0x%llx)\",\"core\":%d,\"core_name\":\"%s\",\"first_pipe\":\"%s\","
+                          "\"first_line\":\"%s:%d\",\"second_pipe\":\"%s\",\"second_line\":\"%s:%d\",\"count\":%llu}",
+                          h.kind, scope_name(h.scope), (unsigned long long)h.lo, (unsigned long long)h.hi, static_cast<int>(i),
+                          cores[i]->name.c_str(), tm::pname(h.p1), tm::jesc(tm::basename_of(l1.first)).c_str(), l1.second,
+                          tm::pname(h.p2), tm::jesc(tm::basename_of(l2.first)).c_str(), l2.second, (unsigned long long)h.count);
+            if (tot.hazard_lines.size() < 200) tot.hazard_lines.push_back(line);
+            if (cfg.hazards == tm::HZ_ERROR && tot.hazard_lines.size() <= 20)
+                std::fprintf(stderr,
+                             "ascx-emu: error: sync hazard: %s on %s[0x%llx, 0x%llx) on core %s: %s at %s:%d and %s at %s:%d are not "
+                             "ordered by any flag, queue or barrier (%llu conflicting 32 B granule accesses)\n",
+                             h.kind, scope_name(h.scope), (unsigned long long)h.lo, (unsigned long long)h.hi, cores[i]->name.c_str(),
+                             tm::pname(h.p1), l1.first, l1.second, tm::pname(h.p2), l2.first, l2.second, (unsigned long long)h.count);
+        }
+        // timeline slices, offset by the launch and the block's wave start
+        if (!cfg.timeline_path.empty()) {
+            double off = L.offset + cfg.launch + bstart[static_cast<size_t>(cores[i]->block)];
+            double us = 1.0 / cfg.clock_mhz;
+            int pid = static_cast<int>(tot.launches.size() * 100000 + i);
+            std::string& tl = tot.timeline;
+            auto add = [&](const std::string& e) { tl += (tl.empty() ? "" : ",\n") + e; };
+            add("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" + std::to_string(pid) + ",\"args\":{\"name\":\"" + L.name + " " +
+                cores[i]->name + "\"}}");
+            for (int p = 0; p < tm::NP; ++p)
+                if (p != PIPE_ALL)
+                    add("{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" + std::to_string(pid) + ",\"tid\":" + std::to_string(p) +
+                        ",\"args\":{\"name\":\"" + tm::pname(p) + "\"}}");
+            for (auto& e : t.events)
+                add("{\"ph\":\"X\",\"name\":\"" + std::string(e.op) + "\",\"pid\":" + std::to_string(pid) + ",\"tid\":" +
+                    std::to_string(e.pipe) + ",\"ts\":" + tm::num((off + e.t) * us) + ",\"dur\":" + tm::num(std::max(e.dur, 0.5) * us) +
+                    ",\"args\":{\"line\":" + std::to_string(e.line) + "}}");
+            for (auto& f : t.flows) {
+                std::string id = std::to_string(tot.flow_ids++);
+                int fpid = static_cast<int>(tot.launches.size() * 100000 + static_cast<size_t>(f.from_core));
+                double foff = L.offset + cfg.launch + bstart[static_cast<size_t>(cores[static_cast<size_t>(f.from_core)]->block)];
+                add("{\"ph\":\"s\",\"name\":\"sync\",\"cat\":\"sync\",\"id\":" + id + ",\"pid\":" + std::to_string(fpid) +
+                    ",\"tid\":" + std::to_string(f.from_pipe) + ",\"ts\":" + tm::num((foff + f.t_from) * us) + "}");
+                add("{\"ph\":\"f\",\"bp\":\"e\",\"name\":\"sync\",\"cat\":\"sync\",\"id\":" + id + ",\"pid\":" +
+                    std::to_string(pid) + ",\"tid\":" + std::to_string(f.to_pipe) + ",\"ts\":" + tm::num((off + f.t_to) * us) + "}");
+            }
+            if (tm::event_budget() == 0) tot.timeline_truncated = true;
+        }
+    }
+    L.cores_json = cj;
+    tot.cycles += L.cycles;
+    tot.launches.push_back(L);
+    if (!cfg.profile_path.empty()) {
+        std::string o = "{\"model\":\"ascx-pipe-1\",\"timing\":" + std::string(cfg.timing ? "true" : "false") +
+                        ",\"timing_only\":" + (cfg.timing_only ? "true" : "false") + ",\"clock_mhz\":" + tm::num(cfg.clock_mhz) +
+                        ",\"cycles\":" + tm::num(tot.cycles) + ",\"launches\":[";
+        for (size_t i = 0; i < tot.launches.size(); ++i) {
+            auto& l = tot.launches[i];
+            o += std::string(i ? "," : "") + "{\"name\":\"" + tm::jesc(l.name) + "\",\"mode\":\"" + l.mode + "\",\"block_dim\":" +
+                 std::to_string(l.block_dim) + ",\"slots\":" + std::to_string(l.slots) + ",\"cycles\":" + tm::num(l.cycles) +
+                 ",\"makespan\":" + tm::num(l.makespan) + ",\"hbm_cycles\":" + tm::num(l.hbm_cycles) + ",\"gm_bytes\":" +
+                 tm::num(l.gm_bytes) + ",\"launch_cycles\":" + tm::num(cfg.launch) + ",\"cores\":[" + l.cores_json + "]}";
+        }
+        o += "],\"hot\":[";
+        std::vector<std::pair<double, std::string>> hot;
+        for (auto& kv : tot.hot)
+            for (int p = 0; p < tm::NP; ++p)
+                if (kv.second[static_cast<size_t>(p)] > 0)
+                    hot.emplace_back(kv.second[static_cast<size_t>(p)],
+                                     "{\"line\":\"" + tm::jesc(kv.first.first) + ":" + std::to_string(kv.first.second) + "\",\"pipe\":\"" +
+                                         tm::pname(p) + "\",\"cycles\":" + tm::num(kv.second[static_cast<size_t>(p)]) + "}");
+        std::sort(hot.begin(), hot.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+        for (size_t i = 0; i < hot.size() && i < 40; ++i) o += (i ? "," : "") + hot[i].second;
+        o += "],\"hazards\":[";
+        for (size_t i = 0; i < tot.hazard_lines.size(); ++i) o += (i ? "," : "") + tot.hazard_lines[i];
+        o += "]}\n";
+        std::string tmp = cfg.profile_path + ".tmp";
+        if (FILE* f = std::fopen(tmp.c_str(), "w")) {
+            std::fputs(o.c_str(), f);
+            std::fclose(f);
+            std::rename(tmp.c_str(), cfg.profile_path.c_str());
+        }
+    }
+    if (!cfg.timeline_path.empty()) {
+        if (FILE* f = std::fopen(cfg.timeline_path.c_str(), "w")) {
+            std::fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", f);
+            std::fputs(tot.timeline.c_str(), f);
+            std::fprintf(f, "\n],\"otherData\":{\"truncated\":%s}}\n", tot.timeline_truncated ? "true" : "false");
+            std::fclose(f);
+        }
+    }
+    if (cfg.hazards == tm::HZ_ERROR && !tot.hazard_lines.empty()) {
+        std::fprintf(stderr, "ascx-emu: error: %zu sync hazard(s): the kernel is correct here only because the emulator runs in "
+                     "program order; on the device these accesses race (add the missing SetFlag/WaitFlag, queue or PipeBarrier)\n",
+                     tot.hazard_lines.size());
+        std::fflush(stderr);
+        std::fflush(stdout);
+        std::_Exit(ASCX_EMU_HAZARD_EXIT);
+    }
+}
+
 inline void launch(const char* name, uint32_t block_dim, const std::function<void()>& body, SrcLoc loc) {
+    tm::config();  // read the timing / hazard environment before any core thread starts
     if (block_dim == 0 || block_dim > 65535) fail("ICPU_RUN_KF", loc, "blockDim %u out of range [1, 65535]", block_dim);
     const char* tp = std::getenv("ASCX_TRACE");
     bool tracing = tp && *tp;
@@ -347,6 +532,7 @@ inline void launch(const char* name, uint32_t block_dim, const std::function<voi
         char b[64];
         std::snprintf(b, sizeof b, "b%d.%s%d", block, k == CoreKind::AIV ? "aiv" : "aic", sub);
         c->name = b;
+        c->tm.id = static_cast<int>(cores.size());
         cores.push_back(std::move(c));
     };
     for (uint32_t b = 0; b < block_dim; ++b) {
@@ -355,7 +541,6 @@ inline void launch(const char* name, uint32_t block_dim, const std::function<voi
         else if (m == Mode::AIC) mk(bi, CoreKind::AIC, 0, 1);
         else { mk(bi, CoreKind::AIC, 0, 1); mk(bi, CoreKind::AIV, 0, 2); mk(bi, CoreKind::AIV, 1, 2); }
     }
-    (void)name;
     CrossCore xc;
     const char* to = std::getenv("ASCX_EMU_DEADLOCK_TIMEOUT");
     if (to && *to) xc.timeout_s = std::atof(to);
@@ -381,6 +566,7 @@ inline void launch(const char* name, uint32_t block_dim, const std::function<voi
     }
     cross() = nullptr;
     flush_trace(cores);
+    finish_launch(name, m, block_dim, cores);
 }
 
 }  // namespace ascx_emu
@@ -523,10 +709,12 @@ public:
     }
     T GetValue(uint64_t offset, ASCX_LOC) const {
         Check("GlobalTensor::GetValue", offset, 1, loc);
+        GmScalar("GetValue", loc);
         return ptr_[offset];
     }
     void SetValue(uint64_t offset, T value, ASCX_LOC) {
         Check("GlobalTensor::SetValue", offset, 1, loc);
+        GmScalar("SetValue", loc);
         ptr_[offset] = value;
     }
     T& operator()(uint64_t offset) { Check("GlobalTensor::operator()", offset, 1, SrcLoc{"?", 0}); return ptr_[offset]; }
@@ -555,6 +743,12 @@ public:
     }
 
 private:
+    static void GmScalar(const char* op, SrcLoc loc) {  // a scalar GM access: priced on S
+        if (ascx_emu::CoreState* c = ascx_emu::cur_core()) {
+            c->tm.gm_bytes += sizeof(T);
+            ascx_emu::account(*c, PIPE_S, op, loc, ascx_emu::scalar_cost(ascx_emu::tm::S_GM));
+        }
+    }
     T* ptr_ = nullptr;
     uint64_t size_ = 0, off_ = 0;
     bool sized_ = false, bad_off_ = false;
@@ -585,12 +779,16 @@ public:
     T GetValue(uint32_t offset, ASCX_LOC) const {
         T v;
         std::memcpy(static_cast<void*>(&v), Ptr("LocalTensor::GetValue", offset, 1, loc), sizeof(T));
-        ascx_emu::trace_emit(*core_, PIPE_S, "GetValue", ascx_emu::kv("elems", 1), loc);
+        ascx_emu::account(*core_, PIPE_S, "GetValue", loc, ascx_emu::scalar_cost(ascx_emu::tm::S_LOCAL),
+                          {ascx_emu::tm::Acc{scope_, addr_ + offset * static_cast<int64_t>(sizeof(T)), addr_ + (offset + 1) * static_cast<int64_t>(sizeof(T)), false}});
+        if (core_->tracing) ascx_emu::trace_emit(*core_, PIPE_S, "GetValue", ascx_emu::kv("elems", 1), loc);
         return v;
     }
     void SetValue(uint32_t offset, T value, ASCX_LOC) const {
         std::memcpy(static_cast<void*>(Ptr("LocalTensor::SetValue", offset, 1, loc)), static_cast<const void*>(&value), sizeof(T));
-        ascx_emu::trace_emit(*core_, PIPE_S, "SetValue", ascx_emu::kv("elems", 1), loc);
+        ascx_emu::account(*core_, PIPE_S, "SetValue", loc, ascx_emu::scalar_cost(ascx_emu::tm::S_LOCAL),
+                          {ascx_emu::tm::Acc{scope_, addr_ + offset * static_cast<int64_t>(sizeof(T)), addr_ + (offset + 1) * static_cast<int64_t>(sizeof(T)), true}});
+        if (core_->tracing) ascx_emu::trace_emit(*core_, PIPE_S, "SetValue", ascx_emu::kv("elems", 1), loc);
     }
     uint32_t GetSize() const { return size_; }
     uint32_t GetLength() const { return size_ * static_cast<uint32_t>(sizeof(T)); }
@@ -660,9 +858,10 @@ public:
             if (b->state == ascx_emu::BUF_FREE) {
                 cursor_ = (cursor_ + t + 1) % bufs_.size();
                 b->state = ascx_emu::BUF_ALLOCATED;
+                ascx_emu::tm::wait_edge(c.tm, producer_pipe(SRC), b->free_tm, loc.file, loc.line);
                 std::vector<std::string> e;
                 if (!b->free_edge.empty()) e.push_back(b->free_edge);
-                ascx_emu::trace_sync(c, producer_pipe(SRC), "AllocTensor", "wait", e, consumer_pipe(DST), producer_pipe(SRC), loc,
+                if (c.tracing) ascx_emu::trace_sync(c, producer_pipe(SRC), "AllocTensor", "wait", e, consumer_pipe(DST), producer_pipe(SRC), loc,
                                      ascx_emu::kv("que", id_) + ascx_emu::kv("buf", b->idx));
                 return LocalTensor<T>(&c, b, SRC, b->addr, b->len);
             }
@@ -682,7 +881,8 @@ public:
         b->state = ascx_emu::BUF_ENQUEUED;
         b->enq_edge = c.name + "/q" + std::to_string(id_) + "/b" + std::to_string(b->idx) + "/enq" + std::to_string(enq_n_++);
         fifo_.push_back(b);
-        ascx_emu::trace_sync(c, producer_pipe(SRC), "EnQue", "set", {b->enq_edge}, producer_pipe(SRC), consumer_pipe(DST), loc,
+        ascx_emu::tm::set_edge(c.tm, producer_pipe(SRC), b->enq_tm);
+        if (c.tracing) ascx_emu::trace_sync(c, producer_pipe(SRC), "EnQue", "set", {b->enq_edge}, producer_pipe(SRC), consumer_pipe(DST), loc,
                              ascx_emu::kv("que", id_) + ascx_emu::kv("buf", b->idx));
         return true;
     }
@@ -695,7 +895,8 @@ public:
         auto* b = fifo_.front();
         fifo_.pop_front();
         b->state = ascx_emu::BUF_DEQUEUED;
-        ascx_emu::trace_sync(c, consumer_pipe(DST), "DeQue", "wait", {b->enq_edge}, producer_pipe(SRC), consumer_pipe(DST), loc,
+        ascx_emu::tm::wait_edge(c.tm, consumer_pipe(DST), b->enq_tm, loc.file, loc.line);
+        if (c.tracing) ascx_emu::trace_sync(c, consumer_pipe(DST), "DeQue", "wait", {b->enq_edge}, producer_pipe(SRC), consumer_pipe(DST), loc,
                              ascx_emu::kv("que", id_) + ascx_emu::kv("buf", b->idx));
         return LocalTensor<T>(&c, b, DST, b->addr, b->len);
     }
@@ -709,7 +910,8 @@ public:
         b->state = ascx_emu::BUF_FREE;
         b->gen++;
         b->free_edge = c.name + "/q" + std::to_string(id_) + "/b" + std::to_string(b->idx) + "/free" + std::to_string(free_n_++);
-        ascx_emu::trace_sync(c, consumer_pipe(DST), "FreeTensor", "set", {b->free_edge}, consumer_pipe(DST), producer_pipe(SRC), loc,
+        ascx_emu::tm::set_edge(c.tm, consumer_pipe(DST), b->free_tm);
+        if (c.tracing) ascx_emu::trace_sync(c, consumer_pipe(DST), "FreeTensor", "set", {b->free_edge}, consumer_pipe(DST), producer_pipe(SRC), loc,
                              ascx_emu::kv("que", id_) + ascx_emu::kv("buf", b->idx));
     }
     bool VacantInQue() const { return fifo_.size() < bufs_.size(); }
@@ -893,6 +1095,7 @@ template <HardEvent EVT> inline void SetFlag(int32_t eventID, ASCX_LOC) {
                        eventID, f.loc.file, f.loc.line);
     f.set = true;
     f.loc = loc;
+    ascx_emu::tm::set_edge(c.tm, s, c.tm.flags[static_cast<size_t>(EVT) * 8 + static_cast<size_t>(eventID)]);
     std::string edge = c.name + "/flag/" + n + "/" + std::to_string(eventID) + "/" + std::to_string(f.n);
     ascx_emu::trace_sync(c, s, "SetFlag", "set", {edge}, s, d, loc, ascx_emu::ks("event", n) + ascx_emu::kv("id", eventID));
 }
@@ -909,10 +1112,13 @@ template <HardEvent EVT> inline void WaitFlag(int32_t eventID, ASCX_LOC) {
     std::string edge = c.name + "/flag/" + n + "/" + std::to_string(eventID) + "/" + std::to_string(f.n);
     f.set = false;
     f.n++;
-    ascx_emu::trace_sync(c, d, "WaitFlag", "wait", {edge}, s, d, loc, ascx_emu::ks("event", n) + ascx_emu::kv("id", eventID));
+    ascx_emu::tm::wait_edge(c.tm, d, c.tm.flags[static_cast<size_t>(EVT) * 8 + static_cast<size_t>(eventID)], loc.file, loc.line);
+    if (c.tracing) ascx_emu::trace_sync(c, d, "WaitFlag", "wait", {edge}, s, d, loc, ascx_emu::ks("event", n) + ascx_emu::kv("id", eventID));
 }
 template <pipe_t P> inline void PipeBarrier(ASCX_LOC) {
     auto& c = ascx_emu::core("PipeBarrier", loc);
+    if (P == PIPE_ALL) ascx_emu::tm::barrier_all(c.tm);
+    else ascx_emu::tm::sync_issue(c.tm);
     ascx_emu::trace_sync(c, P, "PipeBarrier", "barrier", {}, -1, -1, loc);
 }
 
@@ -967,6 +1173,7 @@ template <uint8_t MODE, pipe_t P> inline void CrossCoreSetFlag(uint16_t flagId, 
             cnt++;
             std::string e = "xc/" + c.name + "->" + who + "/f" + std::to_string(flagId) + "/" + std::to_string(k);
             ve[flagId * 2 + slot].push_back(e);
+            ascx_emu::tm::set_edge(c.tm, P, x->xedge[e], true);
             edges.push_back(e);
         };
         std::string g = "b" + std::to_string(c.group);
@@ -981,6 +1188,7 @@ template <uint8_t MODE, pipe_t P> inline void CrossCoreSetFlag(uint16_t flagId, 
         v[flagId]++;
         std::string e = "xc/" + key + "/" + c.name + "/f" + std::to_string(flagId) + "/" + std::to_string(k);
         ve[flagId].push_back(e);
+        ascx_emu::tm::set_edge(c.tm, P, x->xedge[e], true);
         edges.push_back(e);
     }
     x->progress++;
@@ -1024,6 +1232,10 @@ template <uint8_t MODE = 0, pipe_t P = PIPE_S> inline void CrossCoreWaitFlag(uin
             edges.push_back(ve.front());
             ve.erase(ve.begin());
         }
+    }
+    for (auto& e : edges) {
+        auto it = x->xedge.find(e);
+        if (it != x->xedge.end()) ascx_emu::tm::wait_edge(c.tm, P, it->second, loc.file, loc.line);
     }
     lk.unlock();
     ascx_emu::trace_sync(c, P, "CrossCoreWaitFlag", "wait", edges, -1, P, loc, ascx_emu::kv("flag", flagId));
@@ -1074,6 +1286,8 @@ inline void check_kernel_end(CoreState& c, SrcLoc loc) {
 // Legacy intrinsic spellings.
 inline void pipe_barrier(pipe_t p, ASCX_LOC) {
     auto& c = ascx_emu::core("pipe_barrier", loc);
+    if (p == PIPE_ALL) ascx_emu::tm::barrier_all(c.tm);
+    else ascx_emu::tm::sync_issue(c.tm);
     ascx_emu::trace_sync(c, p, "PipeBarrier", "barrier", {}, -1, -1, loc);
 }
 inline int64_t get_block_idx() { return AscendC::GetBlockIdx(); }
