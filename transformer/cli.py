@@ -36,6 +36,7 @@ _COMMAND_MODULES = (
     "transformer.cli_emit",  # emulator
     "transformer.cli_calibrate",  # calibrate
     "transformer.cli_tune",  # tune, explain, db
+    "transformer.cli_profile",  # profile
 )
 
 

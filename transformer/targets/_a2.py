@@ -9,6 +9,7 @@ facts; everything else is here, once.  Sources refer to `docs/ascend-facts.md`.
 from __future__ import annotations
 
 from ._base import KiB, Fact, Scope, Target, assumed, doc
+from ._timing import timing_facts
 
 A2 = "ascend-facts.md: Atlas A2 table"
 INI = "ascend-facts.md: quoted platform ini (per-core rate; units undocumented)"
@@ -81,6 +82,7 @@ def common_facts() -> dict[str, Fact]:
         "user_event_ids": doc(6, "ascend-facts.md: Pipes (event ids 0-5 free for users)"),
         "gm_fast_alignment_bytes": doc(512, A2 + ": 512 B-aligned GM copies ~1.4x faster"),
         "api_temp_bytes": doc(8 * KiB, A2 + ": top 8 KiB of UB for Compare/Select-style APIs"),
+        **timing_facts(),
     }
 
 

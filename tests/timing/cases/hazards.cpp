@@ -1,0 +1,102 @@
+// Hand-written kernels with one missing synchronisation each, and their fixed versions
+// (tests/timing/test_hazards.py). `./hazards CASE` runs one case; markers `// @name` let the
+// test find the source lines the hazard report must name.
+#include "kernel_operator.h"
+
+#include <cstring>
+#include <string>
+
+using namespace AscendC;
+
+namespace {
+constexpr int32_t N = 1024;  // halves per tile (2 KiB)
+std::string g_case;
+bool on(const char* c) { return g_case == c; }
+bool fixed() { return g_case.rfind("fixed_", 0) == 0; }
+}  // namespace
+
+// Explicit flags: x <- GM (MTE2), y = x + 1 (V), GM <- y (MTE3), twice with buffer reuse.
+extern "C" __global__ __aicore__ void flags_kernel(GM_ADDR xg, GM_ADDR yg)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> xb, yb;
+    pipe.InitBuffer(xb, N * sizeof(half));
+    pipe.InitBuffer(yb, N * sizeof(half));
+    GlobalTensor<half> xGm, yGm;
+    xGm.SetGlobalBuffer((__gm__ half *)xg, 2 * N);
+    yGm.SetGlobalBuffer((__gm__ half *)yg, 2 * N);
+    LocalTensor<half> x = xb.Get<half>(), y = yb.Get<half>();
+    const bool keep_mte2_v = !on("mte2_v"), keep_v_mte3 = !on("v_mte3"), keep_v_mte2 = !on("v_mte2");
+    for (int32_t t = 0; t < 2; ++t) {
+        if (t > 0 && keep_v_mte2) {
+            WaitFlag<HardEvent::V_MTE2>(0);
+        }
+        DataCopy(x, xGm[t * N], N);  // @copy_in
+        if (keep_mte2_v) {
+            SetFlag<HardEvent::MTE2_V>(0);
+            WaitFlag<HardEvent::MTE2_V>(0);
+        }
+        if (t > 0) {
+            WaitFlag<HardEvent::MTE3_V>(0);
+        }
+        Adds(y, x, (half)1.0f, N);  // @compute
+        if (t == 0 && keep_v_mte2) {
+            SetFlag<HardEvent::V_MTE2>(0);
+        }
+        if (keep_v_mte3) {
+            SetFlag<HardEvent::V_MTE3>(0);
+            WaitFlag<HardEvent::V_MTE3>(0);
+        }
+        DataCopy(yGm[t * N], y, N);  // @copy_out
+        if (t == 0) {
+            SetFlag<HardEvent::MTE3_V>(0);
+        }
+    }
+}
+
+// Queues: a copy-through kernel whose VECIN buffer is read by MTE3. With TQue<VECIN> the
+// DeQue waits on V and FreeTensor frees from V, i.e. the buffer is released before its
+// real consumer (MTE3) read it; TQueBind<VECIN, VECOUT> names MTE3 as the consumer.
+template <typename Q> void copy_through(GM_ADDR xg, GM_ADDR yg)
+{
+    TPipe pipe;
+    Q que;
+    pipe.InitBuffer(que, 1, N * sizeof(half));
+    GlobalTensor<half> xGm, yGm;
+    xGm.SetGlobalBuffer((__gm__ half *)xg, 2 * N);
+    yGm.SetGlobalBuffer((__gm__ half *)yg, 2 * N);
+    for (int32_t t = 0; t < 2; ++t) {
+        LocalTensor<half> x = que.template AllocTensor<half>();
+        DataCopy(x, xGm[t * N], N);  // @q_copy_in
+        que.EnQue(x);
+        LocalTensor<half> z = que.template DeQue<half>();
+        DataCopy(yGm[t * N], z, N);  // @q_copy_out
+        que.FreeTensor(z);
+    }
+}
+extern "C" __global__ __aicore__ void queue_kernel(GM_ADDR xg, GM_ADDR yg)
+{
+    if (fixed()) {
+        copy_through<TQueBind<TPosition::VECIN, TPosition::VECOUT, 1>>(xg, yg);
+    } else {
+        copy_through<TQue<TPosition::VECIN, 1>>(xg, yg);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    g_case = argc > 1 ? argv[1] : "fixed_flags";
+    uint8_t *x = GmAlloc(2 * N * sizeof(half));
+    uint8_t *y = GmAlloc(2 * N * sizeof(half));
+    SetKernelMode(KernelMode::AIV_MODE);
+    if (on("queue_free") || on("fixed_queue")) {
+        ICPU_RUN_KF(queue_kernel, 1, x, y);
+    } else {
+        ICPU_RUN_KF(flags_kernel, 1, x, y);
+    }
+    half *yh = reinterpret_cast<half *>(y);
+    std::printf("y0 %f\n", static_cast<double>(static_cast<float>(yh[0])));
+    GmFree(x);
+    GmFree(y);
+    return 0;
+}

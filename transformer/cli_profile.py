@@ -1,0 +1,114 @@
+"""`ascx profile`: how fast a kernel runs on the emulator's pipe-level timing model.
+
+    ascx profile FILE [--passes P] [--size N=V]... [--target T] [--json] [--trace out.json] [--full]
+
+FILE is an `.ir` kernel (emitted after --passes) or a hand-written Ascend C `.cpp` with its
+own `main`, so both are measured on the same model (`transformer.timing`).  Exit codes:
+0 ok, 1 the kernel has sync hazards (reported with both source lines), 2 bad input,
+3 internal error.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from .cli_common import CheckFailed, check_output_path, handle_errors, load_kernel, load_target, size_option, target_option
+from .diagnostics import UsageError
+
+
+def format_report(r: Any) -> str:
+    """The human report of a `ProfileResult`."""
+    d = r.details
+    mode = "timing-only" if d.get("timing_only") else "full run"
+    lines = [f"profile of `{r.kernel}` on {r.target} (emulator, model {r.model_version}, {mode})"]
+    lines.append(f"  total        {r.cycles:,.0f} cycles = {r.time_us:,.2f} us at {d.get('clock_mhz', 0):.0f} MHz"
+                 f" (launch overhead {d.get('launch_cycles', 0):,.0f} cycles)")
+    avail = d.get("cores_available", {})
+    for l in d.get("launches", []):
+        kind = "AIC groups" if l["mode"] in ("AIC", "MIX") else "AIV cores"
+        waves = -(-l["block_dim"] // max(1, l["slots"]))
+        lines.append(f"  launch       {l['name']}: {l['mode']} mode, blockDim {l['block_dim']} on {l['slots']} {kind}"
+                     f" ({waves} wave{'s' if waves != 1 else ''}); HBM-bound time {l['hbm_cycles']:,.0f} cycles"
+                     f" vs cores {l['makespan']:,.0f}")
+    lines.append(f"  cores used   {r.cores_used} (of {avail.get('aiv', '?')} AIV + {avail.get('aic', '?')} AIC)")
+    lines.append(f"  bound        {r.bound}")
+    rc = d.get("roofline_cycles", {})
+    lines.append(f"  roofline     {r.roofline_us:,.2f} us (max of HBM {rc.get('hbm', 0):,.0f}, cube {rc.get('cube', 0):,.0f},"
+                 f" vector {rc.get('vector', 0):,.0f} cycles over all cores); achieved/roofline = {r.ratio:,.1f}x")
+    lines.append("  pipe   core  busy cycles   util")
+    for p in sorted(r.pipes, key=lambda p: (-p.busy_cycles, p.core_kind, p.pipe)):
+        lines.append(f"  {p.pipe:<6} {p.core_kind:<4} {p.busy_cycles:>12,.0f}  {100 * p.utilisation:5.1f}%")
+    crit = d.get("critical_core")
+    if crit:
+        total = sum(v for k, v in crit["busy"].items())
+        busiest = max(crit["busy"], key=lambda k: crit["busy"][k])
+        lines.append(f"  overlap      critical core {crit['name']}: pipes busy {total:,.0f} cycles in {crit['end']:,.0f}"
+                     f" elapsed ({total / crit['end'] if crit['end'] else 0:.2f}x overlap); {busiest} alone is"
+                     f" {crit['busy'][busiest]:,.0f}")
+    lines.append(f"  scalar       {100 * r.scalar_share:.1f}% of the critical core's time in scalar fallback"
+                 " (GetValue/SetValue)")
+    if r.hot_lines:
+        lines.append("  hottest lines (emitted -> IR, pipe, cycles over all cores):")
+        for h in r.hot_lines[:8]:
+            lines.append(f"    {h.line:<18} {('-> ' + h.ir_line) if h.ir_line else '':<28} {h.pipe:<5} {h.cycles:>14,.0f}")
+    if r.hazards:
+        lines.append(f"  hazards      {len(r.hazards)} sync hazard(s):")
+        lines.extend("    " + h.message() for h in r.hazards)
+    else:
+        lines.append("  hazards      none")
+    return "\n".join(lines)
+
+
+@click.command("profile")
+@click.argument("file")
+@click.option("--passes", "pipeline", default=None, metavar="PIPELINE", help="Passes to run first (see `ascx passes`).")
+@size_option
+@target_option
+@click.option("--json", "as_json", is_flag=True, help="Print the profile as JSON.")
+@click.option("--trace", "trace_path", default=None, metavar="OUT.json",
+              help="Write a Chrome trace-event timeline (a track per core x pipe; open in Perfetto).")
+@click.option("--full", is_flag=True, help="Run the arithmetic too (default: timing-only, same cycles, faster).")
+@handle_errors
+def profile_cmd(file: str, pipeline: str | None, sizes: tuple[str, ...], target_name: str | None, as_json: bool,
+                trace_path: str | None, full: bool) -> None:
+    """Profile FILE (.ir after --passes, or a hand-written Ascend C .cpp with main) on the
+    pipe-level timing model: cycles, per-pipe busy time, bound, roofline, hot lines, hazards."""
+    from .timing.profile import profile_kernel, profile_source
+
+    if trace_path:
+        check_output_path(trace_path, "--trace", inputs=(file,))
+    target = load_target(target_name)
+    if file.endswith((".cpp", ".cc", ".cxx")):
+        if pipeline or sizes:
+            raise UsageError(f"{file}: --passes and --size apply to .ir kernels, not to a hand-written source")
+        import os
+
+        if not os.path.isfile(file):
+            raise UsageError(f"cannot read `{file}`: no such file")
+        from .emulator import CompileError
+        from .timing.profile import ProfileError
+
+        try:
+            result = profile_source(file, target, timing_only=not full, trace=trace_path)
+        except CompileError as e:
+            raise UsageError(f"{file}: g++ rejected the source:\n{e.stderr.strip()[:3000]}") from None
+        except ProfileError as e:
+            raise UsageError(f"{file}: {e}") from None
+    else:
+        from .cli_emit import emit_for_cli
+
+        kernel = load_kernel(file, sizes)
+        out, em = emit_for_cli(file, kernel, pipeline, target)
+        result = profile_kernel(out, target, timing_only=not full, source_name=file, trace=trace_path, emitted=em)
+    click.echo(json.dumps(result.to_json(), indent=2) if as_json else format_report(result))
+    if trace_path:
+        click.echo(f"wrote {trace_path} (open in https://ui.perfetto.dev)", err=True)
+    if result.hazards:
+        raise CheckFailed()
+
+
+def register(group: click.Group) -> None:
+    group.add_command(profile_cmd)

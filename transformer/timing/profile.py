@@ -1,0 +1,180 @@
+"""Profile a kernel on the emulator's pipe-level timing model: `profile_kernel`,
+`profile_source`, and `parse_summary` (emulator summary JSON -> `ProfileResult`).
+
+How: emit Ascend C (for an IR kernel), compile it against the emulator (cached by content
+hash: `transformer.emulator.compile_source`), run it once with the model's parameters in
+`ASCX_TIMING_PARAMS` (written from the target table by `params.params_text`) and read the
+summary the emulator writes to `ASCX_PROFILE`.  The accounting runs inside the emulator
+while the kernel executes (`ascx_emu/timing.h`); timing-only mode skips the arithmetic and
+gives the same cycles.  Sync hazards are collected (not fatal) and returned in the result.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from .params import MODEL_VERSION, core_counts, model_parameters, params_text
+from .result import PIPES, Hazard, HotLine, PipeStats, ProfileResult
+
+
+class ProfileError(RuntimeError):
+    """The profiled program failed (non-zero exit other than a hazard report)."""
+
+
+def _ir_line(origin: str | None) -> str | None:
+    if not origin:
+        return None
+    m = re.search(r"<- (\S+)", origin)
+    return m.group(1) if m else None
+
+
+def parse_summary(summary: Mapping[str, Any], target: Any, *, kernel: str, line_map: Mapping[int, str] | None = None,
+                  min_gm_bytes: float | None = None, details: Mapping[str, Any] | None = None) -> ProfileResult:
+    """A `ProfileResult` from the emulator's summary JSON.
+
+    `line_map`: emitted line -> origin (codegen's template map) for the IR line of hot lines.
+    `min_gm_bytes`: the kernel's compulsory GM traffic for the roofline (default: the GM
+    bytes the run moved)."""
+    p = model_parameters(target)
+    clock = p["clock_mhz"]
+    aiv, aic = core_counts(target)
+    cycles = float(summary["cycles"])
+    launches = summary.get("launches", [])
+    cores = [c for l in launches for c in l["cores"]]
+    # per core kind and pipe: the busiest core of that kind
+    pipes: list[PipeStats] = []
+    for kind in ("aiv", "aic"):
+        kc = [c for c in cores if c["kind"].lower() == kind]
+        if not kc:
+            continue
+        for pipe in PIPES:
+            best = max(kc, key=lambda c: c["busy"].get(pipe, 0.0))
+            busy = float(best["busy"].get(pipe, 0.0))
+            if busy <= 0 and pipe != "S":
+                continue
+            pipes.append(PipeStats(pipe, kind, busy, busy / cycles if cycles > 0 else 0.0,
+                                   {k: float(v) for k, v in best["features"].get(pipe, {}).items()}))
+    # roofline: GM traffic at HBM bandwidth, cube work at the cube rate, vector work at the
+    # vector rate, each spread over every core of its kind (model parameters = peak rates)
+    tot = {pipe: {} for pipe in PIPES}  # summed features over all cores
+    gm_bytes = 0.0
+    for c in cores:
+        gm_bytes += float(c.get("gm_bytes", 0.0))
+        for pipe, feats in c["features"].items():
+            for k, v in feats.items():
+                tot[pipe][k] = tot[pipe].get(k, 0.0) + float(v)
+    hbm = (min_gm_bytes if min_gm_bytes is not None else gm_bytes) / p["hbm_bytes_per_cycle"]
+    cube = (tot["M"].get("fractal", 0.0) * p["M.fractal"] + tot["M"].get("fractal_f32", 0.0) * p["M.fractal_f32"]) / aic
+    vec = (tot["V"].get("repeat", 0.0) * p["V.repeat"]) / aiv
+    roof_cycles = max(hbm, cube, vec)
+    # the bound: HBM when the shared-bandwidth time dominates, else the busiest pipe of the
+    # critical core
+    bound = "HBM"
+    crit = max(cores, key=lambda c: c["end"]) if cores else None
+    makespan = max((l["makespan"] for l in launches), default=0.0)
+    hbm_cycles = max((l["hbm_cycles"] for l in launches), default=0.0)
+    if crit is not None and makespan >= hbm_cycles:
+        bound = max(crit["busy"], key=lambda k: crit["busy"][k])
+    scalar_share = float(crit["scalar_cycles"]) / crit["end"] if crit and crit["end"] > 0 else 0.0
+    hot = []
+    for h in summary.get("hot", [])[:20]:
+        line = h["line"]
+        origin = None
+        if line_map is not None:
+            try:
+                origin = line_map.get(int(line.rsplit(":", 1)[1]))
+            except ValueError:
+                origin = None
+        hot.append(HotLine(line, _ir_line(origin), h["pipe"], float(h["cycles"])))
+    hazards = tuple(Hazard(h["kind"], h["buffer"], int(h["core"]), h["first_pipe"], h["first_line"], h["second_pipe"],
+                           h["second_line"]) for h in summary.get("hazards", []))
+    used = 0
+    for l in launches:
+        per_block = 3 if l["mode"] == "MIX" else 1
+        used = max(used, min(l["block_dim"], l["slots"]) * per_block)
+    det = {
+        "timing_only": bool(summary.get("timing_only")),
+        "launches": [{k: l[k] for k in ("name", "mode", "block_dim", "slots", "cycles", "makespan", "hbm_cycles", "gm_bytes")}
+                     for l in launches],
+        "roofline_cycles": {"hbm": hbm, "cube": cube, "vector": vec},
+        "gm_bytes": gm_bytes,
+        "clock_mhz": clock,
+        "launch_cycles": p["launch"],
+        "critical_core": ({"name": crit["name"], "kind": crit["kind"], "end": crit["end"], "busy": crit["busy"]}
+                          if crit is not None else None),
+        "cores_available": {"aiv": aiv, "aic": aic},
+    }
+    det.update(details or {})
+    return ProfileResult(kernel=kernel, target=target.name, backend="emulator", cycles=cycles, time_us=cycles / clock,
+                         roofline_us=roof_cycles / clock, bound=bound, cores_used=used, pipes=tuple(pipes),
+                         hazards=hazards, hot_lines=tuple(hot), scalar_share=scalar_share, model_version=MODEL_VERSION,
+                         details=det)
+
+
+def run_profiled(binary: Path, target: Any, args: Sequence[str] = (), *, timing_only: bool = False, timeout: float | None = None,
+                 trace: str | Path | None = None, cwd: Path | None = None) -> tuple[dict[str, Any], Any]:
+    """Run `binary` with the timing model; returns (summary JSON, RunResult)."""
+    from ..emulator import run_binary
+
+    with tempfile.TemporaryDirectory(prefix="ascx-profile-") as tmp:
+        params = Path(tmp) / "params.txt"
+        params.write_text(params_text(target))
+        out = Path(tmp) / "profile.json"
+        env = {"ASCX_TIMING_PARAMS": str(params), "ASCX_PROFILE": str(out), "ASCX_HAZARDS": "report",
+               "ASCX_TIMING_ONLY": "1" if timing_only else "0"}
+        if trace is not None:
+            env["ASCX_TIMELINE"] = str(Path(trace).resolve())
+        r = run_binary(binary, list(args), env=env, timeout=timeout if timeout is not None else 3600.0)
+        if r.returncode != 0 or not out.is_file():
+            raise ProfileError(f"the profiled program failed (exit {r.returncode}):\n" + (r.stderr.strip() or r.stdout.strip())[:4000])
+        return json.loads(out.read_text()), r
+
+
+def _write_inputs(plan: Any, directory: Path) -> None:
+    """Zero-filled inputs: the model's cycles do not depend on the data (emitted kernels
+    have no data-dependent control flow)."""
+    for p in plan.inputs:
+        with open(directory / f"{p.name}.bin", "wb") as f:
+            f.truncate(p.nbytes)
+
+
+def profile_kernel(kernel: Any, target: Any, *, timing_only: bool | None = None, timeout: float | None = None,
+                   source_name: str | None = None, trace: str | Path | None = None, emitted: Any = None) -> ProfileResult:
+    """Emit `kernel` for `target`, compile (cached), run on the emulator with the pipe-level
+    model and return its profile. `timing_only` (default True) skips the arithmetic."""
+    from ..codegen import compile_emitted, emit_ascendc
+    from ..targets import get_target
+
+    tgt = get_target(target) if isinstance(target, str) or target is None else target
+    em = emitted or emit_ascendc(kernel, tgt, source_name=source_name or "")
+    binary = compile_emitted(em)
+    _, tmap = em.combined()
+    plan = em.plan
+    with tempfile.TemporaryDirectory(prefix="ascx-profile-data-") as tmp:
+        _write_inputs(plan, Path(tmp))
+        summary, _ = run_profiled(binary, tgt, [tmp], timing_only=True if timing_only is None else timing_only,
+                                  timeout=timeout, trace=trace)
+    min_gm = float(sum(p.nbytes for p in plan.params if p.role != "workspace"))
+    return parse_summary(summary, tgt, kernel=plan.name, line_map=tmap, min_gm_bytes=min_gm,
+                         details={"kind": plan.kind, "block_dim": plan.block_dim, "source": source_name or ""})
+
+
+def profile_source(cpp_path: str | Path, target: Any, *, args: Sequence[str] = (), timeout: float | None = None,
+                   timing_only: bool = False, trace: str | Path | None = None) -> ProfileResult:
+    """Profile a hand-written Ascend C source with its own `main` on the same model."""
+    from ..emulator import compile_source
+    from ..targets import get_target
+
+    tgt = get_target(target) if isinstance(target, str) or target is None else target
+    path = Path(cpp_path)
+    scope = {s.upper(): int(tgt.scope(s).physical_bytes) for s in ("ub", "l1", "l0a", "l0b", "l0c")}
+    binary = compile_source(path, scope_bytes=scope, name=re.sub(r"\W", "_", path.stem) or "kernel")
+    summary, _ = run_profiled(binary, tgt, args, timing_only=timing_only, timeout=timeout, trace=trace)
+    return parse_summary(summary, tgt, kernel=path.stem, details={"source": str(path)})
+
+
+__all__ = ["ProfileError", "parse_summary", "profile_kernel", "profile_source", "run_profiled"]
