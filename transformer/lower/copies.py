@@ -85,6 +85,13 @@ def _choice(low, c, instrs, why=""):  # type: ignore[no-untyped-def]
 def _scalar_copy(pe, c, dinfo, sinfo, dstart, ddims, sstart, sdims, depth, origin):  # type: ignore[no-untyped-def]
     out: list[Line] = []
     d = depth
+    # The scalar unit reads / writes local memory that other pipes write / read: order it
+    # after them (a queue's flags name the DMA pipes, not S; `ascx profile` reports the race).
+    scopes = {i.scope for i in (dinfo, sinfo) if i.kind == "local"}
+    if scopes == {"ub"}:
+        out += [Line("SetFlag<HardEvent::V_S>(0);", d, origin), Line("WaitFlag<HardEvent::V_S>(0);", d, origin)]
+    elif scopes:
+        out.append(Line("PipeBarrier<PIPE_ALL>();", d, origin))
     doff, soff = [dstart], [sstart]
     for k, (dd, sd) in enumerate(zip(ddims, sdims)):
         v = f"ascx_c{k}"

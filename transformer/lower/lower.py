@@ -555,6 +555,8 @@ class PhaseEmitter:
         else:
             body = init + gets + tmp_lines + main
             if ph.buffers or ph.tmp_bytes:
+                # the next phase reuses this phase's local memory: drain every pipe first
+                body.append(Line("PipeBarrier<PIPE_ALL>();"))
                 body.append(Line("pipe.Reset();"))
             ph.methods.append(Method(_phase_method(ph), (), body, "phase"))
             ph.body = [Line(f"{_phase_method(ph)}();")]
@@ -736,15 +738,23 @@ class PhaseEmitter:
             for c in st.copy_out:
                 self.ensure_ready(c.src.tensor, body, 0)
                 body.extend(self.copy(c, 0))
+            synced = False
             for n in dict.fromkeys(mine_out):
                 b = self.buffers[n]
                 if b.kind == "que" and self.state[n] == "ready":
+                    if b.holder.startswith("inQueue_") and not synced:
+                        # an in-place VECIN buffer was read by MTE3: its FreeTensor signals
+                        # from V, so V must first wait for MTE3 (else the next load races)
+                        body += [Line("SetFlag<HardEvent::MTE3_V>(0);"), Line("WaitFlag<HardEvent::MTE3_V>(0);")]
+                        synced = True
                     body.append(Line(f"{b.holder}.FreeTensor({b.tensor});"))
                     self.state[n] = "none"
             calls.extend(self.method(names["copy_out"], body, depth, loop_vars, "copy_out"))
         return calls
 
     def method(self, name: str, body: list[Line], depth: int, loop_vars: list[str], stage: str) -> list[Line]:
+        if stage == "compute":
+            body = _scalar_sync(body)
         text = "\n".join(l.text for l in body)
         idents = set(_IDENT.findall(text))
         params = tuple(v for v in loop_vars if v in idents)
@@ -815,3 +825,27 @@ def lower_kernel(kernel: ir.Kernel, target: Any = None, *, select: bool = True, 
     select=False disables instruction selection (every nest scalar): the reference path.
     """
     return Lowering(kernel, target, select=select, source_name=source_name).run()
+
+
+_LOCAL_GET = re.compile(r"(?<!Gm)\.GetValue\(")
+_LOCAL_SET = re.compile(r"(?<!Gm)\.SetValue\(")
+
+
+def _scalar_sync(body: list[Line]) -> list[Line]:
+    """A compute stage whose scalar code reads a VECIN buffer (written by MTE2) or writes a
+    VECOUT buffer (read by the previous MTE3) must order S after those pipes: the queues'
+    DeQue / AllocTensor only make V wait. Inserted after the stage's buffer acquisitions."""
+    text = "\n".join(l.text for l in body)
+    flags = []
+    if _LOCAL_GET.search(text) and re.search(r"\binQueue_\w+\.DeQue<", text):
+        flags.append("MTE2_S")
+    if _LOCAL_SET.search(text) and re.search(r"\boutQueue_\w+\.AllocTensor<", text):
+        flags.append("MTE3_S")
+    if not flags:
+        return body
+    i = 0
+    while i < len(body) and (".DeQue<" in body[i].text or ".AllocTensor<" in body[i].text):
+        i += 1
+    depth = body[i - 1].depth if i else 0
+    sync = [Line(f"{op}<HardEvent::{f}>(0);", depth) for f in flags for op in ("SetFlag", "WaitFlag")]
+    return body[:i] + sync + body[i:]
