@@ -502,13 +502,22 @@ template <typename T> inline void trace_vec(ascx_emu::CoreState& c, const char* 
 
 // Pricing class of a vector instruction (timing.h): transcendental and division are slower,
 // reductions pay an extra head.
-inline int vec_class(const char* op) {
+inline int vec_class_of(const char* op) {
     static const char* transc[] = {"Exp", "Ln", "Sqrt", "Rsqrt", "Div", "Reciprocal"};
     for (const char* t : transc)
         if (std::strcmp(op, t) == 0) return ascx_emu::tm::VC_TRANSC;
     if (std::strncmp(op, "Reduce", 6) == 0 || std::strncmp(op, "WholeReduce", 11) == 0) return ascx_emu::tm::VC_REDUCE;
     if (std::strcmp(op, "Cast") == 0) return ascx_emu::tm::VC_CAST;
     return ascx_emu::tm::VC_SIMPLE;
+}
+inline int vec_class(const char* op) {  // op is a string literal: cache the last answer by address
+    static thread_local const char* last = nullptr;
+    static thread_local int cls = 0;
+    if (op != last) {
+        cls = vec_class_of(op);
+        last = op;
+    }
+    return cls;
 }
 // Timing hook of a vector instruction: `repeats` repeats (count form: `bytes` processed).
 inline void vec_acct(ascx_emu::CoreState& c, const char* op, SrcLoc loc, double repeats, bool count_form, double bytes,

@@ -1096,6 +1096,7 @@ template <HardEvent EVT> inline void SetFlag(int32_t eventID, ASCX_LOC) {
     f.set = true;
     f.loc = loc;
     ascx_emu::tm::set_edge(c.tm, s, c.tm.flags[static_cast<size_t>(EVT) * 8 + static_cast<size_t>(eventID)]);
+    if (!c.tracing) return;
     std::string edge = c.name + "/flag/" + n + "/" + std::to_string(eventID) + "/" + std::to_string(f.n);
     ascx_emu::trace_sync(c, s, "SetFlag", "set", {edge}, s, d, loc, ascx_emu::ks("event", n) + ascx_emu::kv("id", eventID));
 }
@@ -1109,11 +1110,13 @@ template <HardEvent EVT> inline void WaitFlag(int32_t eventID, ASCX_LOC) {
     if (!f.set)
         ascx_emu::fail("WaitFlag", loc, "WaitFlag<HardEvent::%s>(%d) without a preceding SetFlag; on the device this waits forever", n,
                        eventID);
-    std::string edge = c.name + "/flag/" + n + "/" + std::to_string(eventID) + "/" + std::to_string(f.n);
+    uint64_t fn = f.n;
     f.set = false;
     f.n++;
     ascx_emu::tm::wait_edge(c.tm, d, c.tm.flags[static_cast<size_t>(EVT) * 8 + static_cast<size_t>(eventID)], loc.file, loc.line);
-    if (c.tracing) ascx_emu::trace_sync(c, d, "WaitFlag", "wait", {edge}, s, d, loc, ascx_emu::ks("event", n) + ascx_emu::kv("id", eventID));
+    if (!c.tracing) return;
+    std::string edge = c.name + "/flag/" + n + "/" + std::to_string(eventID) + "/" + std::to_string(fn);
+    ascx_emu::trace_sync(c, d, "WaitFlag", "wait", {edge}, s, d, loc, ascx_emu::ks("event", n) + ascx_emu::kv("id", eventID));
 }
 template <pipe_t P> inline void PipeBarrier(ASCX_LOC) {
     auto& c = ascx_emu::core("PipeBarrier", loc);

@@ -228,6 +228,7 @@ struct Edge {
 struct Gran {  // one 32 B granule of a local memory
     uint32_t w_epoch = 0, w_loc = 0;
     int8_t w_pipe = -1;
+    uint8_t r_mask = 0;  // pipes with a read since the last write
     uint32_t r_epoch[NP] = {};
     uint32_t r_loc[NP] = {};
 };
@@ -267,6 +268,7 @@ struct TimingCore {
     // hot lines: cycles per (line, pipe) for the main file, a map for others
     const char* main_file = nullptr;
     std::vector<double> hot_main;  // line * NP + pipe
+    std::vector<uint32_t> loc_main;  // line -> loc id (main file)
     std::map<std::pair<const char*, int>, std::vector<double>> hot_other;
     std::vector<Ev> events;
     std::vector<Flow> flows;
@@ -284,12 +286,19 @@ inline size_t& event_budget() {  // timeline slices left for the whole process
 }
 
 inline uint32_t loc_id(TimingCore& t, const char* file, int line) {
+    if (!t.main_file) t.main_file = file;
+    if (file == t.main_file && line >= 0 && line < 1000000) {
+        size_t i = static_cast<size_t>(line);
+        if (i >= t.loc_main.size()) t.loc_main.resize(i + 256, 0u);
+        if (t.loc_main[i]) return t.loc_main[i];
+    }
     auto key = std::make_pair(file, line);
     auto it = t.loc_ids.find(key);
     if (it != t.loc_ids.end()) return it->second;
     uint32_t id = static_cast<uint32_t>(t.locs.size());
     t.locs.push_back(key);
     t.loc_ids.emplace(key, id);
+    if (file == t.main_file && line >= 0 && static_cast<size_t>(line) < t.loc_main.size()) t.loc_main[static_cast<size_t>(line)] = id;
     return id;
 }
 
@@ -335,21 +344,25 @@ inline void access(TimingCore& t, int p, const Acc& a, uint32_t loc, size_t cap_
     int64_t g0 = a.lo / 32, g1 = std::min<int64_t>((a.hi + 31) / 32, static_cast<int64_t>(sh.size()));
     const uint32_t* me = t.vc[p];
     uint32_t e = me[p];
+    const uint8_t others = static_cast<uint8_t>(~(1u << p));
     for (int64_t g = g0; g < g1; ++g) {
         Gran& s = sh[static_cast<size_t>(g)];
         int wp = s.w_pipe;
         if (wp >= 0 && wp != p && s.w_epoch > me[wp])
             note_hazard(t, a.write ? "WAW" : "RAW", a.scope, g * 32, g * 32 + 32, wp, s.w_loc, p, loc);
         if (a.write) {
-            for (int q = 0; q < NP; ++q)
-                if (q != p && s.r_epoch[q] > me[q]) note_hazard(t, "WAR", a.scope, g * 32, g * 32 + 32, q, s.r_loc[q], p, loc);
+            for (uint8_t m = static_cast<uint8_t>(s.r_mask & others); m; m = static_cast<uint8_t>(m & (m - 1))) {
+                int q = __builtin_ctz(m);
+                if (s.r_epoch[q] > me[q]) note_hazard(t, "WAR", a.scope, g * 32, g * 32 + 32, q, s.r_loc[q], p, loc);
+            }
             s.w_pipe = static_cast<int8_t>(p);
             s.w_epoch = e;
             s.w_loc = loc;
-            std::fill(std::begin(s.r_epoch), std::end(s.r_epoch), 0u);
+            s.r_mask = 0;
         } else {
             s.r_epoch[p] = e;
             s.r_loc[p] = loc;
+            s.r_mask = static_cast<uint8_t>(s.r_mask | (1u << p));
         }
     }
 }
