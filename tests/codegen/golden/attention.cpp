@@ -110,6 +110,8 @@ private:
         K_ubLocal = inQueue_K_ub.DeQue<half>();
         M_ubLocal = inQueue_M_ub.DeQue<half>();
         V_ubLocal = inQueue_V_ub.DeQue<half>();
+        SetFlag<HardEvent::MTE2_S>(0);
+        WaitFlag<HardEvent::MTE2_S>(0);
         for (int32_t i = 0; i < 64; ++i) {
             for (int32_t j = 0; j < 64; ++j) {
                 s_ubLocal.SetValue(i * 64 + j, 0.0f);
@@ -152,6 +154,10 @@ private:
     {
         Q_ubLocal = inQueue_Q_ub.DeQue<half>();
         O_ubLocal = outQueue_O_ub.AllocTensor<half>();
+        SetFlag<HardEvent::MTE2_S>(0);
+        WaitFlag<HardEvent::MTE2_S>(0);
+        SetFlag<HardEvent::MTE3_S>(0);
+        WaitFlag<HardEvent::MTE3_S>(0);
         for (int32_t i = 0; i < 64; ++i) {
             mx_ubLocal.SetValue(i, (-ascx_inf));
             sm_ubLocal.SetValue(i, 0.0f);

@@ -157,6 +157,7 @@ private:
             CopyInQk(i0);
             ComputeQk(i0);
         }
+        PipeBarrier<PIPE_ALL>();
         pipe.Reset();
     }
     __aicore__ inline void CopyInBias(int32_t i0, int32_t j0)
@@ -182,6 +183,8 @@ private:
     __aicore__ inline void CopyOutBias(int32_t i0, int32_t j0)
     {
         DataCopy(sGm[i0 * 16384 + j0 * 128], s_ubLocal, DataCopyParams(64, 16, 0, 16));
+        SetFlag<HardEvent::MTE3_V>(0);
+        WaitFlag<HardEvent::MTE3_V>(0);
         inQueue_s_ub.FreeTensor(s_ubLocal);
     }
     __aicore__ inline void ProcessBias()
@@ -199,6 +202,7 @@ private:
                 }
             }
         }
+        PipeBarrier<PIPE_ALL>();
         pipe.Reset();
     }
     __aicore__ inline void CopyInRmax(int32_t i0)
@@ -211,6 +215,10 @@ private:
     {
         s_ub_1Local = inQueue_s_ub_1.DeQue<float>();
         mx_ubLocal = outQueue_mx_ub.AllocTensor<float>();
+        SetFlag<HardEvent::MTE2_S>(0);
+        WaitFlag<HardEvent::MTE2_S>(0);
+        SetFlag<HardEvent::MTE3_S>(0);
+        WaitFlag<HardEvent::MTE3_S>(0);
         for (int32_t i = 0; i < 64; ++i) {
             mx_ubLocal.SetValue(i, (-ascx_inf));
             ReduceMax(tmp2.ReinterpretCast<float>(), s_ub_1Local[i * 256], tmp2.ReinterpretCast<float>()[256], 256);
@@ -240,6 +248,7 @@ private:
                 CopyOutRmax(i0);
             }
         }
+        PipeBarrier<PIPE_ALL>();
         pipe.Reset();
     }
     __aicore__ inline void CopyInExpo(int32_t i0)
@@ -256,6 +265,10 @@ private:
         mx_ub_1Local = inQueue_mx_ub_1.DeQue<float>();
         s_ub_2Local = inQueue_s_ub_2.DeQue<float>();
         sm_ubLocal = outQueue_sm_ub.AllocTensor<float>();
+        SetFlag<HardEvent::MTE2_S>(0);
+        WaitFlag<HardEvent::MTE2_S>(0);
+        SetFlag<HardEvent::MTE3_S>(0);
+        WaitFlag<HardEvent::MTE3_S>(0);
         for (int32_t i = 0; i < 64; ++i) {
             sm_ubLocal.SetValue(i, 0.0f);
             Adds(tmp3.ReinterpretCast<float>(), s_ub_2Local[i * 256], float(-(mx_ub_1Local.GetValue(i))), 256);
@@ -275,6 +288,8 @@ private:
         DataCopy(sGm[i0 * 16384], s_ub_2Local, 16384);
         sm_ubLocal = outQueue_sm_ub.DeQue<float>();
         DataCopy(smGm[i0 * 64], sm_ubLocal, 64);
+        SetFlag<HardEvent::MTE3_V>(0);
+        WaitFlag<HardEvent::MTE3_V>(0);
         inQueue_s_ub_2.FreeTensor(s_ub_2Local);
         outQueue_sm_ub.FreeTensor(sm_ubLocal);
     }
@@ -292,6 +307,7 @@ private:
                 CopyOutExpo(i0);
             }
         }
+        PipeBarrier<PIPE_ALL>();
         pipe.Reset();
     }
     __aicore__ inline void CopyInRoundS(int32_t i0, int32_t j0)
@@ -327,6 +343,7 @@ private:
                 }
             }
         }
+        PipeBarrier<PIPE_ALL>();
         pipe.Reset();
     }
     __aicore__ inline void CopyInPv(int32_t i0)
@@ -393,6 +410,7 @@ private:
             CopyInPv(i0);
             ComputePv(i0);
         }
+        PipeBarrier<PIPE_ALL>();
         pipe.Reset();
     }
     __aicore__ inline void CopyInPvEpi(int32_t i0)
@@ -411,6 +429,8 @@ private:
     {
         acc_ubLocal = inQueue_acc_ub.DeQue<float>();
         O_ubLocal = outQueue_O_ub.AllocTensor<half>();
+        SetFlag<HardEvent::MTE2_S>(0);
+        WaitFlag<HardEvent::MTE2_S>(0);
         for (int32_t i = 0; i < 128; ++i) {
             Duplicate(tmp6.ReinterpretCast<float>()[64], sm_ub_1Local.GetValue(i), 64);
             Div(tmp6.ReinterpretCast<float>(), acc_ubLocal[i * 64], tmp6.ReinterpretCast<float>()[64], 64);
@@ -448,6 +468,7 @@ private:
                 ComputePvEpi(i0);
             }
         }
+        PipeBarrier<PIPE_ALL>();
         pipe.Reset();
     }
 

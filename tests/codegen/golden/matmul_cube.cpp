@@ -136,6 +136,7 @@ private:
             CopyInMm(i0);
             ComputeMm(i0);
         }
+        PipeBarrier<PIPE_ALL>();
         pipe.Reset();
     }
     __aicore__ inline void CopyInEpi(int32_t i0, int32_t j0)
@@ -184,6 +185,7 @@ private:
                 }
             }
         }
+        PipeBarrier<PIPE_ALL>();
         pipe.Reset();
     }
 

@@ -78,6 +78,8 @@ private:
     {
         X_ubLocal = inQueue_X_ub.DeQue<half>();
         Y_ubLocal = outQueue_Y_ub.AllocTensor<half>();
+        SetFlag<HardEvent::MTE2_S>(0);
+        WaitFlag<HardEvent::MTE2_S>(0);
         for (int32_t r = 0; r < 16; ++r) {
             mx = (-ascx_inf);
             Cast(tmp0.ReinterpretCast<float>(), X_ubLocal[r * 1024], RoundMode::CAST_NONE, 1024);
