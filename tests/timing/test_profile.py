@@ -91,3 +91,15 @@ def test_hazard_makes_profile_exit_1(tmp_path):
     code, out = _profile(str(src))
     assert code == 1
     assert "RAW hazard on UB" in out and "V at k.cpp:" in out and "MTE3 at k.cpp:" in out
+
+
+def test_flag_dropped_from_emitted_kernel_is_caught(monkeypatch):
+    """Test-only switch: the second wait of each core (DeQue of B: MTE2 -> V; the first, of A,
+    is covered by B's edge, MTE2 being in order) orders nothing, as if the emitted kernel lacked
+    that flag; `ascx verify --emitted` and `ascx profile` fail."""
+    monkeypatch.setenv("ASCX_EMU_TEST_DROP_WAIT", "2")
+    r = CliRunner().invoke(main, ["verify", ADD, "--passes", "tile,double_buffer", "--emitted", "--trials", "1"])
+    assert r.exit_code == 1, r.output
+    assert "sync hazard: RAW on UB" in r.output and "MTE2 at" in r.output and "V at" in r.output
+    code, out = _profile(ADD, "--passes", "tile,double_buffer")
+    assert code == 1 and "RAW hazard on UB" in out
