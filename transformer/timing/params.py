@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 #: Changes whenever the model's arithmetic changes (part of every profile, and of caches).
-MODEL_VERSION = "ascx-pipe-1"
+MODEL_VERSION = "ascx-pipe-2"
 
 #: pipe -> feature (as counted by the emulator, `ascx_emu/timing.h`) -> target fact name.
 PIPE_FEATURES: dict[str, dict[str, str]] = {
@@ -85,7 +85,7 @@ def hbm_bytes_per_cycle(target: Any) -> float:
 def model_parameters(target: Any) -> dict[str, float]:
     """Every parameter of the model for `target`, read through the Target (so fact overrides
     take effect): `"PIPE.feature"` -> cycles per unit, the latencies of `GLOBAL_FACTS`, and
-    `clock_mhz`, `hbm_bytes_per_cycle`, `gm_align`, `aiv_cores`, `aic_cores`."""
+    `clock_mhz`, `hbm_bytes_per_cycle`, `gm_align`, `aiv_cores`, `aic_cores`, `l2_bytes`."""
     out: dict[str, float] = {}
     for pipe, feats in PIPE_FEATURES.items():
         for feat, fact in feats.items():
@@ -94,7 +94,8 @@ def model_parameters(target: Any) -> dict[str, float]:
         out[name] = float(target.value(fact))
     aiv, aic = core_counts(target)
     out.update(clock_mhz=float(target.value("clock_mhz")), hbm_bytes_per_cycle=hbm_bytes_per_cycle(target),
-               gm_align=float(target.value("gm_fast_alignment_bytes")), aiv_cores=float(aiv), aic_cores=float(aic))
+               gm_align=float(target.value("gm_fast_alignment_bytes")), aiv_cores=float(aiv), aic_cores=float(aic),
+               l2_bytes=float(target.value("l2_bytes")))
     return out
 
 

@@ -98,8 +98,8 @@ def parse_summary(summary: Mapping[str, Any], target: Any, *, kernel: str, line_
         used = max(used, min(l["block_dim"], l["slots"]) * per_block)
     det = {
         "timing_only": bool(summary.get("timing_only")),
-        "launches": [{k: l[k] for k in ("name", "mode", "block_dim", "slots", "cycles", "makespan", "hbm_cycles", "gm_bytes")}
-                     for l in launches],
+        "launches": [{k: l.get(k) for k in ("name", "mode", "block_dim", "slots", "cycles", "makespan", "hbm_cycles", "gm_bytes",
+                                            "footprint_bytes", "hbm_bytes")} for l in launches],
         "roofline_cycles": {"hbm": hbm, "cube": cube, "vector": vec},
         "gm_bytes": gm_bytes,
         "clock_mhz": clock,

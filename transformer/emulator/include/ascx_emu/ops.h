@@ -199,13 +199,23 @@ template <typename T> inline uint64_t gm_offset(const GlobalTensor<T>& g) {
     if (gm_region_of(p, st, len)) return reinterpret_cast<uintptr_t>(p) - st;
     return reinterpret_cast<uintptr_t>(p);
 }
+// GM traffic of `blocks` bursts of `block_bytes`, `pitch` bytes apart, from a GM view.
+template <typename T>
+inline void gm_blocks(CoreState& c, const GlobalTensor<T>& g, uint64_t block_bytes, uint64_t blocks, uint64_t pitch) {
+    uintptr_t a = reinterpret_cast<uintptr_t>(g.address_());
+    if (pitch == block_bytes || blocks <= 1) {
+        tm::gm_touch(c.tm, a, block_bytes * blocks);
+        return;
+    }
+    for (uint64_t i = 0; i < blocks; ++i) tm::gm_touch(c.tm, a + i * pitch, block_bytes);
+}
 // GM -> local (MTE2): `blocks` bursts of `block_bytes`, `pitch` bytes apart in GM; the
 // local destination spans `local_bytes`.
 template <typename T>
 inline void acct_gm_in(CoreState& c, const char* op, SrcLoc loc, const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint64_t block_bytes,
                        uint64_t blocks, uint64_t pitch, int64_t local_bytes) {
     double bytes = static_cast<double>(block_bytes * blocks);
-    c.tm.gm_bytes += bytes;
+    gm_blocks(c, src, block_bytes, blocks, pitch);
     account(c, PIPE_MTE2, op, loc,
             tm::copy_in(bytes, static_cast<double>(blocks), dst.scope() == SC_L1, tm::unaligned_bytes(gm_offset(src), block_bytes, pitch, blocks)),
             {tm::W(dst, local_bytes)});
@@ -215,7 +225,7 @@ template <typename T>
 inline void acct_gm_out(CoreState& c, const char* op, SrcLoc loc, const GlobalTensor<T>& dst, const LocalTensor<T>& src, uint64_t block_bytes,
                         uint64_t blocks, uint64_t pitch, int64_t local_bytes) {
     double bytes = static_cast<double>(block_bytes * blocks);
-    c.tm.gm_bytes += bytes;
+    gm_blocks(c, dst, block_bytes, blocks, pitch);
     int pipe = move_pipe(src.scope(), SC_GM);
     tm::Cost k = pipe == PIPE_FIX ? tm::fixpipe(bytes)
                                   : tm::copy_out(bytes, static_cast<double>(blocks), tm::unaligned_bytes(gm_offset(dst), block_bytes, pitch, blocks));
@@ -1170,7 +1180,10 @@ inline void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const
         int64_t ext = ((nd - 1) * p.srcNdStride * 1024 / static_cast<int64_t>(sizeof(U)) + ((p.nSize - 1) / 16 * p.srcStride + p.mSize - 1) * 16 + 16) *
                       static_cast<int64_t>(sizeof(U));
         double ob = static_cast<double>(nd * p.mSize * p.nSize) * sizeof(T);
-        c.tm.gm_bytes += ob;
+        if (config.format == CO2Layout::ROW_MAJOR && nd == 1)
+            ascx_emu::gm_blocks(c, dst, p.nSize * sizeof(T), p.mSize, static_cast<uint64_t>(p.dstStride) * sizeof(T));
+        else
+            ascx_emu::tm::gm_touch(c.tm, reinterpret_cast<uintptr_t>(dst.address_()), static_cast<uint64_t>(ob));
         ascx_emu::account(c, PIPE_FIX, api, loc, ascx_emu::tm::fixpipe(ob), {ascx_emu::tm::R(src, ext)});
     }
     for (int64_t i = 0; i < (ascx_emu::skip_data() ? 0 : nd); ++i) {

@@ -362,7 +362,16 @@ inline void finish_launch(const char* name, Mode m, uint32_t block_dim, std::vec
         *it = bstart[b] + bt[b];
     }
     L.makespan = *std::max_element(slot.begin(), slot.end());
-    L.hbm_cycles = cfg.hbm_bytes_per_cycle > 0 ? L.gm_bytes / cfg.hbm_bytes_per_cycle : 0.0;
+    // L2: when the launch's GM footprint fits in L2, re-reads hit L2 (their per-core rate is
+    // the MTE rate) and HBM carries only the footprint; otherwise every byte goes to HBM.
+    {
+        std::vector<uint64_t> lines;
+        for (auto& c : cores) lines.insert(lines.end(), c->tm.gm_lines.begin(), c->tm.gm_lines.end());
+        std::sort(lines.begin(), lines.end());
+        L.footprint = static_cast<double>(std::unique(lines.begin(), lines.end()) - lines.begin()) * 512.0;
+        L.hbm_bytes = (cfg.l2_bytes > 0 && L.footprint <= cfg.l2_bytes) ? std::min(L.footprint, L.gm_bytes) : L.gm_bytes;
+    }
+    L.hbm_cycles = cfg.hbm_bytes_per_cycle > 0 ? L.hbm_bytes / cfg.hbm_bytes_per_cycle : 0.0;
     L.cycles = cfg.launch + std::max(L.makespan, L.hbm_cycles);
     L.offset = tot.cycles;
     std::string cj;
@@ -457,7 +466,7 @@ inline void finish_launch(const char* name, Mode m, uint32_t block_dim, std::vec
     tot.cycles += L.cycles;
     tot.launches.push_back(L);
     if (!cfg.profile_path.empty()) {
-        std::string o = "{\"model\":\"ascx-pipe-1\",\"timing\":" + std::string(cfg.timing ? "true" : "false") +
+        std::string o = "{\"model\":\"ascx-pipe-2\",\"timing\":" + std::string(cfg.timing ? "true" : "false") +
                         ",\"timing_only\":" + (cfg.timing_only ? "true" : "false") + ",\"clock_mhz\":" + tm::num(cfg.clock_mhz) +
                         ",\"cycles\":" + tm::num(tot.cycles) + ",\"launches\":[";
         for (size_t i = 0; i < tot.launches.size(); ++i) {
@@ -465,7 +474,8 @@ inline void finish_launch(const char* name, Mode m, uint32_t block_dim, std::vec
             o += std::string(i ? "," : "") + "{\"name\":\"" + tm::jesc(l.name) + "\",\"mode\":\"" + l.mode + "\",\"block_dim\":" +
                  std::to_string(l.block_dim) + ",\"slots\":" + std::to_string(l.slots) + ",\"cycles\":" + tm::num(l.cycles) +
                  ",\"makespan\":" + tm::num(l.makespan) + ",\"hbm_cycles\":" + tm::num(l.hbm_cycles) + ",\"gm_bytes\":" +
-                 tm::num(l.gm_bytes) + ",\"launch_cycles\":" + tm::num(cfg.launch) + ",\"cores\":[" + l.cores_json + "]}";
+                 tm::num(l.gm_bytes) + ",\"footprint_bytes\":" + tm::num(l.footprint) + ",\"hbm_bytes\":" + tm::num(l.hbm_bytes) +
+                 ",\"launch_cycles\":" + tm::num(cfg.launch) + ",\"cores\":[" + l.cores_json + "]}";
         }
         o += "],\"hot\":[";
         std::vector<std::pair<double, std::string>> hot;
@@ -709,12 +719,12 @@ public:
     }
     T GetValue(uint64_t offset, ASCX_LOC) const {
         Check("GlobalTensor::GetValue", offset, 1, loc);
-        GmScalar("GetValue", loc);
+        GmScalar("GetValue", ptr_ + offset, loc);
         return ptr_[offset];
     }
     void SetValue(uint64_t offset, T value, ASCX_LOC) {
         Check("GlobalTensor::SetValue", offset, 1, loc);
-        GmScalar("SetValue", loc);
+        GmScalar("SetValue", ptr_ + offset, loc);
         ptr_[offset] = value;
     }
     T& operator()(uint64_t offset) { Check("GlobalTensor::operator()", offset, 1, SrcLoc{"?", 0}); return ptr_[offset]; }
@@ -743,9 +753,9 @@ public:
     }
 
 private:
-    static void GmScalar(const char* op, SrcLoc loc) {  // a scalar GM access: priced on S
+    static void GmScalar(const char* op, const T* p, SrcLoc loc) {  // a scalar GM access: priced on S
         if (ascx_emu::CoreState* c = ascx_emu::cur_core()) {
-            c->tm.gm_bytes += sizeof(T);
+            ascx_emu::tm::gm_touch(c->tm, reinterpret_cast<uintptr_t>(p), sizeof(T));
             ascx_emu::account(*c, PIPE_S, op, loc, ascx_emu::scalar_cost(ascx_emu::tm::S_GM));
         }
     }

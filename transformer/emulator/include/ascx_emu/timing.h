@@ -75,7 +75,7 @@ struct Config {
     bool timing = false;  // parameters loaded: price instructions
     double p[NP][NF] = {};
     double sync_latency = 0, xcore_latency = 0, launch = 0, block_dispatch = 0;
-    double hbm_bytes_per_cycle = 0, clock_mhz = 1000, gm_align = 512;
+    double hbm_bytes_per_cycle = 0, clock_mhz = 1000, gm_align = 512, l2_bytes = 0;
     int aiv_cores = 1, aic_cores = 1;
     bool timing_only = false;
     int hazards = HZ_ERROR;
@@ -127,6 +127,7 @@ inline Config& config() {
                     else if (k == "hbm_bytes_per_cycle") c.hbm_bytes_per_cycle = v;
                     else if (k == "clock_mhz") c.clock_mhz = v;
                     else if (k == "gm_align") c.gm_align = v;
+                    else if (k == "l2_bytes") c.l2_bytes = v;
                     else if (k == "aiv_cores") c.aiv_cores = std::max(1, static_cast<int>(v));
                     else if (k == "aic_cores") c.aic_cores = std::max(1, static_cast<int>(v));
                     else { std::fprintf(stderr, "ascx-emu: error: unknown timing parameter %s\n", a); std::_Exit(3); }
@@ -258,6 +259,7 @@ struct TimingCore {
     double feat[NP][NF] = {};
     uint32_t vc[NP][NP] = {};  // vc[p]: vector clock of pipe p (instructions of each pipe it follows)
     double gm_bytes = 0, scalar_cycles = 0;
+    std::vector<uint64_t> gm_lines;  // 512 B GM lines touched (the L2 footprint), deduplicated lazily
     int id = 0;
     uint64_t waits = 0;
     std::vector<Edge> flags = std::vector<Edge>(64 * 8);
@@ -279,6 +281,17 @@ struct TimingCore {
         return e;
     }
 };
+
+// GM traffic of one access: bytes for the HBM / L2 model, lines for the footprint.
+inline void gm_touch(TimingCore& t, uintptr_t addr, uint64_t bytes) {
+    t.gm_bytes += static_cast<double>(bytes);
+    if (bytes == 0 || !config().timing) return;
+    for (uint64_t l = addr >> 9, e = (addr + bytes - 1) >> 9; l <= e; ++l) t.gm_lines.push_back(l);
+    if (t.gm_lines.size() > (1u << 22)) {
+        std::sort(t.gm_lines.begin(), t.gm_lines.end());
+        t.gm_lines.erase(std::unique(t.gm_lines.begin(), t.gm_lines.end()), t.gm_lines.end());
+    }
+}
 
 inline size_t& event_budget() {  // timeline slices left for the whole process
     static size_t n = 2000000;
@@ -472,7 +485,7 @@ inline void barrier_all(TimingCore& t) {
 struct LaunchRec {
     std::string name, mode;
     int block_dim = 0, slots = 0;
-    double cycles = 0, makespan = 0, hbm_cycles = 0, gm_bytes = 0, offset = 0;
+    double cycles = 0, makespan = 0, hbm_cycles = 0, gm_bytes = 0, footprint = 0, hbm_bytes = 0, offset = 0;
     std::string cores_json;
 };
 struct Totals {
