@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from transformer.cli_common import load_kernel  # noqa: E402
-from transformer.cli_passes import transform_kernel  # noqa: E402
+from transformer.cli_common import transform_kernel  # noqa: E402
 from transformer.codegen import compile_emitted, emit_ascendc  # noqa: E402
 from transformer.emulator import run_binary  # noqa: E402
 from transformer.targets import get_target  # noqa: E402

@@ -15,7 +15,16 @@ from typing import Any
 
 import click
 
-from .cli_common import CheckFailed, check_output_path, handle_errors, load_kernel, load_target, size_option, target_option
+from .cli_common import (
+    CheckFailed,
+    check_output_path,
+    handle_errors,
+    load_kernel,
+    load_target,
+    size_option,
+    target_option,
+    transform_kernel,
+)
 from .diagnostics import UsageError
 
 
@@ -98,10 +107,11 @@ def profile_cmd(file: str, pipeline: str | None, sizes: tuple[str, ...], target_
         except ProfileError as e:
             raise UsageError(f"{file}: {e}") from None
     else:
-        from .cli_emit import emit_for_cli
+        from .driver import emit
 
         kernel = load_kernel(file, sizes)
-        out, em = emit_for_cli(file, kernel, pipeline, target)
+        out = transform_kernel(file, kernel, pipeline, target)[0] if pipeline else kernel
+        em = emit(out, target, source_name=file, pipeline=pipeline or "")
         result = profile_kernel(out, target, timing_only=not full, source_name=file, trace=trace_path, emitted=em)
     click.echo(json.dumps(result.to_json(), indent=2) if as_json else format_report(result))
     if trace_path:

@@ -70,7 +70,7 @@ def test_trace_has_core_pipe_tracks_and_flows(add_profiles):
 def test_timing_only_gives_the_same_cycles(tmp_path):
     """Full run (arithmetic) and timing-only run of the same binary: identical accounting."""
     from transformer.cli_common import load_kernel
-    from transformer.cli_passes import transform_kernel
+    from transformer.cli_common import transform_kernel
     from transformer.targets import get_target
     from transformer.timing.profile import profile_kernel
 
