@@ -41,6 +41,7 @@ from transformer.diagnostics import (  # noqa: F401  (the refusal classes are re
     DependenceViolation,
     InvalidResult,
     NotApplicable,
+    NothingToDo,
     PassError,
     PipelineError,
     UnknownLoop,
@@ -63,6 +64,8 @@ from transformer.loops import (  # noqa: F401  (re-exports)
 # trace (the errors, PassError and PipelineError, live in transformer/diagnostics.py)
 
 
+
+
 @dataclass
 class TraceEntry:
     """What one pass did and why: shown by `ascx transform --explain`."""
@@ -70,10 +73,11 @@ class TraceEntry:
     pass_text: str
     changes: list[str] = field(default_factory=list)
     decisions: list[str] = field(default_factory=list)
+    noop: str | None = None  # the pass had nothing to do: why (shown as a note)
 
     def render(self) -> str:
         lines = [f"{self.pass_text}:"]
-        lines += [f"  - {c}" for c in self.changes] or ["  - no change"]
+        lines += [f"  - {c}" for c in self.changes] or [f"  - no change: {self.noop}" if self.noop else "  - no change"]
         lines += [f"  * {d}" for d in self.decisions]
         return "\n".join(lines)
 
@@ -118,11 +122,25 @@ class Pass:
 
     # ---- the work ---------------------------------------------------------------------
     def apply(self, kernel: ir.Kernel, target: "Target | str | None" = None,
-              trace: list[TraceEntry] | None = None) -> ir.Kernel:
+              trace: list[TraceEntry] | None = None, *, strict: bool = False) -> ir.Kernel:
         """Run the pass and check the IR invariants on its result (`InvalidResult` when one is
-        broken: a bug of the pass, named with the broken invariant)."""
+        broken: a bug of the pass, named with the broken invariant). A pass with nothing to
+        do (it raises `NothingToDo`, or returns the kernel unchanged) is a no-op whose reason
+        is noted in the trace; with `strict` it is an error."""
         entry = TraceEntry(self.to_text())
-        out = self.run(kernel, resolve_target(target), entry)
+        try:
+            out = self.run(kernel, resolve_target(target), entry)
+        except NothingToDo as e:
+            if strict:
+                raise
+            msg = e.message.removeprefix(f"{self.name}: ")
+            out, entry.noop = kernel, msg + (f"; {e.hint}" if e.hint else "")
+        else:
+            if out == kernel and not entry.changes:
+                why = "; ".join(entry.decisions) or "it found nothing to change"
+                if strict:
+                    raise NothingToDo(self.name, f"nothing to do: {why}")
+                entry.noop = why
         errors = check_kernel(out)
         if errors:
             from transformer.printer import print_kernel
@@ -268,12 +286,13 @@ def format_pipeline(ps: Iterable[Pass]) -> str:
 
 
 def run_pipeline(kernel: ir.Kernel, pipeline: str | Sequence[Pass],
-                 target: "Target | str | None" = None) -> tuple[ir.Kernel, list[TraceEntry]]:
+                 target: "Target | str | None" = None, *, strict: bool = False) -> tuple[ir.Kernel, list[TraceEntry]]:
     """Run the passes in order; `target` is resolved once here (None: the default target),
-    so every pass's `run` receives a `Target`."""
+    so every pass's `run` receives a `Target`. A pass with nothing to do is a no-op (its
+    `TraceEntry.noop` says why), or with `strict` a `NothingToDo` error."""
     ps = parse_pipeline(pipeline) if isinstance(pipeline, str) else list(pipeline)
     target = resolve_target(target)
     trace: list[TraceEntry] = []
     for p in ps:
-        kernel = p.apply(kernel, target, trace)
+        kernel = p.apply(kernel, target, trace, strict=strict)
     return kernel, trace

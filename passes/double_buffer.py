@@ -44,7 +44,7 @@ from transformer.loops import buffer_stages, staged_buffers  # noqa: F401  (buff
 
 from . import _rewrite as R
 from ._budgets import scope_budget, tensor_bytes
-from .base import Pass, PassError, TraceEntry, all_loops, preferred_loop_names, register, replace_at, resolve_loop
+from .base import NothingToDo, Pass, PassError, TraceEntry, all_loops, preferred_loop_names, register, replace_at, resolve_loop
 
 Path = tuple[int, ...]
 
@@ -83,9 +83,12 @@ class DoubleBuffer(Pass):
                 chosen.append((path, loop, name))
             if not chosen:
                 if first_error is not None:
-                    raise first_error
-                raise NotApplicable("double_buffer", "no loop stages buffers; run `tile` first",
-                                hint="e.g. `tile,double_buffer`")
+                    raise NothingToDo("double_buffer", "looked for loops that stage buffers (copy tiles into "
+                                      f"locals) and can overlap them; none can: {first_error.message}",
+                                      first_error.loc, hint=first_error.hint)
+                raise NothingToDo("double_buffer", _no_staging_loop_reason(kernel),
+                                  hint="double buffering overlaps the copies of one tile with the compute of "
+                                       "another; it needs `tile` to leave a tile loop (smaller tiles)")
         out = kernel
         for path, loop, name in chosen:
             ann = tuple(a for a in loop.annotations if a.name != "pipeline") + \
@@ -102,8 +105,8 @@ class DoubleBuffer(Pass):
             bufs = sorted(staged_buffers(loop, kernel))
             trace.changes.append(f"pipelined `{name}` with {self.stages} stages for " + ", ".join(f"`{b}`" for b in bufs))
         if out is kernel:
-            raise NotApplicable("double_buffer", "no loop can be double-buffered within the scope budgets",
-                            hint="tile with smaller tiles first")
+            raise NothingToDo("double_buffer", "looked for staging loops whose buffers fit twice in their scopes; "
+                              "none does: " + "; ".join(trace.decisions), hint="tile with smaller tiles first")
         return out
 
     @classmethod
@@ -121,6 +124,26 @@ class DoubleBuffer(Pass):
 
 # --------------------------------------------------------------------------------------
 # what a loop stages
+
+
+def _no_staging_loop_reason(kernel: ir.Kernel) -> str:
+    """Why no loop stages buffers, from what the kernel holds."""
+    locals_ = {t.name for t in kernel.buffers if t.kind == "local"}
+    top = [s for s in kernel.body if isinstance(s, ir.Copy) and (s.dst.tensor in locals_ or s.src.tensor in locals_)]
+    if top:
+        return ("looked for a loop whose body copies tiles into locals; the kernel's copies into locals are outside "
+                "every loop (a single tile, e.g. `tile` found that each tensor fits at once): there is no next "
+                "tile to overlap")
+    if not locals_:
+        return "looked for a loop whose body copies tiles into locals; the kernel has no locals (run `tile` first)"
+    sizes = kernel.size_values()
+    once = [R.loop_header(lp) for lp in ir.iter_loops(kernel.body)
+            if staged_buffers(lp, kernel) and (R.loop_extent(lp, sizes) or 0) < 2]
+    if once:
+        return ("looked for a loop whose body copies tiles into locals and runs more than once; the staging loops ("
+                + ", ".join(f"`{h}`" for h in once[:3]) + ") run once (the whole extent is one tile): there is no "
+                "next tile to overlap")
+    return "looked for a loop whose body copies tiles into locals; no loop body has such a copy"
 
 
 def _candidates(kernel: ir.Kernel) -> list[tuple[Path, ir.For, str]]:

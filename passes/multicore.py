@@ -92,6 +92,9 @@ class Multicore(Pass):
                             notes=dep.notes(), hint=_alternatives(kernel), dependence=dep, loops=(self.loop,))
         ct = const_trip(loop, kernel.size_values())
         trip = ct[1] if ct else None
+        if trip is not None and trip <= 0:
+            raise PassError(self.name, f"`{loop_header(loop)}` never runs (trip count 0): there is nothing to split "
+                            "across cores", loc=loop.loc)
         if self.cores:
             n, why = self.cores, "given"
             if trip is not None and n > trip:

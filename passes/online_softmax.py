@@ -55,17 +55,18 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Mapping
 
 from transformer import ir
-from transformer.diagnostics import BadParameter, NotApplicable
+from transformer.diagnostics import BadParameter
 
 from . import _rewrite as R
-from .base import Pass, PassError, TraceEntry, register
+from .base import NothingToDo, Pass, PassError, TraceEntry, register
 
 _PAT = ("online_softmax needs attention's shape: row loops holding `MX = -inf; for j { MX max= Z }`, "
         "`SM = 0.0; for j { P = exp(Z - MX); SM += P }` and `for d { ACC = 0.0; for j { ACC += P * W } ... }`")
 
 
 def _fail(msg: str, node: Any = None) -> PassError:
-    return NotApplicable("online_softmax", msg, getattr(node, "loc", None), hint=_PAT)
+    """The kernel does not have the softmax shape this pass rewrites: nothing to do."""
+    return NothingToDo("online_softmax", msg, getattr(node, "loc", None), hint=_PAT)
 
 
 @register
@@ -100,7 +101,12 @@ def _is_var(e: ir.Expr, v: str) -> bool:
 def rewrite(kernel: ir.Kernel, block: int, trace: TraceEntry) -> ir.Kernel:
     sizes = kernel.size_values()
     if block < 1:
-        raise _fail(f"block must be at least 1, got {block}")
+        raise BadParameter("online_softmax", f"block must be at least 1, got {block}", param="block", value=block)
+    staged = next((t for t in kernel.buffers if t.kind == "local"), None)
+    if staged is not None:
+        raise NothingToDo("online_softmax", "looked for attention's untiled row loops; the kernel is already "
+                          f"tiled (it stages tiles in locals such as `{staged.name}`), so its row max and sums are "
+                          "inside tiled loops", staged.loc, hint="run `online_softmax` before `tile`")
     # ---- the row loops: every top-level statement, same bounds; merge their bodies
     if not kernel.body or not all(isinstance(s, ir.For) for s in kernel.body):
         raise _fail("the kernel's top level must be row loops", kernel.body[0] if kernel.body else kernel)
@@ -126,7 +132,12 @@ def rewrite(kernel: ir.Kernel, block: int, trace: TraceEntry) -> ir.Kernel:
     mx_stmt = next((s for s in rows for s in ([s] + (list(s.body) if isinstance(s, ir.For) else []))
                     if isinstance(s, ir.Assign) and s.op == "max="), None)
     if mx_stmt is None:
-        raise _fail("no row max (`MX max= ...`) in the kernel", first)
+        deep = next((s for s in ir.iter_stmts(kernel.body) if isinstance(s, ir.Assign) and s.op == "max="), None)
+        if deep is not None:
+            raise NothingToDo("online_softmax", "looked for the row max (`MX max= ...`) in the row loop or the loops "
+                              "directly in it; it is nested deeper, inside tiled loops", deep.loc,
+                              hint="run `online_softmax` before `tile` (e.g. `online_softmax,tile`)")
+        raise _fail("looked for a row max (`MX max= ...`); the kernel has none", first)
     MX = _row_name(mx_stmt.target)
     # position of the exp loop
     exp_idx = None

@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 
 from transformer import ir
 from transformer.affine import eval_int
-from transformer.check import CPP_KEYWORDS, INT32_MAX, RESERVED
+from transformer.check import CPP_KEYWORDS, INT32_MAX, RESERVED, cpp_reserved_form
 
 # Words the grammar or the expression language gives meaning to; never used as names.
 _KEYWORDS = frozenset({
@@ -64,8 +64,8 @@ class _Names:
 
     def fresh(self, draw: st.DrawFn, pool: tuple[str, ...] | None = None) -> str:
         base = draw(st.sampled_from(pool)) if pool and draw(st.booleans()) else draw(_IDENT)
-        if base in _BANNED or base.startswith("__"):
-            base = "v" + base
+        if base in _BANNED or cpp_reserved_form(base):
+            base = "v" + "_".join(p for p in base.split("_") if p)
         name, n = base, 0
         while name in self.used or name in _BANNED:
             n += 1
@@ -146,7 +146,8 @@ def _affine(draw: st.DrawFn, ctx: _Ctx, loop_vars: tuple[str, ...], depth: int =
 def _value(draw: st.DrawFn, ctx: _Ctx, loop_vars: tuple[str, ...], depth: int) -> ir.Expr:
     kind = draw(st.integers(0, 11 if depth > 0 else 4))
     if kind == 0:
-        return ir.IntLit(draw(st.one_of(st.integers(0, 9), st.integers(0, 2**31 - 1))))
+        # at most 127: a literal takes the type of its other operand, and must fit an i8
+        return ir.IntLit(draw(st.one_of(st.integers(0, 9), st.integers(0, 127))))
     if kind == 1:
         return ir.FloatLit(draw(floats_nonneg))
     if kind == 2:
@@ -329,7 +330,7 @@ def kernels(draw: st.DrawFn, max_depth: int = 3) -> ir.Kernel:
         const_decls.append(ir.ConstDecl(n, dt, _const_value(draw, dt)))
     ctx = _Ctx(sizes, consts, {}, names)
     inputs = tuple(_tensor(draw, ctx, "input") for _ in range(draw(st.integers(0, 3))))
-    outputs = tuple(_tensor(draw, ctx, "output") for _ in range(draw(st.integers(0, 2))))
+    outputs = tuple(_tensor(draw, ctx, "output") for _ in range(draw(st.integers(1, 2))))
     buffers = tuple(_tensor(draw, ctx, draw(st.sampled_from(("temp", "local"))))
                     for _ in range(draw(st.integers(0, 3))))
     ctx.tensors = {t.name: t for t in inputs + outputs + buffers}

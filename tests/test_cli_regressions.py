@@ -105,10 +105,10 @@ def test_bad_npz_inputs_are_usage_errors(tmp_path: Path) -> None:
 
 
 def _deep(expr_depth: int, loop_depth: int) -> str:
-    """A kernel with a left-deep sum of `expr_depth` nested expression nodes inside
-    `loop_depth` nested loops (the innermost over `i`)."""
+    """A kernel with a left-deep sum of `expr_depth` nested operators inside `loop_depth`
+    nested loops (the innermost over `i`)."""
     outer = "".join(f"for l{n} in 0..1 {{\n" for n in range(loop_depth - 1))
-    expr = "X[i]" + " + X[i]" * (expr_depth - 1)
+    expr = "X[i]" + " + X[i]" * expr_depth
     return ("kernel deep(X: f32[16]) -> (Y: f32[16]) {\n" + outer
             + f"for i in 0..16 {{\n  Y[i] = {expr}\n}}\n" + "}\n" * (loop_depth - 1) + "}\n")
 

@@ -49,11 +49,11 @@ class TestSignature:
         assert k.inputs[0].shape == (N("S"), N("T"))
 
     def test_all_storage_dtypes(self) -> None:
-        k = kernel(sig="(a: f16[S], b: bf16[S], c: f32[S], d: i8[S], e: i32[S]) -> ()")
+        k = kernel(sig="(a: f16[S], b: bf16[S], c: f32[S], d: i8[S], e: i32[S]) -> (o: f32)")
         assert tuple(t.dtype for t in k.inputs) == ir.DTYPES
 
     def test_empty_parameter_lists_and_trailing_comma(self) -> None:
-        assert kernel(sig="() -> ()").inputs == ()
+        assert kernel(sig="() -> (o: f32)").inputs == ()
         k = kernel(sig="(X: f32[S],) -> (Y: f32[S],)")
         assert [t.name for t in k.tensors()] == ["X", "Y"]
 
@@ -63,12 +63,12 @@ class TestSignature:
         assert kernel().inputs[0].layout is None
 
     def test_rank_zero_tensor_with_or_without_brackets(self) -> None:
-        k = kernel(sig="(x: f32, y: f32[]) -> ()")
+        k = kernel(sig="(x: f32, y: f32[]) -> (o: f32)")
         assert [t.shape for t in k.inputs] == [(), ()]
         assert k.inputs[0].rank == 0
 
     def test_shapes_are_affine_in_sizes(self) -> None:
-        k = kernel(sig="(X: f32[S + 2, 2 * T, S - 1, 3]) -> ()")
+        k = kernel(sig="(X: f32[S + 2, 2 * T, S - 1, 3]) -> (o: f32)")
         assert k.inputs[0].shape == (B("+", N("S"), I(2)), B("*", I(2), N("T")), B("-", N("S"), I(1)), I(3))
 
 
@@ -279,8 +279,8 @@ class TestLocations:
         assert stmt.value.lhs.loc == ir.Loc(4, 12)
 
     def test_equality_ignores_locations(self) -> None:
-        a = parse("kernel k() -> () {\n  size S = 4\n}\n")
-        b = parse("kernel   k()->(){ size S = 4 }")
+        a = parse("kernel k() -> (o: f32) {\n  size S = 4\n}\n")
+        b = parse("kernel   k()->(o:f32){ size S = 4 }")
         assert a == b and a.loc != b.loc
         assert hash(a) == hash(b)
 

@@ -36,9 +36,36 @@ RESERVED = frozenset({"half", "bfloat16_t", "select", "inf", *ir.DTYPES, "Ascend
 
 Check = Callable[[ir.Kernel], Iterator[SemanticError]]
 
+# Identifiers are at most this long: emitted code derives C++ names and data file names
+# (`<input>.bin`, at most 255 bytes on common file systems) from them.
+MAX_NAME_LENGTH = 128
+
+
+def cpp_reserved_form(name: str) -> str | None:
+    """Why `name` cannot be a C++ identifier of user code (None if it can): C++ reserves
+    names containing `__` or starting with `_` and a capital letter ([lex.name]); and ascx
+    bounds the length. Other clashes with C++ names are renamed by the code generator."""
+    if "__" in name:
+        return "starts with `__`, reserved in C++" if name.startswith("__") else "contains `__`, reserved in C++"
+    if len(name) > 1 and name[0] == "_" and name[1].isupper():
+        return "starts with `_` and a capital letter, reserved in C++"
+    if len(name) > MAX_NAME_LENGTH:
+        return f"is {len(name)} characters long, more than {MAX_NAME_LENGTH}"
+    return None
+
+
+def _unreserved(name: str) -> str:
+    import re
+
+    short = re.sub(r"_+", "_", name).lstrip("_")[:MAX_NAME_LENGTH] or "x"
+    return short if not short[0].isdigit() else "x" + short[:MAX_NAME_LENGTH - 1]
+
 # Sizes, tensor element counts, integer literals and annotation arguments are at most
 # 2^31 - 1: emitted Ascend C indexes and counts with int32_t (docs/ir.md).
 INT32_MAX = 2**31 - 1
+# `@cores(n)` becomes the kernel's blockDim, which the Ascend C launch (`<<<blockDim, ...>>>`,
+# ICPU_RUN_KF) takes in [1, 65535] (Ascend C API reference, kernel launch).
+MAX_CORES = 65535
 _INT_RANGE = {"i8": (-128, 127), "i32": (-(2**31), INT32_MAX)}
 
 
@@ -98,8 +125,9 @@ def check_identifiers(k: ir.Kernel) -> Iterator[SemanticError]:
             yield SemanticError(f"{what} `{name}` is a keyword of the IR", loc, hint=f"rename it, e.g. `{name}_`")
         elif name in RESERVED:
             yield SemanticError(f"{what} `{name}` is reserved", loc, hint=f"rename it, e.g. `{name}_`")
-        elif name.startswith("__"):
-            yield SemanticError(f"{what} `{name}` starts with `__`, reserved in C++", loc)
+        elif cpp_reserved_form(name):
+            yield SemanticError(f"{what} `{name}` {cpp_reserved_form(name)}", loc,
+                                hint=f"rename it, e.g. `{_unreserved(name)}`")
 
     yield from bad(k.name, "kernel name", k.loc)
     for s in k.sizes:
@@ -185,6 +213,13 @@ def check_declarations(k: ir.Kernel) -> Iterator[SemanticError]:
                 yield SemanticError(f"const `{c.name}` = {c.value} does not fit {c.dtype} ({lo}..{hi})", c.loc)
 
 
+def check_outputs(k: ir.Kernel) -> Iterator[SemanticError]:
+    """A kernel has at least one output: without one it can do nothing observable."""
+    if not k.outputs:
+        yield SemanticError(f"kernel `{k.name}` has no outputs: it can do nothing observable", k.loc,
+                            hint="declare what it computes after `->`, e.g. `-> (Y: f32[N])`")
+
+
 def check_shapes(k: ir.Kernel) -> Iterator[SemanticError]:
     """Every tensor dimension is an affine expression of sizes and integer literals that
     evaluates to a positive extent; a tensor has at most 2^31 - 1 elements."""
@@ -252,6 +287,7 @@ def _expr_type(e: ir.Expr, k: ir.Kernel, loop_vars: tuple[str, ...], errors: lis
                 f"a comparison cannot be an operand of `{e.op}`", e.loc,
                 hint="comparisons are only allowed as the condition of `select(cond, a, b)`"))
             return WEAK_FLOAT
+        _check_literals((e.lhs, e.rhs), promote(a, b), errors)
         if e.op in ir.COMPARE_OPS:
             return BOOL
         return promote(a, b)
@@ -264,6 +300,30 @@ def expr_type(e: ir.Expr, k: ir.Kernel, loop_vars: tuple[str, ...]) -> Ty:
     """The type of a value expression of a checked kernel (`loop_vars`: the loop variables
     in scope), by the rules the checker enforces."""
     return _expr_type(e, k, loop_vars, [])
+
+
+def _literal_value(e: ir.Expr) -> int | None:
+    if isinstance(e, ir.IntLit):
+        return e.value
+    if isinstance(e, ir.Unary) and isinstance(e.operand, ir.IntLit):
+        return -e.operand.value
+    return None
+
+
+def _check_literals(operands: tuple[ir.Expr, ...], comp: Ty, errors: list[SemanticError]) -> None:
+    """An integer literal operand takes the (integer) type its operation computes in; it
+    must fit that type, else the literal would silently saturate (`x_i8 * 1000`)."""
+    if comp.weak or comp.dtype not in _INT_RANGE:
+        return
+    lo, hi = _INT_RANGE[comp.dtype]
+    for e in operands:
+        v = _literal_value(e)
+        if v is not None and not lo <= v <= hi:
+            errors.append(SemanticError(
+                f"integer literal {v} does not fit {comp.dtype} ({lo}..{hi}), the type this operation computes in",
+                _first_loc(e) or e.loc,
+                hint=f"a literal takes the type of the other operand; convert that operand first, e.g. "
+                     f"`i32(x) * {v}`" if comp.dtype != "i32" else "a literal takes the type of the other operand"))
 
 
 def _call_type(e: ir.Call, k: ir.Kernel, loop_vars: tuple[str, ...], errors: list[SemanticError]) -> Ty:
@@ -284,6 +344,7 @@ def _call_type(e: ir.Call, k: ir.Kernel, loop_vars: tuple[str, ...], errors: lis
         if BOOL in args[1:]:
             errors.append(SemanticError("`select` branches cannot be comparisons", e.loc))
             return WEAK_FLOAT
+        _check_literals(e.args[1:], promote(args[1], args[2]), errors)
         return promote(args[1], args[2])
     if BOOL in args:
         errors.append(SemanticError(f"a comparison cannot be an argument of `{e.func}`", e.loc,
@@ -296,6 +357,7 @@ def _call_type(e: ir.Call, k: ir.Kernel, loop_vars: tuple[str, ...], errors: lis
         if not arity(ir.INTRINSICS[e.func]):
             return WEAK_FLOAT
         if e.func in ("max", "min"):
+            _check_literals(e.args, promote(args[0], args[1]), errors)
             return promote(args[0], args[1])
         if e.func == "abs":
             return args[0]
@@ -371,12 +433,20 @@ def check_statements(k: ir.Kernel) -> Iterator[SemanticError]:
                         errors.append(SemanticError(f"`@{a.name}({key}={v})` must be at least 1", a.loc))
                     elif v > INT32_MAX:
                         errors.append(SemanticError(f"`@{a.name}({key}={v})` must be at most {INT32_MAX}", a.loc))
+                    elif a.name == "cores" and v > MAX_CORES:
+                        errors.append(SemanticError(f"`@cores({v})` asks for more than {MAX_CORES} cores", a.loc,
+                                                    hint=f"a kernel launches at most {MAX_CORES} blocks (blockDim)"))
         elif isinstance(stmt, ir.Assign):
             _check_target(stmt, k, loop_vars, errors)
             vt = _expr_type(stmt.value, k, loop_vars, errors)
             if vt == BOOL:
                 errors.append(SemanticError("cannot store a comparison", _first_loc(stmt.value) or stmt.loc,
                                             hint="use `select(cond, 1.0, 0.0)`"))
+            else:
+                tgt = stmt.target
+                t = k.tensor(tgt.tensor if isinstance(tgt, ir.Access) else tgt.name)
+                if stmt.op != "=" and t is not None and t.dtype in ir.DTYPES:
+                    _check_literals((stmt.value,), promote(Ty(t.dtype), vt), errors)
         elif isinstance(stmt, ir.Copy):
             for region, role in ((stmt.dst, "destination"), (stmt.src, "source")):
                 _check_region(region, role, k, loop_vars, errors)
@@ -488,6 +558,7 @@ INVARIANTS: tuple[Check, ...] = (
     check_statements,
     check_copies,
     check_literals,
+    check_outputs,
 )
 
 

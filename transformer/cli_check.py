@@ -22,6 +22,7 @@ from .cli_common import (  # noqa: F401  (enforce_capacity: re-exported)
     load_kernel,
     load_target,
     size_option,
+    strict_option,
     target_file_option,
     target_option,
     transform_kernel,
@@ -54,6 +55,7 @@ def register(group: click.Group) -> None:
                    "(it may only appear alone as a dim of a local). Repeatable.")
 @click.option("--api-temp/--no-api-temp", "api_temp", default=None,
               help="Reserve the UB API temp area (default: when the kernel needs it).")
+@strict_option
 @handle_errors
 def check_cmd(file: str, pipeline: str | None, sizes: tuple[str, ...], target_name: str | None,
               as_json: bool, timeout_ms: int | None, free: tuple[str, ...],

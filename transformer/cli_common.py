@@ -266,10 +266,17 @@ def npu_toolchain(backend: str, device: int | None, *, need_msprof: bool = False
 
 def transform_kernel(path: str, kernel: ir.Kernel, pipeline: str, target: Any) -> tuple[ir.Kernel, list]:
     """Run `pipeline` on `kernel` (`driver.transform`), attaching the right source to any
-    error: the pipeline text for pipeline errors, the file for pass errors."""
+    error: the pipeline text for pipeline errors, the file for pass errors. A pass with
+    nothing to do is noted on stderr (an error under `--strict`)."""
     from .driver import transform
 
-    return transform(kernel, pipeline, target, source=source_of(path))
+    ctx = click.get_current_context(silent=True)
+    strict = bool(ctx is not None and ctx.meta.get("ascx_strict"))
+    out, trace = transform(kernel, pipeline, target, source=source_of(path), strict=strict)
+    for e in trace:
+        if e.noop:
+            click.echo(f"{path}: note: {e.pass_text} did nothing: {e.noop}", err=True)
+    return out, trace
 
 
 def enforce_capacity(kernel: Any, target: Any = None, *, timeout_ms: int | None = None) -> None:
@@ -315,3 +322,12 @@ def write_emitted(emitted: Any, output: str | None, harness_dir: str | None) -> 
         click.echo(emitted.source, nl=False)
     for w in emitted.warnings:
         click.echo(w, err=True)
+
+
+def _set_strict(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    ctx.meta["ascx_strict"] = value
+
+
+# A pass with nothing to do is a no-op with a note on stderr; `--strict` makes it an error.
+strict_option = click.option("--strict", is_flag=True, expose_value=False, callback=_set_strict,
+                             help="A pass that finds nothing to do is an error (exit 2), not a no-op with a note.")

@@ -20,6 +20,7 @@ from .cli_common import (  # noqa: F401  (check_harness_dir, write_emitted: re-e
     load_kernel,
     load_target,
     size_option,
+    strict_option,
     target_file,
     target_file_option,
     target_option,
@@ -47,6 +48,7 @@ def emit_for_cli(file: str, kernel: Any, pipeline: str | None, target: Any, *, s
 @click.option("--harness", "harness_dir", metavar="DIR", help="Also write kernel, host harness (main.cpp) and build.sh into DIR.")
 @click.option("--plan", "show_plan", is_flag=True, help="Print the lowering plan (buffers, phases, instructions) to stderr.")
 @click.option("--scalar", is_flag=True, help="Disable instruction selection: every nest as scalar code (reference path).")
+@strict_option
 @handle_errors
 def emit_cmd(file: str, pipeline: str | None, sizes: tuple[str, ...], target_name: str | None, output: str | None,
              harness_dir: str | None, show_plan: bool, scalar: bool) -> None:

@@ -26,6 +26,7 @@ from .cli_common import (  # noqa: F401  (transform_kernel: re-exported)
     non_negative,
     npu_toolchain,
     size_option,
+    strict_option,
     target_option,
     transform_kernel,
     write_emitted,
@@ -50,6 +51,7 @@ DEFAULT_TRIALS = 3
 @click.option("-o", "--output", metavar="OUT.ir", help="Write the transformed IR here instead of stdout.")
 @click.option("--force", is_flag=True, help="Allow -o to overwrite FILE itself.")
 @click.option("--explain", is_flag=True, help="Print what each pass did and why (stderr when the output goes to stdout).")
+@strict_option
 @click.option("--emit", type=click.Choice(["ir", "ascendc"]), default="ir", show_default=True,
               help="Print the transformed IR, or the Ascend C kernel emitted from it.")
 @click.option("--harness", "harness_dir", metavar="DIR",
@@ -122,6 +124,7 @@ def _junit(rep: VerifyReport) -> str:
 @click.option("--keep", "keep_dir", metavar="DIR", help="With --emitted: keep sources, binary and data in DIR.")
 @backend_option
 @device_option
+@strict_option
 @handle_errors
 def verify_cmd(file: str, pipeline: str | None, sizes: tuple[str, ...], target_name: str | None, trials: int,
                seed: int | None, as_json: bool, junit_path: str | None, emitted: bool, keep_dir: str | None,

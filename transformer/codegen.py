@@ -122,7 +122,7 @@ def render(plan: KernelPlan, *, source_name: str = "", pipeline: str = "", kerne
         buffers.extend(ph.buffers)
         init_lines.extend(ph.init)
         if ph.tmp_bytes:
-            tmp_buffers.append(ph.index)
+            tmp_buffers.append({"buf": ph.tmp_buf_name, "tensor": ph.tmp_name})
         for m in ph.methods:
             methods.append({
                 "name": m.name,

@@ -172,6 +172,15 @@ class NotApplicable(PassError):
     reason = "not applicable"
 
 
+class NothingToDo(NotApplicable):
+    """The pass, asked without naming its target, found nothing to transform: the message
+    says what it looked for and why nothing matched. `Pass.apply` turns it into a no-op
+    with a note (`TraceEntry.noop`); under `--strict` it is this error (exit 2), as MLIR
+    treats patterns that do not match."""
+
+    reason = "nothing to do"
+
+
 class DependenceViolation(PassError):
     """The rewrite would reverse (or break) a dependence; `dependence` is the analysis'
     object for it (`transformer/deps.py`), `None` when the obstacle is a whole-loop fact."""

@@ -107,14 +107,15 @@ def parse_pipeline(pipeline: str) -> "list[Pass]":
 
 
 def transform(kernel: ir.Kernel, pipeline: "str | Sequence[Pass]", target: Target, *,
-              source: Source | None = None) -> "tuple[ir.Kernel, list[TraceEntry]]":
+              source: Source | None = None, strict: bool = False) -> "tuple[ir.Kernel, list[TraceEntry]]":
     """Run `pipeline` on `kernel`: the transformed kernel and what each pass did. A pass
-    refusal (`PassError`) carries `source` so its location renders with the caret."""
+    refusal (`PassError`) carries `source` so its location renders with the caret. A pass
+    with nothing to do is a no-op (`TraceEntry.noop`), an error (`NothingToDo`) if `strict`."""
     from passes.base import run_pipeline
 
     ps = parse_pipeline(pipeline) if isinstance(pipeline, str) else list(pipeline)
     try:
-        return run_pipeline(kernel, ps, target)
+        return run_pipeline(kernel, ps, target, strict=strict)
     except PassError as e:
         raise e.with_source(source) from None
 

@@ -76,6 +76,33 @@ def round_bf16(x: np.ndarray | float) -> np.ndarray:
     return np.where(np.isnan(a), a, out).astype(np.float32)
 
 
+def maximum(x: Any, y: Any) -> np.ndarray:
+    """max(x, y): NaN propagates, and of two equal values (0.0 and -0.0) the first, so the
+    sign of a zero does not depend on numpy's scalar or SIMD path (`ascx_max` does the same)."""
+    x, y = np.asarray(x), np.asarray(y)
+    return np.where((x != x) | (x >= y), x, y)
+
+
+def minimum(x: Any, y: Any) -> np.ndarray:
+    """min(x, y), the mirror of `maximum`."""
+    x, y = np.asarray(x), np.asarray(y)
+    return np.where((x != x) | (x <= y), x, y)
+
+
+def int_divide(x: Any, y: Any, np_t: Any) -> np.ndarray:
+    """Integer division as the IR defines it: truncating toward zero, `x / 0 == 0`, and
+    wrapping in `np_t` (`-128 / -1` is -128 in i8). Exact for every int64 (no float)."""
+    a, b = np.asarray(x, dtype=np.int64), np.asarray(y, dtype=np.int64)
+    zero = b == 0
+    bb = np.where(zero, 1, b)
+    # |a| // |b| in uint64 (|INT64_MIN| does not fit int64), sign applied afterwards
+    ua = np.where(a < 0, np.negative(a.astype(np.uint64)), a.astype(np.uint64))
+    ub = np.where(bb < 0, np.negative(bb.astype(np.uint64)), bb.astype(np.uint64))
+    q = ua // ub
+    q = np.where((a < 0) != (bb < 0), np.negative(q), q)
+    return np.where(zero, 0, q.astype(np.int64)).astype(np_t)
+
+
 def convert(value: Any, dtype: str) -> np.ndarray:
     """Convert to a storage dtype with round-to-nearest-even (ints saturate)."""
     if dtype == "bf16":
@@ -84,7 +111,8 @@ def convert(value: Any, dtype: str) -> np.ndarray:
         info = np.iinfo(NP_DTYPE[dtype])
         v = np.asarray(value)
         if v.dtype.kind == "f":
-            v = np.rint(v)
+            # in float64: float32(2147483647) is 2^31, which would wrap when cast to int32
+            v = np.rint(v.astype(np.float64))
             v = np.nan_to_num(v, nan=0.0, posinf=info.max, neginf=info.min)
         return np.clip(v, info.min, info.max).astype(NP_DTYPE[dtype])
     if dtype == "bool":
@@ -413,7 +441,7 @@ class _Interpreter:
             v = self._reduce(s.op, v, reduce_axes, decl.dtype)
         else:
             v = self._as_dtype(value, ty, decl.dtype)
-        new = self._combine(s.op, old, v, decl.dtype)
+        new = self._combine(s.op, old, v, decl.dtype, promote(Ty(decl.dtype), ty).dtype)
         self.store(decl, idx, new, tshape, s)
 
     def _contraction(self, s: ir.Assign, env: dict[str, Any], full: tuple[int, ...],
@@ -460,20 +488,20 @@ class _Interpreter:
         return r
 
     @staticmethod
-    def _combine(op: str, old: np.ndarray, v: np.ndarray, dtype: str) -> np.ndarray:
-        comp_old = np.asarray(old)
-        if np.asarray(v).dtype != comp_old.dtype:
-            common = np.result_type(comp_old.dtype, np.asarray(v).dtype)
-            comp_old, v = comp_old.astype(common), np.asarray(v).astype(common)
+    def _combine(op: str, old: np.ndarray, v: np.ndarray, dtype: str, comp: str) -> np.ndarray:
+        """`old op v` computed in `comp` (the promoted type of the destination and the value;
+        `v` is already in it), rounded to `comp`, then stored into `dtype`."""
+        comp_old = convert(old, comp)
+        v = np.asarray(v)
         if op == "+=":
             r = comp_old + v
         elif op == "*=":
             r = comp_old * v
         elif op == "max=":
-            r = np.maximum(comp_old, v)
+            r = maximum(comp_old, v)
         else:
-            r = np.minimum(comp_old, v)
-        return convert(r, dtype)
+            r = minimum(comp_old, v)
+        return convert(convert(r, comp), dtype)
 
     def exec_copy(self, s: ir.Copy, env: dict[str, Any]) -> None:
         dst_decl, src_decl = self.decls[s.dst.tensor], self.decls[s.src.tensor]
@@ -597,7 +625,7 @@ class _Interpreter:
         if isinstance(e, ir.IntLit):
             return e.value, WEAK_INT
         if isinstance(e, ir.FloatLit):
-            return e.value, WEAK_FLOAT
+            return np.float32(e.value), WEAK_FLOAT  # a float literal is an f32 value (C++ `1.5f`)
         if isinstance(e, ir.Name):
             if e.name in env:
                 return env[e.name], WEAK_INT
@@ -629,12 +657,15 @@ class _Interpreter:
 
     @staticmethod
     def operand(v: Any, t: Ty, comp: Ty) -> Any:
+        """`v` of type `t` as an operand computed in `comp`: a conversion like any other
+        (round to nearest even, integers saturate; bf16 operands rounded to bf16)."""
         if comp.dtype == "bool":
             return v
         if t.weak and comp.weak:
             return np.asarray(v, dtype=np.float32) if comp.is_float else v
-        np_t = NP_DTYPE[comp.dtype]
-        return np.asarray(v).astype(np_t, copy=False)
+        if t == comp:
+            return np.asarray(v)
+        return convert(v, comp.dtype)
 
     def binary(self, e: ir.Binary, env: dict[str, Any]) -> tuple[Any, Ty]:
         a, ta = self.eval(e.lhs, env)
@@ -652,12 +683,10 @@ class _Interpreter:
             r = np.subtract(x, y)
         elif op == "*":
             r = np.multiply(x, y)
+        elif comp.is_int:
+            r = int_divide(x, y, np.int64 if comp.weak else NP_DTYPE[comp.dtype])
         else:
-            if comp.is_int:
-                yy = np.where(np.asarray(y) == 0, 1, y)
-                r = np.where(np.asarray(y) == 0, 0, np.trunc(np.true_divide(x, yy)).astype(np.int64))
-            else:
-                r = np.true_divide(x, y)
+            r = np.true_divide(x, y)
         if comp.weak:
             return (np.asarray(r, np.float32) if comp.is_float else r), comp
         return self.materialise(r, comp), comp
@@ -678,7 +707,7 @@ class _Interpreter:
         if f in ("max", "min"):
             (a, ta), (b, tb) = args
             comp = promote(ta, tb)
-            fn = np.maximum if f == "max" else np.minimum
+            fn = maximum if f == "max" else minimum
             r = fn(self.operand(a, ta, comp), self.operand(b, tb, comp))
             return (r if comp.weak else self.materialise(r, comp)), comp
         (v, t), = args
@@ -688,15 +717,16 @@ class _Interpreter:
         comp = Ty(float_of(t).dtype)  # float intrinsics on weak operands compute in f32
         x = self.operand(v, t, comp)
         fn = _FLOAT_INTRINSICS[f]
-        if comp.dtype == "bf16":
-            return round_bf16(fn(np.asarray(x, np.float32))), comp
-        return fn(x).astype(NP_DTYPE[comp.dtype], copy=False), comp
+        # computed in f32 and rounded once to an f16/bf16 result, as emitted code does
+        # (numpy's float16 rsqrt would round twice: after sqrt and after the reciprocal)
+        return convert(fn(np.asarray(x, np.float32)), comp.dtype), comp
 
     # ---- vectorisation legality -------------------------------------------------------
     def _vectorisable(self, loop: ir.For) -> bool:
         key = id(loop)
         if key not in self._plan:
-            self._plan[key] = self.vectorise and _vectorisable(loop, self.decls, self.sizes)
+            self._plan[key] = (self.vectorise and _vectorisable(loop, self.decls, self.sizes)
+                               and _int_reductions_wrap(loop, self.k))
         return self._plan[key]
 
     def _chunk_length(self, loop: ir.For, env: dict[str, Any]) -> int:
@@ -877,6 +907,25 @@ def _vectorisable(loop: ir.For, decls: dict[str, ir.TensorDecl], sizes: dict[str
             if op in ("max=", "min=") or decls[name].dtype in ("f32", "i32", "i8"):
                 continue
         return False
+    return True
+
+
+def _int_reductions_wrap(loop: ir.For, kernel: ir.Kernel) -> bool:
+    """Does every integer `+=`/`*=` in `loop` compute in its destination's own dtype? Only
+    then is it a wrapping sum (reassociable); `acc_i8 += x_i32` computes in i32 and
+    saturates into i8 at every step, which a vectorised sum would not reproduce."""
+    from .check import expr_type
+
+    loop_vars = tuple(lp.var for lp in ir.iter_loops(kernel.body))
+    for s in ir.iter_stmts(loop.body):
+        if not isinstance(s, ir.Assign) or s.op not in ("+=", "*="):
+            continue
+        t = s.target
+        decl = kernel.tensor(t.tensor if isinstance(t, ir.Access) else t.name)
+        if decl is None or decl.dtype not in ir.INT_DTYPES:
+            continue
+        if promote(Ty(decl.dtype), expr_type(s.value, kernel, loop_vars)) != Ty(decl.dtype):
+            return False
     return True
 
 

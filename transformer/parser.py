@@ -86,6 +86,8 @@ def _save_parser(parser: lark.Lark, path: Path) -> None:
 
 def parse(text: str, path: str = "<input>", *, check: bool = True) -> ir.Kernel:
     """Parse and (by default) semantically check one kernel."""
+    if text.startswith("\ufeff"):  # a UTF-8 byte-order mark (Windows editors write one)
+        text = text[1:]
     source = Source(path, text)
     try:
         tree = _parser().parse(text)
@@ -142,7 +144,8 @@ def read_source(path: str) -> Source:
 # exhaust Python's stack. Real kernels stay far below both.
 MAX_EXPR_DEPTH = 100
 MAX_LOOP_DEPTH = 32
-_EXPR_NODES = frozenset({"binary", "neg", "call", "access"})
+_EXPR_NODES = frozenset({"binary", "neg", "call"})  # operators; an access is not one, but
+# nesting inside its indices counts (`x[y[...]]` is one deeper per access)
 
 
 def _check_nesting(tree: Tree, source: Source) -> None:
@@ -154,6 +157,7 @@ def _check_nesting(tree: Tree, source: Source) -> None:
         node, expr_depth, loop_depth, outermost = stack.pop()
         if node.data in _EXPR_NODES:
             expr_depth += 1
+        if node.data in _EXPR_NODES or node.data == "access":
             outermost = outermost or node
             if expr_depth > MAX_EXPR_DEPTH:
                 raise ParseError(f"expression nested more than {MAX_EXPR_DEPTH} operators deep",
@@ -163,7 +167,8 @@ def _check_nesting(tree: Tree, source: Source) -> None:
             if loop_depth > MAX_LOOP_DEPTH:
                 var = next(c for c in node.children if isinstance(c, Token) and c.type == "NAME")
                 raise ParseError(f"loops nested more than {MAX_LOOP_DEPTH} deep", _loc_of(var), source=source)
-        stack.extend((c, expr_depth, loop_depth, outermost) for c in node.children if isinstance(c, Tree))
+        inner = expr_depth + (node.data == "access")
+        stack.extend((c, inner, loop_depth, outermost) for c in node.children if isinstance(c, Tree))
 
 
 # --------------------------------------------------------------------------------------

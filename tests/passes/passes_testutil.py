@@ -44,9 +44,9 @@ def kernel(text: str) -> ir.Kernel:
     return parse(textwrap.dedent(text).strip() + "\n", "test.ir")
 
 
-def apply(text_or_kernel: str | ir.Kernel, pipeline: str) -> ir.Kernel:
+def apply(text_or_kernel: str | ir.Kernel, pipeline: str, *, strict: bool = False) -> ir.Kernel:
     k = kernel(text_or_kernel) if isinstance(text_or_kernel, str) else text_or_kernel
-    out, _ = run_pipeline(k, pipeline)
+    out, _ = run_pipeline(k, pipeline, strict=strict)
     return out
 
 

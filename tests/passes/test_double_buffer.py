@@ -137,8 +137,9 @@ def test_gm_war_refused_with_both_locations() -> None:
 
 def test_no_staged_loop() -> None:
     with pytest.raises(PassError) as e:
-        apply(ROWSUM, "double_buffer")
+        apply(ROWSUM, "double_buffer", strict=True)
     assert "run `tile` first" in str(e.value)
+    assert apply(ROWSUM, "double_buffer") == kernel(ROWSUM)  # without --strict: a no-op (noted)
 
 
 def test_space() -> None:

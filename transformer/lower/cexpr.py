@@ -19,10 +19,32 @@ from ..dtypes import BOOL, WEAK_FLOAT, WEAK_INT, Ty, float_of, promote
 
 CTYPE: dict[str, str] = {"f16": "half", "bf16": "bfloat16_t", "f32": "float", "i8": "int8_t", "i32": "int32_t"}
 
-# Identifiers the emitted code uses itself: an IR name equal to one of these is renamed
-# with a trailing `_` (names were validated by the parser, so they are C identifiers).
+def _cxx_names() -> dict[str, frozenset[str]]:
+    """Sections of `cxx_names.txt`: macros of the included headers, C library globals."""
+    from pathlib import Path
+
+    out: dict[str, set[str]] = {}
+    section = ""
+    for line in Path(__file__).with_name("cxx_names.txt").read_text(encoding="utf-8").splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("["):
+            section = line.strip("[]")
+            continue
+        out.setdefault(section, set()).add(line)
+    return {k: frozenset(v) for k, v in out.items()}
+
+
+_CXX = _cxx_names()
+MACROS: frozenset[str] = _CXX.get("macros", frozenset())
+C_GLOBALS: frozenset[str] = _CXX.get("globals", frozenset())
+
+# Identifiers the emitted code (kernel, prelude and harness) uses itself, unqualified, and
+# every macro of the headers it includes. A kernel's name equal to one of these is renamed
+# (`Names`); everything else the code generator invents is drawn from `Names.fresh`.
 RESERVED: frozenset[str] = frozenset("""
-main Init Process CopyIn Compute CopyOut pipe workspace BUFFER_NUM blockIdx workerIdx op
+main Init Process pipe workspace BUFFER_NUM blockIdx workerIdx op
 AscendC std GM_ADDR half bfloat16_t TPipe TQue TBuf TPosition QuePosition LocalTensor GlobalTensor
 DataCopy DataCopyPad DataCopyParams DataCopyExtParams DataCopyPadExtParams Nd2NzParams LoadData
 LoadData2DParams Mmad MmadParams Fixpipe FixpipeParamsV220 CFG_ROW_MAJOR CFG_NZ QuantMode_t Add Sub Mul Div
@@ -33,35 +55,58 @@ PIPE_M PIPE_MTE1 PIPE_S ICPU_RUN_KF GmAlloc GmFree SetKernelMode KernelMode ASCE
 ASCEND_IS_NOT_AIC ASCEND_IS_NOT_AIV int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t size_t
 float double int bool char void NULL INFINITY NAN assert printf fprintf fopen fclose fread fwrite FILE exit
 abort malloc free memcpy stderr stdout errno argc argv ONE_BLK_SIZE SYNC_AIV SYNC_AIC SYNC_C2V SYNC_V2C
-""".split())
+ReadFile WriteFile dir status
+ascx_cvt ascx_wrap ascx_iadd ascx_isub ascx_imul ascx_ineg ascx_idiv ascx_max ascx_min ascx_abs
+ascx_inf ascx_nan
+""".split()) | MACROS
 
 
 class Names:
-    """IR name -> C++ identifier, unique and clear of `RESERVED` and of each other."""
+    """IR name -> C++ identifier, and every identifier the code generator invents.
+
+    One scheme, so that no two entities of the emitted code can share a name: a kernel's
+    names (tensors, sizes, consts, loop variables) are kept verbatim unless they are in
+    `RESERVED` (C++ names the emitted code or its headers use, macros included); those are
+    renamed `name_` (or `name_2`, ...). Every other identifier (GM and local tensor members
+    `xGm`/`xLocal`, queues, methods, counters, the class) comes from `fresh`/`derived`,
+    which never return a name already taken. The parser rejects C++ keywords and names
+    with `__` or a leading `_X`, which C++ reserves, and names longer than 128 characters.
+    """
 
     def __init__(self, kernel: ir.Kernel) -> None:
-        used: set[str] = set(RESERVED)
+        self.used: set[str] = set(RESERVED)
         self.map: dict[str, str] = {}
+        self._derived: dict[tuple[str, str], str] = {}
         all_names = [t.name for t in kernel.tensors()] + [s.name for s in kernel.sizes] + \
             [c.name for c in kernel.consts] + [lp.var for lp in ir.iter_loops(kernel.body)]
-        for n in dict.fromkeys(all_names):
-            c = n
-            while c in used or c.startswith("ascx_"):
-                c = c + "_"
-            used.add(c)
-            self.map[n] = c
-        self.used = used
+        unique = list(dict.fromkeys(all_names))
+        for n in unique:  # safe names first: a renamed one must not take a safe one's name
+            if n not in RESERVED:
+                self.map[n] = n
+                self.used.add(n)
+        for n in unique:
+            if n not in self.map:
+                self.map[n] = self.fresh(n if n.endswith("_") else n + "_")
 
     def __call__(self, name: str) -> str:
         return self.map.get(name, name)
 
     def fresh(self, base: str) -> str:
+        """`base`, or `base2`, `base3`, ...: the first not yet taken (and now taken)."""
         c, k = base, 1
         while c in self.used:
             k += 1
             c = f"{base}{k}"
         self.used.add(c)
         return c
+
+    def derived(self, name: str, pattern: str) -> str:
+        """The identifier of IR entity `name` in role `pattern` (`"{}Gm"`, `"inQueue_{}"`):
+        fresh the first time, the same one after."""
+        key = (name, pattern)
+        if key not in self._derived:
+            self._derived[key] = self.fresh(pattern.format(self(name)))
+        return self._derived[key]
 
 
 def _round_f32(v: float) -> float:
@@ -90,7 +135,10 @@ def const_value(c: ir.ConstDecl) -> str:
     ct = CTYPE[c.dtype]
     if c.dtype in ("i8", "i32"):
         return str(int(c.value))
-    lit = f32_literal(float(c.value))
+    v = float(c.value)
+    if c.dtype == "f16":  # the interpreter rounds the const's value to f16 once (not via f32)
+        v = float(np.float16(v))
+    lit = f32_literal(v)
     return lit if c.dtype == "f32" else f"{ct}({lit})"
 
 
@@ -140,7 +188,9 @@ class ExprEmitter:
     # ---- values -------------------------------------------------------------------------
     @staticmethod
     def conv(code: str, t: Ty, to: Ty) -> str:
-        """`code` of type `t` as a value of type `to` (a strong or weak type)."""
+        """`code` of type `t` as a value of type `to` (a strong or weak type). Every conversion
+        between types rounds to nearest even and saturates integers (`ascx_cvt`), as the
+        interpreter's `convert` does; a weak integer is held in `int64_t`."""
         if to.dtype == "bool" or t == to:
             return code
         if t.weak and to.weak:
@@ -148,11 +198,14 @@ class ExprEmitter:
         ct = CTYPE[to.dtype]
         if not t.weak and t.dtype == to.dtype:
             return code
-        if t.weak and t.is_int and to.dtype == "i32":
-            return f"static_cast<int32_t>({code})"
         if t.weak and t.is_float and to.dtype == "f32":
             return code
         return f"ascx_cvt<{ct}>({code})"
+
+    @staticmethod
+    def int_ctype(t: Ty) -> str:
+        """The C++ type integer arithmetic of type `t` is done in (weak: 64-bit)."""
+        return "int64_t" if t.weak else CTYPE[t.dtype]
 
     def value(self, e: ir.Expr) -> tuple[str, Ty]:
         if isinstance(e, ir.IntLit):
@@ -172,9 +225,9 @@ class ExprEmitter:
             return self.load(e.tensor, e.indices), Ty(self.decls[e.tensor].dtype)
         if isinstance(e, ir.Unary):
             c, t = self.value(e.operand)
-            if t.weak:
-                return f"(-{c})", t
-            return f"static_cast<{CTYPE[t.dtype]}>(-{c})" if t.dtype in ("i8",) else f"(-{c})", t
+            if t.is_int:  # wraps: -(-128) is -128 in i8, as numpy computes it
+                return f"ascx_ineg<{self.int_ctype(t)}>({c})", t
+            return f"(-{c})", t
         if isinstance(e, ir.Binary):
             return self.binary(e)
         if isinstance(e, ir.Call):
@@ -187,20 +240,18 @@ class ExprEmitter:
         comp = promote(ta, tb)
         x, y = self.conv(a, ta, comp), self.conv(b, tb, comp)
         if e.op in ir.COMPARE_OPS:
+            if x == y and comp.is_int:  # `i >= i`: g++ -Werror=tautological-compare
+                return ("true" if e.op in ("==", "<=", ">=") else "false"), BOOL
             return f"({x} {e.op} {y})", BOOL
         if comp.is_int:
-            ct = "int64_t" if comp.weak else CTYPE[comp.dtype]
-            if e.op == "/":
-                r = f"ascx_idiv<{ct}>({x}, {y})"
-            else:
-                r = f"({x} {e.op} {y})"
-            return (r if comp.weak else f"ascx_cvt<{ct}>({r})"), comp
-        r = f"({x} {e.op} {y})"
-        if comp.weak:
-            return r, comp
-        if comp.dtype in ("f16", "bf16"):
-            return r, comp  # half op half -> half (rounded once)
-        return r, comp
+            return self.int_op(e.op, x, y, comp), comp
+        return f"({x} {e.op} {y})", comp
+
+    def int_op(self, op: str, x: str, y: str, comp: Ty) -> str:
+        """`x op y` for integers of type `comp`: wraps in that type (in 64 bits when weak),
+        division truncates and `x / 0 == 0` (`ascx_i*` helpers of the prelude)."""
+        fn = {"+": "ascx_iadd", "-": "ascx_isub", "*": "ascx_imul", "/": "ascx_idiv"}[op]
+        return f"{fn}<{self.int_ctype(comp)}>({x}, {y})"
 
     def call(self, e: ir.Call) -> tuple[str, Ty]:
         f = e.func

@@ -202,7 +202,7 @@ class CubeSelection:
         call = f"LoadData({dst.tensor}{{d}}, {src.tensor}{{s}}, LoadData2DParams({params}));"
         if k1 == 1:
             return [Line(call.format(d="", s=""), depth, origin)]
-        kb = "ascx_kb"
+        kb = low.names.fresh("ascx_kb")
         return [Line(f"for (int32_t {kb} = 0; {kb} < {k1}; ++{kb}) {{", depth, origin),
                 Line(call.format(d=f"[{kb} * {steps[0]}]", s=f"[{kb} * {steps[1]}]"), depth + 1, origin),
                 Line("}", depth, origin)]
@@ -601,6 +601,6 @@ def select_cube(low: "Lowering", src: Any, buffers: dict[str, Buffer]) -> CubeSe
         b = buffers[acc]
         paired = len(places) == 2 and places[0][0] == "init" and places[1][0] == "store" and places[0][1] == places[1][1]
         if (paired or [p[0] for p in places] == ["fused"]) and b.kind == "buf" and not b.roles:
-            b.kind, b.depth, b.holder = "que", 1, "que_" + low.names(b.name)
+            b.kind, b.depth, b.holder = "que", 1, low.names.derived(b.name, "que_{}")
             sel.acc_ques.add(acc)
     return sel

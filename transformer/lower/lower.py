@@ -27,7 +27,7 @@ from .. import ir
 from ..affine import Affine, to_affine
 from ..diagnostics import AscxError
 from ..dtypes import Ty, promote
-from .cexpr import CTYPE, RESERVED, ExprEmitter, Names, affine_cpp, const_value
+from .cexpr import C_GLOBALS, CTYPE, ExprEmitter, Names, affine_cpp, const_value
 from .plan import Buffer, GmParam, KernelPlan, Line, Method, NestChoice, Phase, Scalar, WorkspaceSlot
 
 CUBE_SCOPES = frozenset({"l1", "l0a", "l0b", "l0c"})
@@ -119,7 +119,7 @@ class Lowering:
         self.warnings: list[str] = []
         self.nests: list[NestChoice] = []
         self.info: dict[str, TensorInfo] = {}
-        self.method_names: set[str] = {"Init", "Process"}
+        self.method_names: set[str] = self.names.used  # one registry: methods, members, user names
         self.scope_cap = {s: int(self.target.scopes[s].usable.value) for s in ("ub", "l1", "l0a", "l0b", "l0c")}
         self.demoted: dict[str, str] = {}  # local -> why it lives in the GM workspace
         self.phase_range: dict[int, tuple[int, int]] = {}  # phase -> first, last top-level stmt
@@ -238,7 +238,10 @@ class Lowering:
             shp = self.shape_of(t)
             params.append(GmParam(t.name, self.names(t.name), t.dtype, CTYPE[t.dtype], shp, "output", math.prod(shp)))
         for p in params:
-            self.info[p.name] = TensorInfo(p.name, "gm", self.names(p.name) + "Gm", p.dtype, p.shape, dense_strides(p.shape))
+            p.bytes_name = self.names.derived(p.name, "{}Bytes")
+            p.gm_name = self.names.derived(p.name, "{}Gm")
+            self.info[p.name] = TensorInfo(p.name, "gm", p.gm_name, p.dtype, p.shape,
+                                           dense_strides(p.shape))
         phase_use: dict[str, set[int]] = {}
         for ph in phases:
             for t in ir.names_used(ph.stmts):
@@ -261,13 +264,14 @@ class Lowering:
             users = phase_use.get(t.name, set())
             copies = phases[next(iter(users))].cores if len(users) == 1 else 1
             nbytes = _ceil_to(n * ir.DTYPE_BYTES[t.dtype], WS_ALIGN)
-            slots.append(WorkspaceSlot(t.name, self.names(t.name) + "Gm", t.dtype, CTYPE[t.dtype], shp, n, off,
+            slots.append(WorkspaceSlot(t.name, self.names.derived(t.name, "{}Gm"), t.dtype, CTYPE[t.dtype], shp, n, off,
                                        copies, nbytes if copies > 1 else 0))
-            self.info[t.name] = TensorInfo(t.name, "gm", self.names(t.name) + "Gm", t.dtype, shp, dense_strides(shp))
+            self.info[t.name] = TensorInfo(t.name, "gm", self.names.derived(t.name, "{}Gm"), t.dtype, shp, dense_strides(shp))
             off += nbytes * copies
         ws_bytes = off
         if slots:
-            params.append(GmParam("", "workspace", "u8", "uint8_t", (ws_bytes,), "workspace", ws_bytes))
+            params.append(GmParam("", "workspace", "u8", "uint8_t", (ws_bytes,), "workspace", ws_bytes,
+                                  self.names.fresh("workspaceBytes")))
 
         # locals -> phases
         local_phase: dict[str, set[int]] = {t.name: phase_use.get(t.name, set()) for t in k.buffers if t.kind == "local"}
@@ -277,13 +281,15 @@ class Lowering:
         for ph in phases:
             out_phases.append(self.lower_phase(ph))
 
+        # the entry is a global function: it must also miss the C library's global names
         entry = k.name
-        while entry in RESERVED or entry in self.names.used:
-            entry += "_kernel"
+        if entry in self.names.used or entry in C_GLOBALS:
+            entry = self.names.fresh(entry + "_kernel")
+        self.names.used.add(entry)
         plan = KernelPlan(
             name=k.name,
             entry=entry,
-            class_name="Kernel" + _camel(k.name),
+            class_name=self.names.fresh("Kernel" + _camel(k.name)),
             target=self.target.name,
             kind=kind, mode=mode, block_dim=block_dim,
             params=params, workspace=slots, workspace_bytes=ws_bytes,
@@ -337,6 +343,8 @@ class Lowering:
         while "Process" + ph.camel in self.method_names:
             ph.camel = f"{cand}{src.index}" if ph.camel == cand else ph.camel + "_"
         self.method_names.add("Process" + ph.camel)
+        ph.tmp_name = self.names.fresh(f"tmp{src.index}")
+        ph.tmp_buf_name = self.names.fresh(f"tmpBuf{src.index}")
         buffers = self.plan_buffers(src)
         cube = None
         if self.select and src.core == "cube":
@@ -390,10 +398,9 @@ class Lowering:
             if t.name in self.shared_locals:
                 kind = "buf"
             st = padded_strides(shp, es)
-            nm = self.names(t.name)
-            holder = (("inQueue" if pos == "VECIN" else "outQueue" if pos == "VECOUT" else "que") + "_" + nm) if kind == "que" \
-                else "buf_" + nm
-            out[t.name] = Buffer(t.name, nm + "Local", holder, t.dtype, CTYPE[t.dtype], scope, pos,
+            holder = self.names.derived(t.name, ("inQueue" if pos == "VECIN" else "outQueue" if pos == "VECOUT" else "que")
+                                        + "_{}") if kind == "que" else self.names.derived(t.name, "buf_{}")
+            out[t.name] = Buffer(t.name, self.names.derived(t.name, "{}Local"), holder, t.dtype, CTYPE[t.dtype], scope, pos,
                                  depth[t.name] if kind == "que" else 1, shp, st, "ND",
                                  extent_bytes(shp, st, es), kind, tuple(sorted(r)))
         # capacity: padded rows must still fit, else keep those scopes dense
@@ -411,7 +418,7 @@ class Lowering:
             if b.kind != "que":
                 continue
             if count.get(b.position, 0) + b.depth > limit:
-                b.kind, b.depth, b.holder = "buf", 1, "buf_" + self.names(b.name)
+                b.kind, b.depth, b.holder = "buf", 1, self.names.derived(b.name, "buf_{}")
                 self.warn(src.stmts[0], f"more than {limit} queue buffers on {b.position}: `{b.name}` uses a TBuf with explicit flags")
             else:
                 count[b.position] = count.get(b.position, 0) + b.depth
@@ -545,8 +552,8 @@ class PhaseEmitter:
         for s in self.src.stmts:
             main.extend(self.stmt(s, 0, [], top=True))
         if ph.tmp_bytes:
-            init.append(Line(f"pipe.InitBuffer(tmpBuf{ph.index}, {ph.tmp_bytes});"))
-            tmp_lines.append(Line(f"tmp{ph.index} = tmpBuf{ph.index}.Get<uint8_t>();"))
+            init.append(Line(f"pipe.InitBuffer({ph.tmp_buf_name}, {ph.tmp_bytes});"))
+            tmp_lines.append(Line(f"{ph.tmp_name} = {ph.tmp_buf_name}.Get<uint8_t>();"))
         single = len(low.kernel.body) == 1 and low.mode != "MIX_MODE"
         if single:
             ph.init = init
@@ -602,8 +609,9 @@ class PhaseEmitter:
                     chunk = -(-trip // workers)
                     out.append(Line(f"// @cores({workers}): worker w runs iterations [{a.const} + w * {chunk}, ...)", depth))
                     out.append(Line(f"if (workerIdx < {workers}) {{", depth))
-                    out.append(Line(f"int32_t {v}End = ascx_min<int32_t>({b.const}, {a.const} + (workerIdx + 1) * {chunk});", depth + 1))
-                    out.append(Line(f"for (int32_t {v} = {a.const} + workerIdx * {chunk}; {v} < {v}End; ++{v}) {{", depth + 1))
+                    end = self.low.names.fresh(f"{v}End")
+                    out.append(Line(f"int32_t {end} = ascx_min<int32_t>({b.const}, {a.const} + (workerIdx + 1) * {chunk});", depth + 1))
+                    out.append(Line(f"for (int32_t {v} = {a.const} + workerIdx * {chunk}; {v} < {end}; ++{v}) {{", depth + 1))
                     out.extend(self.block(s.body, depth + 2, loop_vars + [v]))
                     out.append(Line("}", depth + 1))
                     out.append(Line("}", depth))
@@ -659,8 +667,11 @@ class PhaseEmitter:
             a = self.ex.conv(old, dt, comp)
             b = self.ex.conv(val, vt, comp)
             cc = CTYPE[comp.dtype] if not comp.weak else "float"
-            r = {"+=": f"({a} + {b})", "*=": f"({a} * {b})", "max=": f"ascx_max<{cc}>({a}, {b})",
-                 "min=": f"ascx_min<{cc}>({a}, {b})"}[s.op]
+            if comp.is_int and s.op in ("+=", "*="):
+                r = self.ex.int_op(s.op[0], a, b, comp)
+            else:
+                r = {"+=": f"({a} + {b})", "*=": f"({a} * {b})", "max=": f"ascx_max<{cc}>({a}, {b})",
+                     "min=": f"ascx_min<{cc}>({a}, {b})"}[s.op]
             new = self.ex.conv(r, comp, dt)
         if info.kind == "scalar":
             return [Line(f"{info.cname} = {new};", depth)]

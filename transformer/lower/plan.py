@@ -42,6 +42,8 @@ class GmParam:
     shape: tuple[int, ...]
     role: str  # input | output | workspace
     elems: int = 0
+    bytes_name: str = ""  # the harness's byte count of this argument
+    gm_name: str = ""  # the GlobalTensor member over it (`xGm`)
 
     @property
     def nbytes(self) -> int:
@@ -133,6 +135,8 @@ class Phase:
     init: list[Line] = field(default_factory=list)  # InitBuffer calls of this phase
     tmp_bytes: int = 0
     camel: str = ""  # the label in CamelCase, unique among phases: `Process<camel>`, `CopyIn<camel>`
+    tmp_name: str = ""  # the phase's VECCALC scratch tensor and its TBuf (vector intermediates)
+    tmp_buf_name: str = ""
 
 
 @dataclass

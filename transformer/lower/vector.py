@@ -102,8 +102,7 @@ class _Sel:
         k = self.free.pop() if self.free else self.slots
         if k == self.slots:
             self.slots += 1
-        ph = self.pe.ph.index
-        ref = f"tmp{ph}.ReinterpretCast<{CTYPE[dtype]}>()" + (f"[{k * self.slot_bytes // ir.DTYPE_BYTES[dtype]}]" if k else "")
+        ref = f"{self.pe.ph.tmp_name}.ReinterpretCast<{CTYPE[dtype]}>()" + (f"[{k * self.slot_bytes // ir.DTYPE_BYTES[dtype]}]" if k else "")
         return Vec(ref, dtype, k)
 
     def release(self, v: Vec | Scal) -> None:

@@ -12,13 +12,11 @@ using namespace AscendC;
 
 namespace {
 constexpr int32_t BUFFER_NUM = 2;  // two buffers per queue: double buffering
-constexpr int32_t S = 1024;
-constexpr int32_t D = 64;
-const float scale = 0.125f;
-
-// Scalar helpers with the IR's semantics: conversions round to nearest even and saturate
-// integers; integer division truncates and x / 0 == 0.
+// Scalar helpers with the IR's semantics (docs/ir.md, "Meaning"): conversions round to
+// nearest even and saturate integers; integer arithmetic wraps in its type (computed in
+// 64-bit unsigned, never a signed overflow); integer division truncates and x / 0 == 0.
 const float ascx_inf = std::numeric_limits<float>::infinity();
+const float ascx_nan = std::numeric_limits<float>::quiet_NaN();
 template <typename T, typename S> __aicore__ inline T ascx_cvt(S x)
 {
     if constexpr (std::is_integral<T>::value && std::is_integral<S>::value) {
@@ -38,13 +36,49 @@ template <typename T, typename S> __aicore__ inline T ascx_cvt(S x)
         return T(static_cast<float>(x));
     }
 }
-template <typename T> __aicore__ inline T ascx_idiv(T a, T b) { return b == 0 ? T(0) : T(a / b); }
-template <typename T> __aicore__ inline T ascx_max(T a, T b) { return a > b ? a : b; }
-template <typename T> __aicore__ inline T ascx_min(T a, T b) { return a < b ? a : b; }
-template <typename T> __aicore__ inline T ascx_abs(T a) { return a < T(0) ? T(-a) : a; }
+template <typename T> __aicore__ inline T ascx_wrap(uint64_t v)
+{
+    return static_cast<T>(static_cast<typename std::make_unsigned<T>::type>(v));
+}
+template <typename T> __aicore__ inline T ascx_iadd(T a, T b) { return ascx_wrap<T>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)); }
+template <typename T> __aicore__ inline T ascx_isub(T a, T b) { return ascx_wrap<T>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b)); }
+template <typename T> __aicore__ inline T ascx_imul(T a, T b) { return ascx_wrap<T>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b)); }
+template <typename T> __aicore__ inline T ascx_ineg(T a) { return ascx_wrap<T>(uint64_t{0} - static_cast<uint64_t>(a)); }
+template <typename T> __aicore__ inline T ascx_idiv(T a, T b)
+{
+    return b == 0 ? T(0) : b == T(-1) ? ascx_ineg<T>(a) : T(a / b);
+}
+template <typename T> __aicore__ inline T ascx_max(T a, T b)
+{
+    if constexpr (!std::is_integral<T>::value) {
+        if (a != a) return a;  // NaN propagates, as in numpy
+    }
+    return a >= b ? a : b;  // of 0.0 and -0.0, the first (the interpreter's `maximum`)
+}
+template <typename T> __aicore__ inline T ascx_min(T a, T b)
+{
+    if constexpr (!std::is_integral<T>::value) {
+        if (a != a) return a;
+    }
+    return a <= b ? a : b;
+}
+template <typename T> __aicore__ inline T ascx_abs(T a)
+{
+    if constexpr (std::is_integral<T>::value) {
+        return a < 0 ? ascx_ineg<T>(a) : a;
+    } else {
+        return std::signbit(static_cast<float>(a)) ? T(-a) : a;  // abs(-0.0) is 0.0, as numpy
+    }
+}
+
 }  // namespace
 
 class KernelAttention {
+    // the kernel's sizes and consts: class members, so no global name can clash with them
+    static constexpr int32_t S = 1024;
+    static constexpr int32_t D = 64;
+    static inline const float scale = 0.125f;
+
 public:
     __aicore__ inline KernelAttention() {}
     __aicore__ inline void Init(GM_ADDR Q, GM_ADDR K, GM_ADDR V, GM_ADDR M, GM_ADDR O)

@@ -17,13 +17,11 @@ constexpr uint16_t SYNC_AIV = 1;
 constexpr uint16_t SYNC_AIC = 2;
 constexpr uint16_t SYNC_C2V = 3;
 constexpr uint16_t SYNC_V2C = 4;
-constexpr int32_t S = 256;
-constexpr int32_t D = 64;
-const float scale = 0.125f;
-
-// Scalar helpers with the IR's semantics: conversions round to nearest even and saturate
-// integers; integer division truncates and x / 0 == 0.
+// Scalar helpers with the IR's semantics (docs/ir.md, "Meaning"): conversions round to
+// nearest even and saturate integers; integer arithmetic wraps in its type (computed in
+// 64-bit unsigned, never a signed overflow); integer division truncates and x / 0 == 0.
 const float ascx_inf = std::numeric_limits<float>::infinity();
+const float ascx_nan = std::numeric_limits<float>::quiet_NaN();
 template <typename T, typename S> __aicore__ inline T ascx_cvt(S x)
 {
     if constexpr (std::is_integral<T>::value && std::is_integral<S>::value) {
@@ -43,13 +41,49 @@ template <typename T, typename S> __aicore__ inline T ascx_cvt(S x)
         return T(static_cast<float>(x));
     }
 }
-template <typename T> __aicore__ inline T ascx_idiv(T a, T b) { return b == 0 ? T(0) : T(a / b); }
-template <typename T> __aicore__ inline T ascx_max(T a, T b) { return a > b ? a : b; }
-template <typename T> __aicore__ inline T ascx_min(T a, T b) { return a < b ? a : b; }
-template <typename T> __aicore__ inline T ascx_abs(T a) { return a < T(0) ? T(-a) : a; }
+template <typename T> __aicore__ inline T ascx_wrap(uint64_t v)
+{
+    return static_cast<T>(static_cast<typename std::make_unsigned<T>::type>(v));
+}
+template <typename T> __aicore__ inline T ascx_iadd(T a, T b) { return ascx_wrap<T>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)); }
+template <typename T> __aicore__ inline T ascx_isub(T a, T b) { return ascx_wrap<T>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b)); }
+template <typename T> __aicore__ inline T ascx_imul(T a, T b) { return ascx_wrap<T>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b)); }
+template <typename T> __aicore__ inline T ascx_ineg(T a) { return ascx_wrap<T>(uint64_t{0} - static_cast<uint64_t>(a)); }
+template <typename T> __aicore__ inline T ascx_idiv(T a, T b)
+{
+    return b == 0 ? T(0) : b == T(-1) ? ascx_ineg<T>(a) : T(a / b);
+}
+template <typename T> __aicore__ inline T ascx_max(T a, T b)
+{
+    if constexpr (!std::is_integral<T>::value) {
+        if (a != a) return a;  // NaN propagates, as in numpy
+    }
+    return a >= b ? a : b;  // of 0.0 and -0.0, the first (the interpreter's `maximum`)
+}
+template <typename T> __aicore__ inline T ascx_min(T a, T b)
+{
+    if constexpr (!std::is_integral<T>::value) {
+        if (a != a) return a;
+    }
+    return a <= b ? a : b;
+}
+template <typename T> __aicore__ inline T ascx_abs(T a)
+{
+    if constexpr (std::is_integral<T>::value) {
+        return a < 0 ? ascx_ineg<T>(a) : a;
+    } else {
+        return std::signbit(static_cast<float>(a)) ? T(-a) : a;  // abs(-0.0) is 0.0, as numpy
+    }
+}
+
 }  // namespace
 
 class KernelAttention {
+    // the kernel's sizes and consts: class members, so no global name can clash with them
+    static constexpr int32_t S = 256;
+    static constexpr int32_t D = 64;
+    static inline const float scale = 0.125f;
+
 public:
     __aicore__ inline KernelAttention() {}
     __aicore__ inline void Init(GM_ADDR Q, GM_ADDR K, GM_ADDR V, GM_ADDR M, GM_ADDR O, GM_ADDR workspace)
@@ -353,8 +387,8 @@ private:
         que_s_f16_l1.EnQue(s_f16_l1Local);
         s_f16_l1Local = que_s_f16_l1.DeQue<half>();
         s_f16_l0aLocal = que_s_f16_l0a.AllocTensor<half>();
-        for (int32_t ascx_kb = 0; ascx_kb < 16; ++ascx_kb) {
-            LoadData(s_f16_l0aLocal[ascx_kb * 256], s_f16_l1Local[ascx_kb * 1024], LoadData2DParams(0, 4, 1, 0, 15, false, 0));
+        for (int32_t ascx_kb2 = 0; ascx_kb2 < 16; ++ascx_kb2) {
+            LoadData(s_f16_l0aLocal[ascx_kb2 * 256], s_f16_l1Local[ascx_kb2 * 1024], LoadData2DParams(0, 4, 1, 0, 15, false, 0));
         }
         que_s_f16_l0a.EnQue(s_f16_l0aLocal);
         que_s_f16_l1.FreeTensor(s_f16_l1Local);
@@ -366,8 +400,8 @@ private:
         que_V_l1.EnQue(V_l1Local);
         V_l1Local = que_V_l1.DeQue<half>();
         V_l0bLocal = que_V_l0b.AllocTensor<half>();
-        for (int32_t ascx_kb = 0; ascx_kb < 16; ++ascx_kb) {
-            LoadData(V_l0bLocal[ascx_kb * 1024], V_l1Local[ascx_kb * 256], LoadData2DParams(0, 4, 16, 0, 0, true, 0));
+        for (int32_t ascx_kb3 = 0; ascx_kb3 < 16; ++ascx_kb3) {
+            LoadData(V_l0bLocal[ascx_kb3 * 1024], V_l1Local[ascx_kb3 * 256], LoadData2DParams(0, 4, 16, 0, 0, true, 0));
         }
         que_V_l0b.EnQue(V_l0bLocal);
         que_V_l1.FreeTensor(V_l1Local);

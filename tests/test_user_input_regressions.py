@@ -1,0 +1,110 @@
+"""Regressions of issue 9 in the parser, checker and passes: input a user may write is a
+located error (exit 2) or accepted and meant, never an internal error."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from passes.base import parse_pipeline, run_pipeline
+from transformer.cli import main
+from transformer.diagnostics import AscxError
+from transformer.parser import parse
+
+ADD = """kernel k(x: f32[N]) -> (y: f32[N]) {
+  size N = 4
+  ew: for i in 0..N {
+    y[i] = x[i]
+  }
+  z: for j in 0..0 {
+    y[j] = x[j]
+  }
+}
+"""
+
+
+def test_multicore_on_a_loop_that_never_runs_is_refused() -> None:
+    """Was an internal `AssertionError ... @cores(n=0)`."""
+    k = parse(ADD)
+    with pytest.raises(AscxError) as e:
+        run_pipeline(k, parse_pipeline("multicore{z}"), None)
+    assert "never runs" in str(e.value) and e.value.loc is not None and e.value.loc.line == 6
+
+
+def test_cores_beyond_the_launch_limit_is_a_located_error() -> None:
+    """`@cores(100000)` parsed, then the emulator refused blockDim 100000."""
+    with pytest.raises(AscxError) as e:
+        parse(ADD.replace("  ew: for", "  @cores(100000)\n  ew: for"))
+    assert "65535" in str(e.value) and (e.value.loc.line, e.value.loc.col) == (3, 4)
+    parse(ADD.replace("  ew: for", "  @cores(65535)\n  ew: for"))
+
+
+def test_a_kernel_without_outputs_is_rejected() -> None:
+    with pytest.raises(AscxError) as e:
+        parse("kernel k(x: f32[4]) -> () {\n  for i in 0..4 {\n    x[i] = 1.0\n  }\n}\n".replace("x[i] = 1.0", ""))
+    assert "no outputs" in str(e.value) and e.value.loc is not None and e.value.loc.line == 1
+
+
+def _nested(depth: int) -> str:
+    e = "x[i]"
+    for _ in range(depth):
+        e = f"-({e})"
+    return f"kernel k(x: f32[4]) -> (y: f32[4]) {{\n  for i in 0..4 {{\n    y[i] = {e}\n  }}\n}}\n"
+
+
+def test_an_expression_exactly_100_operators_deep_is_accepted() -> None:
+    """docs/ir.md: "at most 100 operators deep"; 100 was rejected (the access counted)."""
+    parse(_nested(100))
+    with pytest.raises(AscxError, match="more than 100"):
+        parse(_nested(101))
+
+
+def test_deeply_nested_accesses_are_still_bounded() -> None:
+    e = "i"
+    for _ in range(150):
+        e = f"x[{e}]"
+    with pytest.raises(AscxError, match="more than 100"):
+        parse(f"kernel k(x: i32[4]) -> (y: i32[4]) {{\n  for i in 0..4 {{\n    y[i] = {e}\n  }}\n}}\n")
+
+
+def test_a_utf8_byte_order_mark_is_accepted(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    f = tmp_path / "bom.ir"
+    f.write_bytes(b"\xef\xbb\xbf" + ADD.encode())
+    r = CliRunner().invoke(main, ["check", str(f)])
+    assert r.exit_code == 0, r.output
+
+
+# ---- issue 9, item 7: a pass with nothing to do is a no-op with a note (--strict: an error)
+
+def _note_run(args: list[str]):  # type: ignore[no-untyped-def]
+    return CliRunner().invoke(main, args)
+
+
+def test_double_buffer_after_a_single_tile_is_a_noted_no_op(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """`tile,double_buffer` where tiling left one tile said "run `tile` first" (with `tile`
+    in the pipeline) and stopped."""
+    args = ["transform", "examples/add.ir", "--size", "M=2", "--size", "N=16", "--passes", "tile,double_buffer"]
+    r = _note_run(args)
+    assert r.exit_code == 0, r.output
+    assert "note: double_buffer did nothing" in r.output and "run once" in r.output
+    assert "run `tile` first" not in r.output
+    r = _note_run(args + ["--strict"])
+    assert r.exit_code == 2 and "error: double_buffer: looked for a loop" in r.output
+
+
+def test_online_softmax_after_tile_says_to_run_it_before_tile() -> None:
+    """`online_softmax` after `tile` said "no row max in the kernel" although there is one."""
+    args = ["transform", "examples/attention.ir", "--passes", "tile,online_softmax", "--explain"]
+    r = _note_run(args)
+    assert r.exit_code == 0, r.output
+    assert "run `online_softmax` before `tile`" in r.output and "no row max" not in r.output
+    r = _note_run(args + ["--strict"])
+    assert r.exit_code == 2 and "already tiled" in r.output
+
+
+def test_a_pass_that_changes_nothing_is_noted_and_strict_refuses_it() -> None:
+    k = parse(ADD)
+    out, trace = run_pipeline(k, parse_pipeline("fuse"), None)
+    assert out == k and trace[0].noop and "no change: " in trace[0].render()
+    with pytest.raises(AscxError, match="nothing to do"):
+        run_pipeline(k, parse_pipeline("fuse"), None, strict=True)
