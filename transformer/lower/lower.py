@@ -240,6 +240,8 @@ class Lowering:
         for p in params:
             p.bytes_name = self.names.derived(p.name, "{}Bytes")
             p.gm_name = self.names.derived(p.name, "{}Gm")
+            p.host_name = self.names.derived(p.name, "{}Host")
+            p.device_name = self.names.derived(p.name, "{}Device")
             self.info[p.name] = TensorInfo(p.name, "gm", p.gm_name, p.dtype, p.shape,
                                            dense_strides(p.shape))
         phase_use: dict[str, set[int]] = {}
@@ -271,7 +273,8 @@ class Lowering:
         ws_bytes = off
         if slots:
             params.append(GmParam("", "workspace", "u8", "uint8_t", (ws_bytes,), "workspace", ws_bytes,
-                                  self.names.fresh("workspaceBytes")))
+                                  self.names.fresh("workspaceBytes"), host_name=self.names.fresh("workspaceHost"),
+                                  device_name=self.names.fresh("workspaceDevice")))
 
         # locals -> phases
         local_phase: dict[str, set[int]] = {t.name: phase_use.get(t.name, set()) for t in k.buffers if t.kind == "local"}

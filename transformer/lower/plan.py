@@ -44,6 +44,8 @@ class GmParam:
     elems: int = 0
     bytes_name: str = ""  # the harness's byte count of this argument
     gm_name: str = ""  # the GlobalTensor member over it (`xGm`)
+    host_name: str = ""  # the NPU host program's host and device buffers (templates/npu_main.cpp.j2)
+    device_name: str = ""
 
     @property
     def nbytes(self) -> int:
