@@ -149,6 +149,11 @@ def _fuse_pair(st: _State, pa: Path, pb: Path) -> None:
     st.trace.changes.append(note)
 
 
+def _shared_tensors(k: ir.Kernel, a: ir.For, b: ir.For) -> set[str]:
+    tensors = {t.name for t in k.tensors()}
+    return ir.names_used((a,)) & ir.names_used((b,)) & tensors
+
+
 def _try_fuse_next(st: _State, pa: Path, *, allow_hoist: bool) -> bool:
     """Fuse the loop at `pa` with the next loop in its body if legal (moving plain
     statements between them before it when `allow_hoist`). True if it fused."""
@@ -164,6 +169,11 @@ def _try_fuse_next(st: _State, pa: Path, *, allow_hoist: bool) -> bool:
     if not matching_bounds(a, b):
         return False
     parent = pa[:-1]
+    if not parent and not _shared_tensors(st.kernel, a, b):
+        # two top-level nests that share no tensor gain no reuse from fusing, and the fused
+        # nest would hold both nests' buffers at once (one phase: more queues, more UB)
+        st.trace.decisions.append(f"kept `{loop_header(a)}` and `{loop_header(b)}` apart: they share no tensor")
+        return False
     between = [parent + (x,) for x in range(pa[-1] + 1, j)]
     if between:
         if hoist_conflict(st.kernel, pa, between):

@@ -78,6 +78,19 @@ SIZES_BAD = ["S=0", "S=-1", "S=abc", "=5", "S", "S=", "S=99999999999999999999", 
 TARGETS = ["ascend910b2", "ascend910b", "ASCEND910B2", "ascend310p", "", "x" * 300, "../etc", "ascend910b2 ",
            "é", "nope"]
 
+# Names that reach the C++ compiler in emitted code: macros, Ascend C and C library names,
+# names the code generator writes itself, C++-reserved forms, and names at / over the
+# 128-character limit (issue 9: each must be rejected at parse or emitted safely).
+HOSTILE_NAMES = ["EOF", "M_PI", "NULL", "errno", "stdin", "INFINITY", "xGm", "X_ub", "inQueue_X", "buf_X",
+                 "ascx_cvt", "ascx_c0", "ascx_kb", "ascx_", "DataCopy", "LocalTensor", "pipe", "Init", "Process",
+                 "tmp0", "tmpBuf0", "CopyIn", "Compute", "KernelAdd", "ProcessEw", "workspace", "dir", "status",
+                 "main", "exp", "index", "y0", "printf", "int", "class", "half", "__x", "a__b", "_Tp", "iEnd",
+                 "a" * 128, "b" * 129, "e" * 5000]
+DTYPE_WORDS = ["f16", "bf16", "f32", "i8", "i32"]
+IR_WORDS = frozenset({"kernel", "size", "const", "temp", "local", "for", "in", "copy", "layout", "inf", "select",
+                      "max", "min", "abs", "exp", "log", "sqrt", "rsqrt", "tanh", "ub", "l1", "l0a", "l0b", "l0c",
+                      "cores", "unroll", "pipeline", "stages", "n", "factor", *DTYPE_WORDS})
+
 _TOKEN_RE = re.compile(r"\s+|[A-Za-z_][A-Za-z0-9_]*|\d+\.\d+(?:e-?\d+)?|\d+|\.\.|->|[+*]=|max=|min=|.", re.S)
 
 
@@ -96,7 +109,7 @@ def mutate_text(rng: random.Random, text: str) -> bytes:
     for _ in range(rng.randint(1, 3)):
         if not toks:
             break
-        kind = rng.randrange(12)
+        kind = rng.randrange(14)
         i = rng.randrange(len(toks))
         if kind == 0:
             del toks[i]
@@ -137,6 +150,16 @@ def mutate_text(rng: random.Random, text: str) -> bytes:
             k = rng.randrange(len(lines)) if lines else 0
             lines[k:k] = lines[k:k + 1] * rng.randint(1, 3)
             toks = _tokens("".join(lines))
+        elif kind == 12:  # rename a name everywhere to a hostile one (a macro, an API or generated name)
+            names = sorted({t for t in toks if t[:1].isalpha() and t not in IR_WORDS})
+            if names:
+                old_name, new_name = rng.choice(names), rng.choice(HOSTILE_NAMES)
+                toks = [new_name if t == old_name else t for t in toks]
+        elif kind == 13:  # change a dtype everywhere
+            dts = [t for t in toks if t in DTYPE_WORDS]
+            if dts:
+                old_dt, new_dt = rng.choice(dts), rng.choice(DTYPE_WORDS)
+                toks = [new_dt if t == old_dt else t for t in toks]
         else:  # swap two lines
             lines = "".join(toks).splitlines(keepends=True)
             if len(lines) > 1:
@@ -478,3 +501,45 @@ def test_cli_fuzz(chunk: int, tmp_path: Path) -> None:
             timeouts += 1
     n = len(range(chunk, CASES, CHUNKS))
     assert timeouts <= max(2, n // 10), f"ASCX_CLI_FUZZ_SEED={SEED}: {timeouts} of {n} cases timed out"
+
+
+# --------------------------------------------------------------------------------------
+# through the C++ compiler: hostile names and dtypes, `verify --emitted` (bounded)
+
+EMITTED_CASES = int(os.environ.get("ASCX_CLI_FUZZ_EMITTED_CASES", "2"))
+ACCEPTABLE_NAMES = [n for n in HOSTILE_NAMES if len(n) <= 128 and "__" not in n and not n.startswith("_")
+                    and n not in ("int", "class", "half")]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("i", range(EMITTED_CASES))
+def test_cli_fuzz_emitted(i: int, tmp_path: Path) -> None:
+    """A small example with up to three of its names renamed to hostile ones and maybe one
+    dtype changed, through `verify --emitted` (g++ and the emulator): rejected at parse
+    (exit 2, a located error), or emitted C++ that compiles and matches the interpreter
+    (exit 0). Never a mismatch (1) or an internal error (3)."""
+    rng = random.Random(f"{SEED}-emitted-{i}")
+    base = rng.choice([p for p in EXAMPLES if p.stem in ("add", "softmax", "layernorm", "rmsnorm")])
+    text = re.sub(r"(size \w+ = )(\d+)", lambda m: m.group(1) + "16", base.read_text())
+    toks = _tokens(text)
+    names = sorted({t for t in toks if t[:1].isalpha() and t not in IR_WORDS})
+    for old_name in rng.sample(names, min(3, len(names))):
+        new_name = rng.choice(ACCEPTABLE_NAMES)
+        if new_name not in toks:
+            toks = [new_name if t == old_name else t for t in toks]
+    if rng.random() < 0.5:
+        dts = [t for t in toks if t in DTYPE_WORDS]
+        if dts:
+            old_dt, new_dt = rng.choice(dts), rng.choice(DTYPE_WORDS)
+            toks = [new_dt if t == old_dt else t for t in toks]
+    k = tmp_path / "k.ir"
+    k.write_text("".join(toks))
+    args = ["verify", str(k), "--emitted", "--trials", "1", "--seed", str(rng.randrange(2**31))]
+    if rng.random() < 0.5:
+        args += ["--passes", "tile"]
+    r = CliRunner().invoke(main, args)
+    where = f"ASCX_CLI_FUZZ_SEED={SEED} emitted case {i}: ascx {' '.join(args)}\n{k.read_text()}\n{r.output}"
+    assert r.exit_code in (0, 2), where
+    assert "Traceback" not in r.output and "internal error" not in r.output, where
+    if r.exit_code == 2:
+        assert re.search(r":\d+:\d+: error: ", r.output), where

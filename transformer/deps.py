@@ -743,8 +743,10 @@ def privatizable(kernel: ir.Kernel, loop_path: Path, tensor: str) -> bool:
     program order inside the same iteration of L, writes the element R reads for every
     instance of R. W covers R when each dimension of W is either an expression over the
     loops W shares with R (equal to R's), a variable of a loop of W not shared with R used
-    only there (R's index lies in that loop's range), or a copy range (R's index lies in
-    it) -- checked with Z3 for all instances of R."""
+    only there (R's index, or R's copy range, lies in that loop's range), or a copy range
+    (R's index or range lies in it) -- checked with Z3 for all instances of R. So a tile a
+    loop computes into a local and copies out (`C_ub[i, j] = ..; copy C <- C_ub[0:R, 0:C]`)
+    is private to each iteration, as `tile` stages it."""
     decl = kernel.tensor(tensor)
     if decl is None or decl.kind not in ("temp", "local"):
         return False
@@ -782,16 +784,17 @@ def _covers(w: AccessInfo, r: AccessInfo, sizes: dict[str, int]) -> bool:
         fails = []
         used_private: set[str] = set()
         for dw, dr in zip(w.dims, r.dims):
-            if dr[0] != "pt":
-                return False
-            er = _z3_expr(dr[1], sr, vars_)
+            # R reads [lo, hi) in this dimension: one index (a point) or a copy's range
+            lo = _z3_expr(dr[1], sr, vars_)
+            hi = lo + 1 if dr[0] == "pt" else _z3_expr(dr[2], sr, vars_)
             if dw[0] == "rng":
-                fails.append(z3.Or(er < _z3_expr(dw[1], sw, vars_), er >= _z3_expr(dw[2], sw, vars_)))
+                fails.append(z3.And(lo < hi, z3.Or(lo < _z3_expr(dw[1], sw, vars_), hi > _z3_expr(dw[2], sw, vars_))))
                 continue
             names = {x.name for x in ir.sub_exprs(dw[1]) if isinstance(x, ir.Name)}
             priv = names & set(private)
             if not priv:
-                fails.append(er != _z3_expr(dw[1], sw, vars_))
+                e = _z3_expr(dw[1], sw, vars_)
+                fails.append(z3.And(lo < hi, z3.Or(lo != e, hi != e + 1)))
                 continue
             if not (isinstance(dw[1], ir.Name) and dw[1].name not in used_private):
                 return False
@@ -800,7 +803,7 @@ def _covers(w: AccessInfo, r: AccessInfo, sizes: dict[str, int]) -> bool:
             for b in (loop.lo, loop.hi):  # bounds must use shared loops only
                 if any(isinstance(x, ir.Name) and x.name in private for x in ir.sub_exprs(b)):
                     return False
-            fails.append(z3.Or(er < _z3_expr(loop.lo, sw, vars_), er >= _z3_expr(loop.hi, sw, vars_)))
+            fails.append(z3.And(lo < hi, z3.Or(lo < _z3_expr(loop.lo, sw, vars_), hi > _z3_expr(loop.hi, sw, vars_))))
         if len(used_private) != len(private):
             # a private loop of W that indexes nothing: W's element does not depend on it
             pass

@@ -428,7 +428,8 @@ class _Interpreter:
             summed = self._contraction(s, env, full, frozenset(reduce_axes))
             if summed is not None:
                 old = self.load(decl, idx, tgt)
-                self.store(decl, idx, self._combine(s.op, old, summed, decl.dtype), tshape, s)
+                # a contraction is an f32 `+=` (`_contraction`): computed in f32
+                self.store(decl, idx, self._combine(s.op, old, summed, decl.dtype, "f32"), tshape, s)
                 return
         value, ty = self.eval(s.value, env)
         if s.op == "=":
