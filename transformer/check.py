@@ -125,7 +125,8 @@ def check_identifiers(k: ir.Kernel) -> Iterator[SemanticError]:
             yield SemanticError(f"{what} `{name}` is a keyword of the IR", loc, hint=f"rename it, e.g. `{name}_`")
         elif name in RESERVED:
             yield SemanticError(f"{what} `{name}` is reserved", loc, hint=f"rename it, e.g. `{name}_`")
-        elif cpp_reserved_form(name):
+        elif cpp_reserved_form(name) and (what != "loop label" or len(name) > MAX_NAME_LENGTH):
+            # (a label reaches C++ only CamelCased into fresh method names: `_G` is fine)
             yield SemanticError(f"{what} `{name}` {cpp_reserved_form(name)}", loc,
                                 hint=f"rename it, e.g. `{_unreserved(name)}`")
 

@@ -75,7 +75,7 @@ kernel k(ascx_cvt: f32[4], ascx_c0: f32[4]) -> (ascx_: f32[4]) {
     t.join(timeout=60)
     assert result, "emit did not finish within 60 s"
     src = result[0].source  # type: ignore[attr-defined]
-    assert "GM_ADDR ascx_cvt_," in src and "GM_ADDR ascx_c0," in src
+    assert "GM_ADDR ascx_cvt_," in src and "GM_ADDR ascx_c0_," in src
 
 
 @pytest.mark.slow

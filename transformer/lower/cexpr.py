@@ -57,7 +57,7 @@ float double int bool char void NULL INFINITY NAN assert printf fprintf fopen fc
 abort malloc free memcpy stderr stdout errno argc argv ONE_BLK_SIZE SYNC_AIV SYNC_AIC SYNC_C2V SYNC_V2C
 ReadFile WriteFile dir status
 ascx_cvt ascx_wrap ascx_iadd ascx_isub ascx_imul ascx_ineg ascx_idiv ascx_max ascx_min ascx_abs
-ascx_inf ascx_nan
+ascx_inf ascx_nan ascx_kb ascx_c0 ascx_c1 ascx_c2 ascx_c3 ascx_c4 ascx_c5 ascx_c6 ascx_c7
 """.split()) | MACROS
 
 

@@ -94,7 +94,7 @@ def _scalar_copy(pe, c, dinfo, sinfo, dstart, ddims, sstart, sdims, depth, origi
         out.append(Line("PipeBarrier<PIPE_ALL>();", d, origin))
     doff, soff = [dstart], [sstart]
     for k, (dd, sd) in enumerate(zip(ddims, sdims)):
-        v = pe.low.names.fresh(f"ascx_c{k}")
+        v = f"ascx_c{k}"  # fixed counter names (RESERVED), distinct within one nest
         out.append(Line(f"for (int32_t {v} = 0; {v} < {dd[0]}; ++{v}) {{", d, origin))
         d += 1
         doff.append(v if dd[2] == 1 else f"{v} * {dd[2]}")
@@ -167,7 +167,7 @@ def _dma(pe, c, dinfo, sinfo, dstart, da, sstart, sa, dims, es, depth, origin): 
     d = depth
     doff, soff = [dstart], [sstart]
     for k, (e, ss, ds) in enumerate(outer):
-        v = pe.low.names.fresh(f"ascx_c{k}")
+        v = f"ascx_c{k}"  # fixed counter names (RESERVED), distinct within one nest
         out.append(Line(f"for (int32_t {v} = 0; {v} < {e}; ++{v}) {{", d, origin))
         d += 1
         doff.append(f"{v} * {ds}")

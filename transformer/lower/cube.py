@@ -202,7 +202,7 @@ class CubeSelection:
         call = f"LoadData({dst.tensor}{{d}}, {src.tensor}{{s}}, LoadData2DParams({params}));"
         if k1 == 1:
             return [Line(call.format(d="", s=""), depth, origin)]
-        kb = low.names.fresh("ascx_kb")
+        kb = "ascx_kb"  # a fixed counter name (RESERVED): its loop nests nothing
         return [Line(f"for (int32_t {kb} = 0; {kb} < {k1}; ++{kb}) {{", depth, origin),
                 Line(call.format(d=f"[{kb} * {steps[0]}]", s=f"[{kb} * {steps[1]}]"), depth + 1, origin),
                 Line("}", depth, origin)]

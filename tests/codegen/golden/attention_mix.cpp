@@ -387,8 +387,8 @@ private:
         que_s_f16_l1.EnQue(s_f16_l1Local);
         s_f16_l1Local = que_s_f16_l1.DeQue<half>();
         s_f16_l0aLocal = que_s_f16_l0a.AllocTensor<half>();
-        for (int32_t ascx_kb2 = 0; ascx_kb2 < 16; ++ascx_kb2) {
-            LoadData(s_f16_l0aLocal[ascx_kb2 * 256], s_f16_l1Local[ascx_kb2 * 1024], LoadData2DParams(0, 4, 1, 0, 15, false, 0));
+        for (int32_t ascx_kb = 0; ascx_kb < 16; ++ascx_kb) {
+            LoadData(s_f16_l0aLocal[ascx_kb * 256], s_f16_l1Local[ascx_kb * 1024], LoadData2DParams(0, 4, 1, 0, 15, false, 0));
         }
         que_s_f16_l0a.EnQue(s_f16_l0aLocal);
         que_s_f16_l1.FreeTensor(s_f16_l1Local);
@@ -400,8 +400,8 @@ private:
         que_V_l1.EnQue(V_l1Local);
         V_l1Local = que_V_l1.DeQue<half>();
         V_l0bLocal = que_V_l0b.AllocTensor<half>();
-        for (int32_t ascx_kb3 = 0; ascx_kb3 < 16; ++ascx_kb3) {
-            LoadData(V_l0bLocal[ascx_kb3 * 1024], V_l1Local[ascx_kb3 * 256], LoadData2DParams(0, 4, 16, 0, 0, true, 0));
+        for (int32_t ascx_kb = 0; ascx_kb < 16; ++ascx_kb) {
+            LoadData(V_l0bLocal[ascx_kb * 1024], V_l1Local[ascx_kb * 256], LoadData2DParams(0, 4, 16, 0, 0, true, 0));
         }
         que_V_l0b.EnQue(V_l0bLocal);
         que_V_l1.FreeTensor(V_l1Local);

@@ -130,8 +130,8 @@ private:
         que_B_l1.EnQue(B_l1Local);
         B_l1Local = que_B_l1.DeQue<half>();
         B_l0bLocal = que_B_l0b.AllocTensor<half>();
-        for (int32_t ascx_kb2 = 0; ascx_kb2 < 4; ++ascx_kb2) {
-            LoadData(B_l0bLocal[ascx_kb2 * 1024], B_l1Local[ascx_kb2 * 256], LoadData2DParams(0, 4, 4, 0, 0, true, 0));
+        for (int32_t ascx_kb = 0; ascx_kb < 4; ++ascx_kb) {
+            LoadData(B_l0bLocal[ascx_kb * 1024], B_l1Local[ascx_kb * 256], LoadData2DParams(0, 4, 4, 0, 0, true, 0));
         }
         que_B_l0b.EnQue(B_l0bLocal);
         que_A_l1.FreeTensor(A_l1Local);
