@@ -277,7 +277,14 @@ def used_names(kernel: ir.Kernel) -> set[str]:
 def fresh(base: str, taken: set[str], *, sep: str = "_", first: int = 1) -> str:
     """`base` if it is not in `taken`, else `base{sep}{n}` for the first n = first,
     first + 1, ... not in `taken` (`x_1`, `x_2` by default; `sep="", first=2` gives
-    `x2`, `x3`). Adds the name to `taken`."""
+    `x2`, `x3`). Adds the name to `taken`. The base is made a legal name first: runs of
+    `_` collapse (`x_` + `_ub` would contain `__`, which C++ reserves) and a base built from
+    a long name is cut to leave room for the suffix (names are at most 128 characters)."""
+    import re
+
+    from transformer.check import MAX_NAME_LENGTH
+
+    base = re.sub(r"__+", "_", base)[:MAX_NAME_LENGTH - 8]
     name, n = base, first
     while name in taken:
         name = f"{base}{sep}{n}"

@@ -137,7 +137,10 @@ def const_value(c: ir.ConstDecl) -> str:
         return str(int(c.value))
     v = float(c.value)
     if c.dtype == "f16":  # the interpreter rounds the const's value to f16 once (not via f32)
-        v = float(np.float16(v))
+        try:
+            v = struct.unpack("<e", struct.pack("<e", v))[0]
+        except OverflowError:  # rounds past the f16 maximum
+            v = math.copysign(math.inf, v)
     lit = f32_literal(v)
     return lit if c.dtype == "f32" else f"{ct}({lit})"
 
