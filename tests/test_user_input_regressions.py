@@ -83,7 +83,8 @@ def _note_run(args: list[str]):  # type: ignore[no-untyped-def]
 def test_double_buffer_after_a_single_tile_is_a_noted_no_op(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """`tile,double_buffer` where tiling left one tile said "run `tile` first" (with `tile`
     in the pipeline) and stopped."""
-    args = ["transform", "examples/add.ir", "--size", "M=2", "--size", "N=16", "--passes", "tile,double_buffer"]
+    args = ["transform", "examples/add.ir", "--size", "M=2", "--size", "N=16", "--passes",
+            "tile{ew.i=2,ew.j=16},double_buffer"]  # one tile covers everything
     r = _note_run(args)
     assert r.exit_code == 0, r.output
     assert "note: double_buffer did nothing" in r.output and "run once" in r.output
