@@ -2,6 +2,7 @@
 
     ascx emit FILE [--passes P] [--size N=V]... [--target T] [-o kernel.cpp] [--harness DIR]
     ascx emulator --cflags
+    ascx emulator build DIR [--sanitize] [--no-run] [ARGS]...
 
 Exit codes as everywhere (`cli_common`): 0 ok, 2 bad input, 3 internal error (a compiler
 error in emitted code is an internal error: it is our bug).
@@ -14,6 +15,7 @@ from typing import Any
 import click
 
 from .cli_common import (  # noqa: F401  (check_harness_dir, write_emitted: re-exported)
+    CheckFailed,
     check_harness_dir,
     check_output_path,
     handle_errors,
@@ -65,25 +67,76 @@ def emit_cmd(file: str, pipeline: str | None, sizes: tuple[str, ...], target_nam
         click.echo(em.plan.summary(), err=True)
 
 
-@click.command("emulator")
+@click.group("emulator", invoke_without_command=True)
 @click.option("--cflags", "show_cflags", is_flag=True, help="Print the g++ flags that build Ascend C against the emulator.")
 @click.option("--target", "target_name", default=None, metavar="NAME",
               help="Size local memories from this target's table (default: the 910B sizes compiled in).")
 @target_file_option
+@click.pass_context
 @handle_errors
-def emulator_cmd(show_cflags: bool, target_name: str | None) -> None:
+def emulator_cmd(ctx: click.Context, show_cflags: bool, target_name: str | None) -> None:
     """The clean-room Ascend C emulator: `g++ $(ascx emulator --cflags) k.cpp -o k && ./k`."""
     from .emulator import cflags, include_dir
 
+    if ctx.invoked_subcommand is not None:
+        if show_cflags or target_name:
+            raise UsageError("--cflags/--target go without a subcommand", hint="e.g. ascx emulator --cflags")
+        return
     if not show_cflags:
         click.echo(f"ascx Ascend C emulator: headers in {include_dir()}\n"
-                   "build a kernel: g++ $(ascx emulator --cflags) -Wall -Wextra -Werror my_kernel.cpp -o k && ./k")
+                   "build a kernel: g++ $(ascx emulator --cflags) -Wall -Wextra -Werror my_kernel.cpp -o k && ./k\n"
+                   "build and run a sample folder (main.cpp + *_custom.cpp): ascx emulator build DIR")
         return
     scope = None
     if target_name or target_file():
         t = load_target(target_name)
         scope = {s.upper(): int(t.scopes[s].usable.value) for s in ("ub", "l1", "l0a", "l0b", "l0c")}
     click.echo(" ".join(cflags(scope)))
+
+
+@emulator_cmd.command("build")
+@click.argument("folder", type=click.Path(file_okay=False))
+@click.option("--no-run", is_flag=True, help="Only build; do not run the binary.")
+@click.option("--sanitize", is_flag=True, help="Build with -fsanitize=address,undefined.")
+@click.option("--werror", is_flag=True, help="Build with -Wall -Wextra -Werror.")
+@click.option("--timeout", type=click.FloatRange(min=1.0), default=300.0, show_default=True, help="Run time limit in seconds.")
+@click.argument("args", nargs=-1)
+@handle_errors
+def emulator_build_cmd(folder: str, no_run: bool, sanitize: bool, werror: bool, timeout: float, args: tuple[str, ...]) -> None:
+    """Build a sample FOLDER (the .cpp defining main + its kernels) with the emulator flags and
+    run it there (it reads input/ and writes output/). Exit 0 when it builds and exits 0,
+    1 when the build or the run fails (the emulator stops a kernel that breaks a hardware rule
+    with exit 3), 2 for a folder without a host program. ARGS go to the program."""
+    import subprocess
+    from pathlib import Path
+
+    from .emulator import CompileError
+    from .emulator.folder import FolderError, build_folder, run_folder
+
+    root = Path(folder)
+    try:
+        src, binary = build_folder(root, sanitize=sanitize, warnings_as_errors=werror)
+    except FolderError as e:
+        raise UsageError(str(e), hint="a sample folder holds main.cpp (defining main) and its *_custom.cpp kernels") from None
+    except CompileError as e:
+        click.echo(e.stderr.rstrip(), err=True)
+        click.echo(f"ascx emulator build: {root}: compilation failed", err=True)
+        raise CheckFailed() from None
+    click.echo(f"built {root}: host {src.main.name}, kernels {', '.join(p.name for p in src.kernels)} -> {binary}")
+    if no_run:
+        return
+    try:
+        r = run_folder(root, binary, args, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        click.echo(f"ascx emulator build: {root}: the run exceeded {timeout:g} s", err=True)
+        raise CheckFailed() from None
+    if r.stdout:
+        click.echo(r.stdout.rstrip())
+    if r.stderr:
+        click.echo(r.stderr.rstrip(), err=True)
+    click.echo(f"ran {root}: exit {r.returncode}" + (" (stopped by an emulator check)" if r.returncode == 3 else ""))
+    if r.returncode != 0:
+        raise CheckFailed()
 
 
 def register(group: click.Group) -> None:

@@ -25,7 +25,7 @@ from .trace import TraceEvent, parse_trace
 
 __all__ = [
     "DEFAULT_SCOPE_BYTES", "ERROR_EXIT", "CompileError", "RunResult", "include_dir", "cflags",
-    "compile_source", "run_binary", "compile_and_run", "TraceEvent",
+    "compile_source", "compile_files", "build_flags", "run_binary", "compile_and_run", "TraceEvent",
 ]
 
 #: Local memory sizes compiled into the headers by default (Ascend 910B / Atlas A2).
@@ -55,9 +55,10 @@ def cflags(scope_bytes: Mapping[str, int] | None = None) -> list[str]:
     ``scope_bytes`` overrides local memory sizes by scope name (``UB``, ``L1``, ``L0A``,
     ``L0B``, ``L0C``; case-insensitive), e.g. from a target table; omitted scopes keep the
     910B defaults. ``-pthread`` is included because mix-mode kernels run cores as threads.
-    ``ASCENDC_CPU_DEBUG`` is defined so sample harnesses take their CPU path.
+    ``ASCENDC_CPU_DEBUG`` and ``__CCE_KT_TEST__`` are defined so sample harnesses take their
+    CPU path (older samples hide their NPU launch behind ``#ifndef __CCE_KT_TEST__``).
     """
-    flags = ["-std=c++17", f"-I{include_dir()}", "-DASCENDC_CPU_DEBUG=1", "-pthread"]
+    flags = ["-std=c++17", f"-I{include_dir()}", "-DASCENDC_CPU_DEBUG=1", "-D__CCE_KT_TEST__=1", "-pthread"]
     for name, value in (scope_bytes or {}).items():
         key = name.upper()
         if key not in DEFAULT_SCOPE_BYTES:
@@ -108,6 +109,58 @@ def default_cache_dir() -> Path:
     return Path(env) if env else Path.home() / ".cache" / "ascx" / "emulator"
 
 
+def build_flags(
+    *,
+    extra_flags: Sequence[str] = (),
+    warnings_as_errors: bool = True,
+    sanitize: bool = False,
+    optimize: str = "-O1",
+    scope_bytes: Mapping[str, int] | None = None,
+    include: Sequence[Path] = (),
+) -> list[str]:
+    """The full g++ flag list used by :func:`compile_source` and :func:`compile_files`."""
+    flags = [*cflags(scope_bytes), optimize, "-g0"]
+    if warnings_as_errors:
+        flags += ["-Wall", "-Wextra", "-Werror"]
+    if sanitize:
+        flags += ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-fno-sanitize-recover=undefined"]
+    flags += [f"-I{d}" for d in include]
+    return flags + list(extra_flags)
+
+
+def _cached_build(sources: Sequence[tuple[str, str]], flags: list[str], key_extra: Sequence[str], cxx: str,
+                  cache_dir: str | Path | None, name: str, in_place: Sequence[Path] = ()) -> Path:
+    """Compile (file name, text) sources together into a binary cached by content hash.
+
+    ``in_place`` lists the real files behind ``sources`` (same order): they are compiled
+    where they are, so diagnostics and emulator locations name the user's files; without it
+    the texts are compiled from a temporary copy.
+    """
+    parts = [cxx, *flags, _headers_digest(), *key_extra]
+    for fname, text in sources:
+        parts += [fname, text]
+    key = hashlib.sha256("\0".join(parts).encode()).hexdigest()[:24]
+    cdir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    out = cdir / key / name
+    if out.is_file():
+        return out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
+        paths = [p.resolve() for p in in_place]
+        for fname, text in sources if not in_place else ():
+            src = Path(tmp) / fname
+            src.write_text(text)
+            paths.append(src)
+        tmp_bin = Path(tmp) / name
+        proc = subprocess.run([cxx, *flags, *map(str, paths), "-o", str(tmp_bin)], capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise CompileError(f"{cxx} failed (exit {proc.returncode}) for {name}", proc.stderr)
+        os.replace(tmp_bin, out)
+        for src in paths:
+            shutil.copyfile(src, out.parent / src.name)
+    return out
+
+
 def compile_source(
     source: str | Path,
     *,
@@ -128,35 +181,36 @@ def compile_source(
     """
     if isinstance(source, Path):
         text = source.read_text()
-        src_dir: Path | None = source.resolve().parent
+        include = [source.resolve().parent]
     else:
-        text = source
-        src_dir = None
+        text, include = source, []
     cxx = compiler or os.environ.get("CXX") or "g++"
-    flags = [*cflags(scope_bytes), optimize, "-g0"]
-    if warnings_as_errors:
-        flags += ["-Wall", "-Wextra", "-Werror"]
-    if sanitize:
-        flags += ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-fno-sanitize-recover=undefined"]
-    if src_dir is not None:
-        flags.append(f"-I{src_dir}")
-    flags += list(extra_flags)
-    key = hashlib.sha256("\0".join([cxx, text, *flags, _headers_digest()]).encode()).hexdigest()[:24]
-    cdir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-    out = cdir / key / name
-    if out.is_file():
-        return out
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
-        src = Path(tmp) / f"{name}.cpp"
-        src.write_text(text)
-        tmp_bin = Path(tmp) / name
-        proc = subprocess.run([cxx, *flags, str(src), "-o", str(tmp_bin)], capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise CompileError(f"{cxx} failed (exit {proc.returncode}) for {name}", proc.stderr)
-        os.replace(tmp_bin, out)
-        shutil.copyfile(src, out.parent / f"{name}.cpp")
-    return out
+    flags = build_flags(extra_flags=extra_flags, warnings_as_errors=warnings_as_errors, sanitize=sanitize,
+                        optimize=optimize, scope_bytes=scope_bytes, include=include)
+    return _cached_build([(f"{name}.cpp", text)], flags, [], cxx, cache_dir, name)
+
+
+def compile_files(
+    paths: Sequence[Path],
+    *,
+    include: Sequence[Path] = (),
+    cache_dir: str | Path | None = None,
+    compiler: str | None = None,
+    name: str = "kernel",
+    **flag_kw: object,
+) -> Path:
+    """Compile several .cpp files into one cached binary (a sample folder: main + kernels).
+
+    ``include`` directories (the folder itself, for its own headers) are searched first; the
+    cache key also covers every header in them. Keyword arguments go to :func:`build_flags`.
+    """
+    cxx = compiler or os.environ.get("CXX") or "g++"
+    flags = build_flags(include=include, **flag_kw)  # type: ignore[arg-type]
+    key_extra = [f"{h}:{h.read_text(errors='replace')}" for d in include for h in sorted(Path(d).rglob("*.h"))]
+    sources = [(p.name, p.read_text()) for p in paths]
+    if len({n for n, _ in sources}) != len(sources):
+        raise ValueError("source files must have distinct names")
+    return _cached_build(sources, flags, key_extra, cxx, cache_dir, name, in_place=paths)
 
 
 def run_binary(
@@ -166,10 +220,12 @@ def run_binary(
     trace: bool | str | Path = False,
     env: Mapping[str, str] | None = None,
     timeout: float = 120.0,
+    cwd: str | Path | None = None,
 ) -> RunResult:
     """Run an emulated kernel binary; with ``trace`` collect and parse its instruction trace.
 
-    ``trace`` may be True (temporary file) or a path to keep the trace there.
+    ``trace`` may be True (temporary file) or a path to keep the trace there; ``cwd`` is the
+    working directory (sample hosts read ``input/`` and write ``output/`` relative to it).
     """
     run_env = dict(os.environ)
     run_env.pop("ASCX_TRACE", None)
@@ -184,7 +240,8 @@ def run_binary(
             trace_path = Path(trace)
         run_env["ASCX_TRACE"] = str(trace_path)
     try:
-        proc = subprocess.run([str(binary), *args], capture_output=True, text=True, env=run_env, timeout=timeout)
+        proc = subprocess.run([str(binary), *args], capture_output=True, text=True, env=run_env, timeout=timeout,
+                              cwd=cwd)
         events = parse_trace(trace_path) if trace_path is not None and trace_path.exists() else None
         return RunResult(proc.returncode, proc.stdout, proc.stderr, events, Path(binary))
     finally:

@@ -9,3 +9,5 @@
 #include "ascx_emu/types.h"
 #include "ascx_emu/runtime.h"
 #include "ascx_emu/ops.h"
+#include "ascx_emu/multicore.h"
+#include "ascx_emu/harness.h"

@@ -314,6 +314,9 @@ inline TraceSink& trace_sink() {
 }
 
 void check_kernel_end(CoreState& c, SrcLoc loc);
+// Runs the cores of an AIV-only or AIC-only launch one at a time, in block order, each in its
+// own thread so that SyncAll can hand the turn to the next block (ascx_emu/multicore.h).
+void run_blocks_in_turn(std::vector<std::unique_ptr<CoreState>>& cores, const std::function<void()>& body, SrcLoc loc);
 
 inline void run_one(CoreState& c, const std::function<void()>& body, SrcLoc loc) {
     cur_core() = &c;
@@ -558,7 +561,7 @@ inline void launch(const char* name, uint32_t block_dim, const std::function<voi
     cross() = &xc;
     if (m != Mode::MIX) {
         xc.live = 1;
-        for (auto& c : cores) run_one(*c, body, loc);
+        run_blocks_in_turn(cores, body, loc);
     } else {
         xc.live = static_cast<int>(cores.size());
         std::vector<std::thread> th;
@@ -1143,7 +1146,7 @@ template <HardEvent EVT> inline int32_t FetchEventID() { return 0; }
 // group synchronise (barrier); mode 2: AIC <-> AIV of one group (AIC set wakes both
 // AIVs; an AIC wait consumes one set from each of its two AIVs).
 inline void cross_wait_until(ascx_emu::CrossCore& x, std::unique_lock<std::mutex>& lk, const std::function<bool()>& ready,
-                             const char* what, SrcLoc loc) {
+                             const std::function<std::string()>& what, SrcLoc loc, const char* api = "CrossCoreWaitFlag") {
     if (ready()) return;
     x.blocked++;
     auto t0 = std::chrono::steady_clock::now();
@@ -1155,13 +1158,13 @@ inline void cross_wait_until(ascx_emu::CrossCore& x, std::unique_lock<std::mutex
             uint64_t seen = x.progress;
             x.cv.wait_for(lk, std::chrono::milliseconds(1000), [&] { return ready() || x.progress != seen; });
             if (!ready() && x.blocked >= x.live && x.progress == seen)
-                ascx_emu::fail("CrossCoreWaitFlag", loc, "deadlock: every running core is blocked; this core waits for %s", what);
+                ascx_emu::fail(api, loc, "deadlock: every running core is blocked; this core waits for %s", what().c_str());
             continue;
         }
         x.cv.wait_for(lk, std::chrono::milliseconds(50));
         double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         if (el > x.timeout_s && !ready())
-            ascx_emu::fail("CrossCoreWaitFlag", loc, "timeout after %.1f s waiting for %s (ASCX_EMU_DEADLOCK_TIMEOUT)", el, what);
+            ascx_emu::fail(api, loc, "timeout after %.1f s waiting for %s (ASCX_EMU_DEADLOCK_TIMEOUT)", el, what().c_str());
     }
     x.blocked--;
 }
@@ -1226,7 +1229,7 @@ template <uint8_t MODE = 0, pipe_t P = PIPE_S> inline void CrossCoreWaitFlag(uin
         std::snprintf(what, sizeof what, "cross-core flag %u (mode %d barrier, %llu sets needed)", flagId, mode, (unsigned long long)(k * n));
         auto& v = x->bar[key];
         if (v.empty()) { v.assign(16, 0); x->bar_edges[key].assign(16, {}); }
-        cross_wait_until(*x, lk, [&] { return x->bar[key][flagId] >= k * n; }, what, loc);
+        cross_wait_until(*x, lk, [&] { return x->bar[key][flagId] >= k * n; }, [&] { return std::string(what); }, loc);
         auto& ve = x->bar_edges[key][flagId];
         for (uint64_t i = (k - 1) * n; i < k * n && i < ve.size(); ++i) edges.push_back(ve[i]);
     } else {
@@ -1238,7 +1241,7 @@ template <uint8_t MODE = 0, pipe_t P = PIPE_S> inline void CrossCoreWaitFlag(uin
             auto& vv = x->recv[c.name];
             return aic ? (vv[flagId * 2] > 0 && vv[flagId * 2 + 1] > 0) : vv[flagId * 2] > 0;
         };
-        cross_wait_until(*x, lk, ready, what, loc);
+        cross_wait_until(*x, lk, ready, [&] { return std::string(what); }, loc);
         for (int s = 0; s < (aic ? 2 : 1); ++s) {
             x->recv[c.name][flagId * 2 + s]--;
             auto& ve = x->recv_edges[c.name][flagId * 2 + s];

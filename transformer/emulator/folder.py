@@ -1,0 +1,82 @@
+"""Build and run a sample folder in the public CPU-debug layout against the emulator.
+
+A public Ascend C kernel-launch sample keeps a host program (``main.cpp``, which defines
+``main`` and includes ``data_utils.h`` / ``tikicpulib.h``) next to its kernels
+(``*_custom.cpp``), reads ``input/*.bin`` and writes ``output/*.bin`` relative to the folder.
+:func:`find_sources` picks those files, :func:`build_folder` compiles them together with the
+emulator flags (the folder itself on the include path), :func:`run_folder` runs the binary in
+the folder. ``ascx emulator build DIR`` is the command-line front end.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from . import RunResult, compile_files, run_binary
+
+__all__ = ["FolderSources", "FolderError", "find_sources", "build_folder", "run_folder"]
+
+_MAIN = re.compile(r"^\s*(?:int|int32_t|auto)\s+main\s*\(", re.MULTILINE)
+_SOURCE_SUFFIXES = (".cpp", ".cc", ".cxx")
+
+
+class FolderError(ValueError):
+    """The folder is not a buildable sample (no host program, several, no kernel)."""
+
+
+@dataclass(frozen=True)
+class FolderSources:
+    """The host program and the kernel sources of one sample folder."""
+
+    root: Path
+    main: Path
+    kernels: tuple[Path, ...]
+
+    @property
+    def all(self) -> tuple[Path, ...]:
+        return (self.main, *self.kernels)
+
+
+def find_sources(root: Path) -> FolderSources:
+    """The .cpp files directly in ``root``: the one defining ``main`` and the kernels.
+
+    Subfolders (``scripts/``, ``cmake/``, ``input/``...) are not searched: the samples keep
+    their sources at the top level.
+    """
+    if not root.is_dir():
+        raise FolderError(f"{root}: not a directory")
+    files = sorted(p for p in root.iterdir() if p.is_file() and p.suffix in _SOURCE_SUFFIXES)
+    mains = [p for p in files if _MAIN.search(p.read_text(errors="replace"))]
+    if not mains:
+        raise FolderError(f"{root}: no host program (a .cpp file defining main) among {[p.name for p in files]}")
+    if len(mains) > 1:
+        raise FolderError(f"{root}: several files define main: {[p.name for p in mains]}")
+    kernels = tuple(p for p in files if p != mains[0])
+    if not kernels:
+        raise FolderError(f"{root}: {mains[0].name} has no kernel source next to it (*_custom.cpp)")
+    return FolderSources(root, mains[0], kernels)
+
+
+def build_folder(root: Path, *, sanitize: bool = False, warnings_as_errors: bool = False,
+                 extra_flags: Sequence[str] = (), cache_dir: Path | None = None) -> tuple[FolderSources, Path]:
+    """Compile the folder's host program and kernels into one cached binary.
+
+    Raises :class:`FolderError` for a folder without a host program and
+    :class:`transformer.emulator.CompileError` when g++ rejects the sources.
+    """
+    src = find_sources(root)
+    binary = compile_files(list(src.all), include=[root.resolve()], cache_dir=cache_dir, name=root.resolve().name or "sample",
+                           sanitize=sanitize, warnings_as_errors=warnings_as_errors, extra_flags=extra_flags)
+    return src, binary
+
+
+def run_folder(root: Path, binary: Path, args: Sequence[str] = (), *, timeout: float = 300.0) -> RunResult:
+    """Run a built sample in its folder (it reads ``input/`` and writes ``output/`` there).
+
+    ``output/`` is created first, as the samples' run scripts do.
+    """
+    (root / "output").mkdir(exist_ok=True)
+    return run_binary(binary, args, timeout=timeout, cwd=root)
