@@ -9,5 +9,8 @@
 #include "ascx_emu/types.h"
 #include "ascx_emu/runtime.h"
 #include "ascx_emu/ops.h"
+#include "ascx_emu/ops_extra.h"
+#include "ascx_emu/highlevel.h"
+#include "ascx_emu/unsupported.h"
 #include "ascx_emu/multicore.h"
 #include "ascx_emu/harness.h"

@@ -35,3 +35,14 @@ template <typename... A>
 #define ascendc_assert(cond, ...) \
     do { if (!(cond)) ::ascx_emu::assert_failed("ascendc_assert", #cond, __FILE__, __LINE__, ##__VA_ARGS__); } while (0)
 #endif
+
+// AscendC::printf / PRINTF (documented debug API): printed directly on the host.
+namespace AscendC {
+template <typename... A> inline void printf(const char* fmt, A... args) {
+    if constexpr (sizeof...(A) == 0) std::fputs(fmt, stdout);
+    else std::printf(fmt, args...);
+}
+}  // namespace AscendC
+#ifndef PRINTF
+#define PRINTF AscendC::printf
+#endif

@@ -1,0 +1,17 @@
+// Host program of bitwise_custom (2 blocks of 512).
+#include "data_utils.h"
+#include "tikicpulib.h"
+extern "C" __global__ __aicore__ void bitwise_custom(GM_ADDR x, GM_ADDR y);
+
+int32_t main() {
+    const size_t inBytes = 1024 * sizeof(int16_t), outBytes = 1024 * sizeof(int16_t);
+    uint8_t* x = (uint8_t*)AscendC::GmAlloc(inBytes);
+    uint8_t* y = (uint8_t*)AscendC::GmAlloc(outBytes);
+    if (!ReadFile("./input/input_x.bin", inBytes, x, inBytes)) return 1;
+    AscendC::SetKernelMode(KernelMode::AIV_MODE);
+    ICPU_RUN_KF(bitwise_custom, 2, x, y);
+    WriteFile("./output/output_y.bin", y, outBytes);
+    AscendC::GmFree((void*)x);
+    AscendC::GmFree((void*)y);
+    return 0;
+}

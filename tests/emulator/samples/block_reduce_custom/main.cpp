@@ -1,0 +1,17 @@
+// Host program of block_reduce_custom (one block).
+#include "data_utils.h"
+#include "tikicpulib.h"
+extern "C" __global__ __aicore__ void block_reduce_custom(GM_ADDR x, GM_ADDR y);
+
+int32_t main() {
+    const size_t inBytes = 1024 * sizeof(float), outBytes = 192 * sizeof(float);
+    uint8_t* x = (uint8_t*)AscendC::GmAlloc(inBytes);
+    uint8_t* y = (uint8_t*)AscendC::GmAlloc(outBytes);
+    if (!ReadFile("./input/input_x.bin", inBytes, x, inBytes)) return 1;
+    AscendC::SetKernelMode(KernelMode::AIV_MODE);
+    ICPU_RUN_KF(block_reduce_custom, 1, x, y);
+    WriteFile("./output/output_y.bin", y, outBytes);
+    AscendC::GmFree((void*)x);
+    AscendC::GmFree((void*)y);
+    return 0;
+}

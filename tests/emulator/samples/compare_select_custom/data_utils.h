@@ -1,0 +1,1 @@
+../common/data_utils.h
