@@ -53,7 +53,11 @@ def _layernorm(i: Arrays) -> Arrays:
 def _matmul(i: Arrays) -> Arrays:
     a = i["input_a.bin"].astype(np.float64).reshape(64, 64)
     b = i["input_b.bin"].astype(np.float64).reshape(64, 32)
-    return {"output_c.bin": (a @ b).astype(np.float32).astype(np.float16)}  # L0C float, F322F16
+    # two Mmads over K = 0..31 and 32..63: the first result is rounded to float in L0C, the
+    # second adds to it (cmatrixInitVal = false); Fixpipe F322F16 rounds to half
+    c = (a[:, :32] @ b[:32]).astype(np.float32)
+    c = (c.astype(np.float64) + a[:, 32:] @ b[32:]).astype(np.float32)
+    return {"output_c.bin": c.astype(np.float16)}
 
 
 def _argmax_rows(i: Arrays) -> Arrays:

@@ -21,6 +21,8 @@ extern "C" __global__ __aicore__ void sort_custom(GM_ADDR x, GM_ADDR y) {
     in = inQ.DeQue<float>();
     LocalTensor<uint32_t> idx = idxBuf.Get<uint32_t>();
     for (uint32_t i = 0; i < 64; ++i) idx.SetValue(i, i);
+    SetFlag<HardEvent::S_V>(0);  // scalar writes of the indices before the vector unit reads them
+    WaitFlag<HardEvent::S_V>(0);
     LocalTensor<float> sorted = tmpBuf.Get<float>();
     Sort32(sorted, in, idx, 2);
     LocalTensor<float> out = outQ.AllocTensor<float>();

@@ -159,24 +159,4 @@ ASCX_EMU_UNSUPPORTED_TYPE(GatherRepeatParams)
 ASCX_EMU_UNSUPPORTED_TYPE_V(TQueSync)
 ASCX_EMU_UNSUPPORTED_TYPE_V(TBufPool)
 
-// The high-level Matmul (lib/matmul_intf.h): the types a declaration needs exist so that the
-// first error is the one naming Matmul.
-enum class CubeFormat { ND = 0, NZ, ZN, ZZ, NN, ND_ALIGN, SCALAR, VECTOR };
-template <TPosition POS, CubeFormat FMT, typename T, bool ISTRANS = false> struct MatmulType {
-    using type = T;
-};
-struct MatmulConfig {
-    bool doNorm = true;
-};
-inline constexpr MatmulConfig CFG_NORM = {true};
-inline constexpr MatmulConfig CFG_MDL = {false};
-namespace matmul {
-template <class A, class B, class C, class BIAS = C, const MatmulConfig& MM_CFG = CFG_NORM, class... MORE> class Matmul {
-    static_assert(::ascx_emu::always_false<A>::value, ASCX_EMU_UNSUPPORTED_MSG(matmul::Matmul) "; use the basic cube API (LoadData, Mmad, Fixpipe)");
-};
-}  // namespace matmul
 }  // namespace AscendC
-
-#ifndef REGIST_MATMUL_OBJ
-#define REGIST_MATMUL_OBJ(...) ((void)0)
-#endif
