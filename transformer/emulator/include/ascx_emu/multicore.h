@@ -163,6 +163,9 @@ inline void sync_all(bool aiv_only, int used_cores, SrcLoc loc) {
             ascx_emu::fail("SyncAll", loc, "block %d takes part in a SyncAll of usedCores = %d (blocks 0..%d)", c.block, n, n - 1);
         ascx_emu::turn_barrier(c, n, loc);
     }
+    // Our reading: the all-core barrier also completes every pipe of the calling core (as
+    // PipeBarrier<PIPE_ALL>), so the timing model and hazard detector see it as one.
+    ascx_emu::tm::barrier_all(c.tm);
     ascx_emu::trace_sync(c, PIPE_ALL, "SyncAll", "barrier", {}, -1, -1, loc, ascx_emu::kv("cores", used_cores > 0 ? used_cores : c.block_num));
 }
 }  // namespace detail
