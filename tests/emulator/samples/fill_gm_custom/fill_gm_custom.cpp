@@ -18,8 +18,8 @@ extern "C" __global__ __aicore__ void fill_gm_custom(GM_ADDR x, GM_ADDR y) {
     pipe.InitBuffer(inQ, 1, SLICE * BLOCKS * sizeof(float));
     LocalTensor<float> in = inQ.AllocTensor<float>();
     DataCopy(in, xGm, SLICE * BLOCKS);
-    inQ.EnQue(in);
-    in = inQ.DeQue<float>();
+    SetFlag<HardEvent::MTE2_MTE3>(0);  // the copy out (MTE3) reads what the copy in (MTE2) wrote
+    WaitFlag<HardEvent::MTE2_MTE3>(0);
     SetAtomicAdd<float>();
     DataCopy(yGm, in, SLICE * BLOCKS);
     SetAtomicNone();
