@@ -16,6 +16,9 @@ from typing import Any
 import click
 
 from .cli_common import (
+    backend_option,
+    device_option,
+    npu_toolchain,
     CheckFailed,
     check_output_path,
     handle_errors,
@@ -80,15 +83,29 @@ def format_report(r: Any) -> str:
 @click.option("--trace", "trace_path", default=None, metavar="OUT.json",
               help="Write a Chrome trace-event timeline (a track per core x pipe; open in Perfetto).")
 @click.option("--full", is_flag=True, help="Run the arithmetic too (default: timing-only, same cycles, faster).")
+@backend_option
+@device_option
+@click.option("--record", "record_path", default=None, metavar="RUNS.csv",
+              help="With --backend npu: also profile on the emulator and append both to this calibration CSV "
+                   "(the input of `ascx calibrate`).")
 @handle_errors
 def profile_cmd(file: str, pipeline: str | None, sizes: tuple[str, ...], target_name: str | None, as_json: bool,
-                trace_path: str | None, full: bool) -> None:
+                trace_path: str | None, full: bool,
+                backend: str, device: int | None, record_path: str | None) -> None:
     """Profile FILE (.ir after --passes, or a hand-written Ascend C .cpp with main) on the
     pipe-level timing model: cycles, per-pipe busy time, bound, roofline, hot lines, hazards."""
     from .timing.profile import profile_kernel, profile_source
 
     if trace_path:
         check_output_path(trace_path, "--trace", inputs=(file,))
+    if record_path and backend != "npu":
+        raise UsageError("--record goes with --backend npu", hint="it pairs a measured profile with the emulator's")
+    if backend == "npu" and (trace_path or file.endswith((".cpp", ".cc", ".cxx"))):
+        raise UsageError("--backend npu profiles .ir kernels, without --trace (msprof measures the device; "
+                         "see docs/npu.md)")
+    if record_path:
+        check_output_path(record_path, "--record", inputs=(file,), suffix=".csv")
+    toolchain = npu_toolchain(backend, device, need_msprof=True)
     target = load_target(target_name)
     if file.endswith((".cpp", ".cc", ".cxx")):
         if pipeline or sizes:
@@ -112,12 +129,33 @@ def profile_cmd(file: str, pipeline: str | None, sizes: tuple[str, ...], target_
         kernel = load_kernel(file, sizes)
         out = transform_kernel(file, kernel, pipeline, target)[0] if pipeline else kernel
         em = emit(out, target, source_name=file, pipeline=pipeline or "")
+        if toolchain is not None:
+            _profile_npu(out, em, target, toolchain, file=file, as_json=as_json, record_path=record_path, full=full)
+            return
         result = profile_kernel(out, target, timing_only=not full, source_name=file, trace=trace_path, emitted=em)
     click.echo(json.dumps(result.to_json(), indent=2) if as_json else format_report(result))
     if trace_path:
         click.echo(f"wrote {trace_path} (open in https://ui.perfetto.dev)", err=True)
     if result.hazards:
         raise CheckFailed()
+
+
+def _profile_npu(kernel: Any, em: Any, target: Any, toolchain: Any, *, file: str, as_json: bool,
+                 record_path: str | None, full: bool) -> None:
+    """`--backend npu`: build with CANN, run under msprof on the device, report what it
+    measured (with --record, next to the emulator's prediction, appended to a calibration CSV)."""
+    from .npu import profile_on_npu
+    from .npu.report import format_npu_report, record_runs
+    from .timing.profile import profile_kernel
+
+    result = profile_on_npu(kernel, target, toolchain, source_name=file, emitted=em)
+    predicted = None
+    if record_path:
+        predicted = profile_kernel(kernel, target, timing_only=not full, source_name=file, emitted=em)
+        n = record_runs(record_path, predicted, result)
+        click.echo(f"appended {n} calibration sample(s) to {record_path} (fit with `ascx calibrate {record_path}`)",
+                   err=True)
+    click.echo(json.dumps(result.to_json(), indent=2) if as_json else format_npu_report(result, predicted))
 
 
 def register(group: click.Group) -> None:

@@ -209,3 +209,34 @@ def test_calibrate_command_writes_an_override_every_command_can_load(tmp_path: P
     params.write_text('[MTE2]\nbytes = "1/mte2_gm_to_ub_bytes_per_cyle"\n')
     res = r.invoke(main, ["calibrate", str(csv_path), "-o", str(tmp_path / "x.toml"), "--params", str(params)])
     assert res.exit_code == 2 and "did you mean `mte2_gm_to_ub_bytes_per_cycle`" in res.output
+
+
+def test_calibration_recovers_the_timing_models_own_parameters() -> None:
+    """With the model's real parameterisation (PIPE_FEATURES and its target facts):
+    measurements generated from parameters 0.5x-2x the table's are fitted back within 5 %."""
+    from transformer.cli_calibrate import model_pipe_features
+
+    pipes = model_pipe_features(None)
+    target = get_target("ascend910b2")
+    rng = np.random.default_rng(12)
+    facts = sorted({spec for f in pipes.values() for spec in f.values()})
+    true = {f: (float(target.value(f)) or 1.0) * rng.uniform(0.5, 2.0) for f in facts}
+    runs: list[Sample] = []
+    for k in range(80):
+        busiest = 0.0
+        for pipe, feats in pipes.items():
+            if pipe == TOTAL:
+                continue
+            # each term worth 1e3..1e5 cycles, whatever the parameter's magnitude
+            x = {feat: float(10 ** rng.uniform(3, 5) / true[feats[feat]]) for feat in feats}
+            cyc = sum(true[feats[f]] * v for f, v in x.items())
+            busiest = max(busiest, cyc)
+            runs.append(Sample(f"k{k}", pipe, cyc * (1 + rng.normal(0, 0.002)), x, "aiv"))
+        if TOTAL in pipes:
+            x = {feat: float(rng.integers(1, 6)) * 2e4 / true[pipes[TOTAL][feat]] for feat in pipes[TOTAL]}
+            runs.append(Sample(f"k{k}", TOTAL, busiest + sum(true[pipes[TOTAL][f]] * v for f, v in x.items()), x))
+    rep = calibrate(runs, target, pipes)
+    got = rep.values()
+    assert set(got) == set(facts)
+    for f in facts:
+        assert abs(got[f] - true[f]) / true[f] < 0.05, (f, got[f], true[f])
