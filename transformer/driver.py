@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from . import ir
 from .diagnostics import AscxError, PassError, PipelineError, SemanticError, Source, UsageError, did_you_mean
-from .targets import DEFAULT_TARGET, Target, get_target, list_targets
+from . import targets
+from .targets import Target, list_targets
 
 if TYPE_CHECKING:  # annotations only: the passes and codegen are imported when used
     from passes.base import Pass, TraceEntry
@@ -82,10 +83,8 @@ def load_text(source: Source, sizes: Mapping[str, int] | None = None, *, size_te
 def resolve_target(target: "str | Target | None") -> Target:
     """The one place a target name becomes a `Target` (None: the default target). An
     unknown name is a `UsageError` naming the closest known target."""
-    if isinstance(target, Target):
-        return target
     try:
-        return get_target(target or DEFAULT_TARGET)
+        return targets.resolve_target(target)
     except LookupError:
         known = list_targets()
         raise UsageError(f"--target {target}: unknown target",

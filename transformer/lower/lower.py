@@ -107,10 +107,10 @@ class _PhaseSrc:
 
 class Lowering:
     def __init__(self, kernel: ir.Kernel, target: Any = None, *, select: bool = True, source_name: str = "") -> None:
-        from ..targets import DEFAULT_TARGET, get_target
+        from ..targets import resolve_target
 
         self.kernel = kernel
-        self.target = target if target is not None and not isinstance(target, str) else get_target(target or DEFAULT_TARGET)
+        self.target = resolve_target(target)
         self.select = select
         self.source_name = source_name or f"{kernel.name}.ir"
         self.names = Names(kernel)

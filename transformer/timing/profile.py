@@ -147,9 +147,9 @@ def profile_kernel(kernel: Any, target: Any, *, timing_only: bool | None = None,
     """Emit `kernel` for `target`, compile (cached), run on the emulator with the pipe-level
     model and return its profile. `timing_only` (default True) skips the arithmetic."""
     from ..codegen import compile_emitted, emit_ascendc
-    from ..targets import get_target
+    from ..targets import resolve_target
 
-    tgt = get_target(target) if isinstance(target, str) or target is None else target
+    tgt = resolve_target(target)
     em = emitted or emit_ascendc(kernel, tgt, source_name=source_name or "")
     binary = compile_emitted(em)
     _, tmap = em.combined()
@@ -167,9 +167,9 @@ def profile_source(cpp_path: str | Path, target: Any, *, args: Sequence[str] = (
                    timing_only: bool = False, trace: str | Path | None = None) -> ProfileResult:
     """Profile a hand-written Ascend C source with its own `main` on the same model."""
     from ..emulator import compile_source
-    from ..targets import get_target
+    from ..targets import resolve_target
 
-    tgt = get_target(target) if isinstance(target, str) or target is None else target
+    tgt = resolve_target(target)
     path = Path(cpp_path)
     scope = {s.upper(): int(tgt.scope(s).physical_bytes) for s in ("ub", "l1", "l0a", "l0b", "l0c")}
     binary = compile_source(path, scope_bytes=scope, name=re.sub(r"\W", "_", path.stem) or "kernel")

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import ir
+from ..targets import resolve_target
 
 ESTIMATE_VERSION = "estimate-1"
 PIPES = ("MTE2", "MTE1", "MTE3", "V", "M", "S")
@@ -41,14 +42,6 @@ class Estimate:
     roofline_us: float = 0.0
 
 
-def _target(target: Any) -> Any:
-    from ..targets import DEFAULT_TARGET, get_target
-
-    if target is None or isinstance(target, str):
-        return get_target(target or DEFAULT_TARGET)
-    return target
-
-
 def _ops(e: ir.Expr) -> int:
     if isinstance(e, (ir.Binary,)):
         return 1 + _ops(e.lhs) + _ops(e.rhs)
@@ -60,24 +53,7 @@ def _ops(e: ir.Expr) -> int:
 
 
 def _accesses(e: ir.Expr) -> list[ir.Access]:
-    out: list[ir.Access] = []
-
-    def walk(x: Any) -> None:
-        if isinstance(x, ir.Access):
-            out.append(x)
-            for i in x.indices:
-                walk(i)
-        elif isinstance(x, ir.Binary):
-            walk(x.lhs)
-            walk(x.rhs)
-        elif isinstance(x, ir.Unary):
-            walk(x.operand)
-        elif isinstance(x, ir.Call):
-            for a in x.args:
-                walk(a)
-
-    walk(e)
-    return out
+    return [x for x in ir.sub_exprs(e) if isinstance(x, ir.Access)]
 
 
 class _Model:
@@ -197,7 +173,7 @@ class _Model:
 
 def estimate(kernel: ir.Kernel, target: Any = None) -> Estimate:
     """The analytic time of `kernel` on `target` (see the module docstring)."""
-    tgt = _target(target)
+    tgt = resolve_target(target)
     m = _Model(kernel, tgt)
     total = {p: 0.0 for p in PIPES}
     cycles = 0.0
