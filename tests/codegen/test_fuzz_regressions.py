@@ -143,3 +143,27 @@ def test_row_buffer_of_a_multicore_phase_is_per_worker() -> None:
     em = emit_ascendc(t)
     assert "sGm.SetGlobalBuffer((__gm__ float *)(workspace + 0 + (workerIdx % 16) * 512), 16);" in em.source
     check_emitted(t, k, emitted=em, what=f"attention_causal --passes {pipeline}")
+
+
+def test_serial_phase_of_a_multicore_kernel_runs_on_one_worker() -> None:
+    """`unroll{mean=full}` turns `mean` into top-level statements (`mu[0] = mu[0] / H`), run
+    as phases of their own; with `vari` and `norm` split over 6 workers every worker repeated
+    those read-modify-writes of the shared `mu` in the GM workspace (a race: wrong Y, found
+    with fuzz seed 1425489624). A phase not split over workers now runs on worker 0 alone."""
+    k = example("layernorm", {"N": 6, "H": 64})
+    pipeline = "unroll{mean=full},multicore{norm},multicore{vari}"
+    t = apply(k, pipeline)
+    em = emit_ascendc(t)
+    body = em.source.split("void ProcessStmts2()", 1)[1].split("__aicore__", 1)[0]
+    assert "if (workerIdx == 0) {" in body, body
+    check_emitted(t, k, emitted=em, what=f"layernorm --passes {pipeline}")
+
+
+def test_unrolled_reload_of_l1_waits_for_the_previous_load_data() -> None:
+    """`unroll{mm.j0=full}` replicates the reload of `B_l1` inline: the MTE2 copy into L1
+    was not ordered after the MTE1 LoadData that read the previous contents (the hazard
+    detector's WAR on L1, fuzz seed 1425489627). Inline copies into on-chip buffers now
+    drain the pipes first."""
+    k = example("matmul", {"M": 128, "N": 64, "K": 128})
+    pipeline = "tile{mm=16,j=16},multicore{mm},unroll{mm.j0=full}"
+    check_emitted(apply(k, pipeline), k, what=f"matmul --passes {pipeline}")

@@ -554,6 +554,10 @@ class PhaseEmitter:
         main: list[Line] = []
         for s in self.src.stmts:
             main.extend(self.stmt(s, 0, [], top=True))
+        if self.serial_on_worker0():
+            # a phase not split over workers runs on worker 0 alone: the other workers must
+            # not repeat its read-modify-writes of shared GM (a race, not just wasted work)
+            main = [Line("if (workerIdx == 0) {")] + [Line(x.text, x.depth + 1, x.origin) for x in main] + [Line("}")]
         if ph.tmp_bytes:
             init.append(Line(f"pipe.InitBuffer({ph.tmp_buf_name}, {ph.tmp_bytes});"))
             tmp_lines.append(Line(f"{ph.tmp_name} = {ph.tmp_buf_name}.Get<uint8_t>();"))
@@ -594,7 +598,9 @@ class PhaseEmitter:
         out: list[Line] = []
         if self.cube is not None and self.cube.handles(s):
             return self.cube.emit(self, s, depth, loop_vars)
-        if not any(isinstance(x, (ir.For, ir.Copy)) for x in s.body) or _perfect2(s) or _distributable(s):
+        split_here = top and self.ph.cores > 1
+        if not split_here and (not any(isinstance(x, (ir.For, ir.Copy)) for x in s.body) or _perfect2(s)
+                               or _distributable(s)):
             from .vector import select_vector
 
             self.no_vector_reason = "instruction selection disabled" if not self.low.select else ""
@@ -620,13 +626,13 @@ class PhaseEmitter:
                     out.append(Line("}", depth))
                     return out
                 self.low.warn(s, f"@cores({workers}) on a loop without constant bounds: runs on one core")
-            if total_workers > 1:
-                out.append(Line("if (workerIdx == 0) {", depth))
-                out.append(Line(f"for (int32_t {v} = {lo}; {v} < {hi}; ++{v}) {{", depth + 1))
-                out.extend(self.block(s.body, depth + 2, loop_vars + [v]))
-                out.append(Line("}", depth + 1))
-                out.append(Line("}", depth))
-                return out
+                if total_workers > 1:
+                    out.append(Line("if (workerIdx == 0) {", depth))
+                    out.append(Line(f"for (int32_t {v} = {lo}; {v} < {hi}; ++{v}) {{", depth + 1))
+                    out.extend(self.block(s.body, depth + 2, loop_vars + [v]))
+                    out.append(Line("}", depth + 1))
+                    out.append(Line("}", depth))
+                    return out
         innermost = not any(isinstance(x, ir.For) for x in s.body)
         if innermost and not any(isinstance(x, ir.Copy) for x in s.body):
             self.record_scalar(s, self.no_vector_reason)
@@ -634,6 +640,10 @@ class PhaseEmitter:
         out.extend(self.block(s.body, depth + 1, loop_vars + [v]))
         out.append(Line("}", depth))
         return out
+
+    def serial_on_worker0(self) -> bool:
+        """Whether this phase runs on one worker of several (it is not split with `@cores`)."""
+        return self.ph.cores <= 1 and self.workers_available() > 1
 
     def workers_available(self) -> int:
         if self.low.mode == "MIX_MODE" and self.ph.core == "vec":
@@ -781,6 +791,11 @@ class PhaseEmitter:
         for n in (c.dst.tensor, c.src.tensor):
             if n in self.buffers:
                 self.ensure_ready(n, out, depth)
+        if self.low.info[c.dst.tensor].kind == "local":
+            # an inline copy overwrites an on-chip buffer that an earlier instruction on
+            # another pipe may still read (e.g. an unrolled reload of L1 after MTE1 LoadData):
+            # drain first, or the write races the read (WAR)
+            out.append(Line("PipeBarrier<PIPE_ALL>();", depth))
         out.extend(self.copy(c, depth))
         out.append(Line("PipeBarrier<PIPE_ALL>();", depth))
         return out
