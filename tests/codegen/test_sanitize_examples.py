@@ -1,7 +1,7 @@
 """Issue 5 acceptance: for every example under every pipeline documented in
 examples/README.md (the table is read here, so a new row is covered or fails loudly), the
 emitted Ascend C compiled with `-fsanitize=address,undefined` (plus -Wall -Wextra -Werror,
--O1, through the codegen helpers' compile cache) runs clean and matches the interpreter
+-O0 as every verification, through the codegen helpers' compile cache) runs clean and matches the interpreter
 of the original kernel on fresh random inputs (seed from OS entropy, printed on failure).
 Sizes are small so the whole file stays around a minute on two cores."""
 
