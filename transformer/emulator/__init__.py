@@ -24,14 +24,26 @@ from typing import Mapping, Sequence
 from .trace import TraceEvent, parse_trace
 
 __all__ = [
-    "DEFAULT_SCOPE_BYTES", "ERROR_EXIT", "CompileError", "RunResult", "include_dir", "cflags",
+    "DEFAULT_SCOPE_BYTES", "EMU_SCOPES", "ERROR_EXIT", "CompileError", "RunResult", "include_dir", "cflags",
     "compile_source", "compile_files", "build_flags", "run_binary", "compile_and_run", "TraceEvent",
 ]
 
-#: Local memory sizes compiled into the headers by default (Ascend 910B / Atlas A2).
-DEFAULT_SCOPE_BYTES: dict[str, int] = {
-    "UB": 192 * 1024, "L1": 512 * 1024, "L0A": 64 * 1024, "L0B": 64 * 1024, "L0C": 128 * 1024,
-}
+#: The local memory scopes the headers size (`-DASCX_EMU_<SCOPE>_BYTES`).
+EMU_SCOPES = ("UB", "L1", "L0A", "L0B", "L0C")
+
+
+def _default_scope_bytes() -> dict[str, int]:
+    """Physical local memory sizes of the default target, from the target table (the one
+    place chip numbers live). The headers fall back to the same numbers (`runtime.h`) for
+    a plain g++ build without flags; a test keeps the two in step."""
+    from ..targets import get_target
+
+    scopes = get_target().scopes
+    return {s: scopes[s.lower()].physical_bytes for s in EMU_SCOPES}
+
+
+#: Local memory sizes compiled into the headers by default (the default target's).
+DEFAULT_SCOPE_BYTES: dict[str, int] = _default_scope_bytes()
 #: Exit status of a kernel stopped by an emulator check (message on stderr).
 ERROR_EXIT = 3
 
