@@ -44,7 +44,8 @@ What it does, in three steps, for every nest (top-level loop) that holds a reque
    for the matmul nest's loops apply to the epilogue's loops of the same variables.
 
 It requires: 1) every requested loop exists and has bounds that evaluate to integers;
-2) 1 <= T <= extent; 3) the requested loops of one nest are nested in one another.
+2) 1 <= T <= extent; 3) the requested loops of one nest are nested in one another, or
+siblings (a name `label.var` may designate several sibling loops over one row: `_rows.py`).
 
 Rewrite (add, `tile{ew.i=64,ew.j=256}`):
 
@@ -64,7 +65,9 @@ loop and, if perfectly nested, the next one. The Z3 capacity solver
 (`transformer.capacity.solver_tiles`) picks the largest tiles (cube-legal multiples of 16
 preferred) for which the kernel `double_buffer` would then make — its staged buffers twice
 and the lowering's vector temporaries — fits every scope (so it vectorises), keeping at least two tiles on the band's outer loop (something to prefetch);
-a nest where nothing fits is left untiled. Without the solver, the fallback is the largest
+a nest where nothing fits has its rows tiled too when they are too long (`_rows.py`), or is
+refused with what a row needs, or (not a nest over rows) left untiled with the reason in
+the trace. Without the solver, the fallback is the largest
 power-of-two tiles (at most 256 and at most the extent) under the same budgets, trying the
 same cap for all loops of the band and halving it until it fits.
 """
@@ -81,6 +84,7 @@ from transformer.affine import to_affine
 
 from . import _rewrite as R
 from ._budgets import scope_budget, tensor_bytes
+from ._rows import recompute_row_temps, resolve_tiled, row_loops
 from .base import (Args, Pass, PassError, PipelineError, TraceEntry, loop_names, preferred_loop_names, register,
                    resolve_loop)
 
@@ -123,10 +127,12 @@ class Tile(Pass):
         tiles = self.tiles
         kernel = split_epilogues(kernel, trace)
         if not tiles:
-            chosen = choose_tiles(kernel, target)
+            notes: list[str] = []
+            chosen = choose_tiles(kernel, target, notes)
             tiles = tuple(chosen.items())
             trace.decisions.append("no sizes given: chose " + (", ".join(f"{k}={v}" for k, v in tiles) or "nothing")
-                                   + " (largest tiles the capacity solver proves fit, with room for 2 stages)")
+                                   + " (largest tiles the capacity solver proves fit, with room for 2 stages)"
+                                   + "".join(f"; {n}" for n in notes))
         return tile_kernel(kernel, tiles, target, trace)
 
     @classmethod
@@ -191,7 +197,7 @@ def _default_bands(kernel: ir.Kernel) -> list[list[tuple[str, ir.For]]]:
     return bands
 
 
-def choose_tiles(kernel: ir.Kernel, target: Any = None) -> dict[str, int]:
+def choose_tiles(kernel: ir.Kernel, target: Any = None, notes: list[str] | None = None) -> dict[str, int]:
     """Tile sizes for `tile` without parameters (see the module docstring for the policy).
 
     This is the one place to plug the capacity solver in: `solver_tiles` searches sizes
@@ -218,12 +224,17 @@ def choose_tiles(kernel: ir.Kernel, target: Any = None) -> dict[str, int]:
         from transformer.printer import print_kernel
 
         try:
-            return solver_tiles(kernel, loops, target, candidates=candidates, partial=True,
-                                footprint=tile_footprint(kernel, target), nests=nests,
-                                cache_key=print_kernel(kernel))
+            chosen = solver_tiles(kernel, loops, target, candidates=candidates, partial=True,
+                                  footprint=tile_footprint(kernel, target), nests=nests,
+                                  cache_key=print_kernel(kernel))
         except CapacityError:
             pass
-    chosen: dict[str, int] = {}
+        else:
+            for band in bands:
+                if not any(n in chosen for n, _ in band):
+                    chosen.update(long_row_tiles(kernel, band, target, notes))
+            return chosen
+    chosen = {}
     for band in _default_bands(kernel):
         cap = 256
         while cap >= 1:
@@ -239,6 +250,96 @@ def choose_tiles(kernel: ir.Kernel, target: Any = None) -> dict[str, int]:
             chosen.update(req)
             break
     return chosen
+
+
+ROW_TILE_CANDIDATES = tuple(2 ** k for k in range(4, 21))  # elements of a tile of a long row
+
+
+def long_row_tiles(kernel: ir.Kernel, band: list[tuple[str, ir.For]], target: Any = None,
+                   notes: list[str] | None = None) -> dict[str, int]:
+    """Tiles for a nest where no tile of its band fits: {} when even one row is not the
+    problem (one row fits: e.g. no cube-legal tile of a matmul); else one row per tile of
+    the band's loop and the largest tiles of the loops over the row that the capacity
+    solver proves fit with room for two stages (`_rows.row_loops`); else the refusal
+    `CapacityExceeded` saying what one row needs and what would work — for a nest over rows
+    (loops over one extent in the row loop); another nest is left untiled with the reason
+    in `notes`."""
+    from transformer.capacity.tiles import solver_tiles, tile_candidates
+
+    name0, loop0 = band[0]
+    sizes = kernel.size_values()
+    rows = row_loops(kernel, loop0, name0, sizes) if len(band) == 1 else None
+    if rows is not None:
+        rname, ext = rows
+        cands = {name0: (1,), rname: tile_candidates(ext, [c for c in ROW_TILE_CANDIDATES if c <= ext])}
+        got = solver_tiles(kernel, {name0: R.loop_extent(loop0, sizes) or 1, rname: ext}, target,
+                           candidates=cands, partial=True, footprint=tile_footprint(kernel, target),
+                           nests={name0: 0, rname: 0})
+        if got.get(rname):
+            return got
+    try:
+        tile_kernel(kernel, ((name0, 1),), target, TraceEntry("tile"), reserve=2 if rows else 1)
+        return {}
+    except CapacityExceeded as e:
+        err = e
+    except PassError:
+        return {}
+    refusal = _row_refusal(kernel, band, err, rows, target)
+    inner = [s for s in loop0.body if isinstance(s, ir.For)]
+    if rows is not None or (len(band) == 1 and inner and len({R.loop_extent(lp, sizes) for lp in inner}) == 1):
+        raise refusal  # a nest over rows: refuse rather than leave it in GM
+    if notes is not None:  # another shape (a matmul, attention before `online_softmax`): say why
+        notes.append(f"`{loop0.label or name0}` left in GM: {refusal.what} ({refusal.hint})")
+    return {}
+
+
+def _row_refusal(kernel: ir.Kernel, band: list[tuple[str, ir.For]], err: CapacityExceeded,
+                 rows: tuple[str, int] | None, target: Any) -> CapacityExceeded:
+    """`tile` cannot stage the nest: say what one row needs (the largest local of a
+    one-row tile, and all of them), what the scope holds (the target table), and what would
+    work."""
+    name0, loop0 = band[0]
+    sizes = kernel.size_values()
+    one = tile_kernel(kernel, ((name0, 1),), target, TraceEntry("tile"), reserve=0)
+    new = [d for d in one.buffers if d.kind == "local" and d.scope == err.scope]
+    usable = scope_budget(target, err.scope)
+    scope = err.scope.upper()
+    twice = " (twice that, to leave room for double buffering)" if rows is not None else ""
+    big = max(new, key=lambda d: tensor_bytes(d, sizes)) if new else None
+    if big is not None and tensor_bytes(big, sizes) > usable:
+        n = 1
+        for d in big.shape:
+            n *= R.eval_const(d, sizes) or 1
+        what = (f"a row of {n} {big.dtype} (`{big.name}`) needs {_kib(tensor_bytes(big, sizes))}, "
+                f"{scope} has {_kib(usable)} usable")
+    elif new:
+        what = (f"one row needs {_kib(sum(tensor_bytes(d, sizes) for d in new))} of {scope} ("
+                + ", ".join(f"`{d.name}` {_kib(tensor_bytes(d, sizes))}" for d in new)
+                + f"){twice}, {scope} has {_kib(usable)} usable")
+    else:
+        what = f"one row needs {_kib(err.need_bytes)} of {scope}, which has {_kib(usable)} usable"
+    label = loop0.label or name0
+    names = preferred_loop_names(kernel)
+    inner = [s for s in loop0.body if isinstance(s, ir.For)]
+    if rows is not None:
+        hint = (f"even the smallest tiles of the loops over the row do not fit; stage fewer tensors per nest "
+                f"(run `tile` before `fuse`), or tile explicitly: `tile{{{name0}=1,{rows[0]}=16}}`")
+    elif inner and all(id(lp) in names for lp in inner):
+        ask = ",".join([f"{name0}=1"] + sorted({f"{names[id(lp)]}=1024" for lp in inner}))
+        hint = f"tile the loops over the row explicitly: `tile{{{ask}}}`"
+    else:
+        hint = ("tile the loops over the row explicitly (`tile{LOOP=1,ROW_LOOP=1024}`; sibling loops over one row "
+                f"with one variable are named together as `{label}.VAR`), or label the nest's loops so they can be named")
+    out = CapacityExceeded("tile", f"cannot stage `{label}`: {what}; its loops over the row cannot be tiled "
+                           "automatically, and `tile` does not leave a nest running from GM silently",
+                           loop0.loc, hint=hint, scope=err.scope, need_bytes=err.need_bytes,
+                           budget_bytes=usable, loops=(name0,))
+    out.what = what  # type: ignore[attr-defined]
+    return out
+
+
+def _kib(n: int) -> str:
+    return f"{n / 1024:g} KiB" if n >= 1024 else f"{n} B"
 
 
 def tile_footprint(kernel: ir.Kernel, target: Any = None) -> Any:
@@ -308,12 +409,15 @@ def Check_constant_bounds(loop_name: str, loop: ir.For, sizes: Mapping[str, int]
 
 
 def Check_tiled_loops_nested(nest_loops: list[tuple[str, Path, ir.For]]) -> None:
-    """Condition: the requested loops of one nest lie on one chain (each encloses the next)."""
+    """Condition: any two requested loops of one nest are nested in one another, or are
+    siblings (children of one loop: the loops over one long row, staged per tile each)."""
     ordered = sorted(nest_loops, key=lambda x: len(x[1]))
-    for (na, pa, _), (nb, pb, lb) in zip(ordered, ordered[1:]):
-        if pb[:len(pa)] != pa or len(pa) == len(pb):
-            raise NotApplicable("tile", f"loops `{na}` and `{nb}` are not nested in one another; tile them in "
-                            "separate `tile` passes", lb.loc, loops=(na, nb))
+    for k, (na, pa, _) in enumerate(ordered):
+        for nb, pb, lb in ordered[k + 1:]:
+            if (pb[:len(pa)] == pa and len(pa) < len(pb)) or pa[:-1] == pb[:-1]:
+                continue
+            raise NotApplicable("tile", f"loops `{na}` and `{nb}` are neither nested in one another nor siblings; "
+                                "tile them in separate `tile` passes", lb.loc, loops=(na, nb))
 
 
 def Check_point_loop_private(loop: ir.For, sizes: Mapping[str, int]) -> str | None:
@@ -524,20 +628,24 @@ class _NestState:
 def tile_kernel(kernel: ir.Kernel, tiles: tuple[tuple[str, int], ...], target: Any, trace: TraceEntry,
                 *, reserve: int = 1) -> ir.Kernel:
     """Apply `tile` with explicit sizes (resolve, check, rewrite, stage). The staged buffers
-    of each nest, times `reserve`, must fit the scope budgets."""
+    of each nest, times `reserve`, must fit the scope budgets (`reserve=0`: not checked)."""
     sizes = kernel.size_values()
     kernel = split_epilogues(kernel, trace)
     tiles = _mirror_epilogue_tiles(kernel, tiles)
+    kernel = recompute_row_temps(kernel, tiles, trace)
     req: dict[int, tuple[str, int, ir.For]] = {}
     by_nest: dict[int, list[tuple[str, Path, ir.For]]] = {}
     for name, size in tiles:
-        ref = resolve_loop(kernel, name, "tile")
-        ext = Check_constant_bounds(name, ref.loop, sizes)
-        Check_tile_size(name, ref.loop, size, ext)
-        if id(ref.loop) in req:
-            raise BadParameter("tile", f"loop `{name}` is named twice", ref.loop.loc, param=name, value=size, loops=(name,))
-        req[id(ref.loop)] = (name, size, ref.loop)
-        by_nest.setdefault(ref.path[0], []).append((name, ref.path, ref.loop))
+        refs = resolve_tiled(kernel, name)
+        for k, ref in enumerate(refs):
+            ext = Check_constant_bounds(name, ref.loop, sizes)
+            Check_tile_size(name, ref.loop, size, ext)
+            if id(ref.loop) in req:
+                raise BadParameter("tile", f"loop `{name}` is named twice", ref.loop.loc, param=name, value=size,
+                                   loops=(name,))
+            req[id(ref.loop)] = (name, size, ref.loop)
+            if k == 0:  # siblings named together count once for the nesting check
+                by_nest.setdefault(ref.path[0], []).append((name, ref.path, ref.loop))
     for lst in by_nest.values():
         Check_tiled_loops_nested(lst)
 
@@ -1013,79 +1121,133 @@ def _stage(kernel: ir.Kernel, nest: ir.Stmt, st: _NestState, sizes: Mapping[str,
     new_decls: list[ir.TensorDecl] = []
     dead: set[str] = set()
     label = nest.label or nest.var
-    found: dict[str, tuple[Path, _Box, bool, bool]] = {}
+    found: dict[str, list[tuple[Path, _Box, bool, bool]]] = {}
     for x in sorted(accs):
         decl = kernel.tensor(x)
         if decl is None or decl.kind == "local" or decl.rank == 0 or x in in_copies:
             continue
-        lst = accs[x]
-        # deepest block loop enclosing every access
-        common = lst[0].stmt_path[:-1]
-        for a in lst[1:]:
-            n = 0
-            while n < min(len(common), len(a.stmt_path) - 1) and common[n] == a.stmt_path[n]:
-                n += 1
-            common = common[:n]
-        cands = [common[:k] for k in range(len(common), -1, -1) if common[:k] in block_paths]
-        if not cands:
-            trace.decisions.append(f"`{x}` stays in GM: no tile loop of `{label}` encloses all its accesses")
-            continue
-        level = cands[0]
-        # hoist while the footprint does not move with the loops we leave
-        mentioned = {n for a in lst for i in a.access.indices for n in R.names_in(i)}
-        for outer in cands[1:]:
-            between = [loops[level[:k]].var for k in range(len(outer) + 1, len(level) + 1)]
-            if any(v in mentioned for v in between):
+        groups = _row_groups(accs[x], st, loops)
+        if len(groups) > 1:
+            trace.decisions.append(f"`{x}` is staged per tile of each of the {len(groups)} loops over the row that "
+                                   "access it (no tile of the row holds it whole)")
+        places: list[tuple[Path, _Box, bool, bool]] = []
+        earlier: set[str] = set()  # `x` when an earlier group writes it
+        for g in groups:
+            got = _place(x, decl, g, label, block_paths, loops, sizes, st, trace, used_outside, len(groups) > 1,
+                         None if written_before is None else written_before | earlier)
+            if got is None:
                 break
-            level = outer
-        boxes = [_box_of(a, level, sizes, st) for a in lst]
-        if any(b is None for b in boxes):
-            trace.decisions.append(f"`{x}` stays in GM: its footprint in `{label}` is not a box")
-            continue
-        box = _merge(boxes, sizes)  # type: ignore[arg-type]
-        if box is None:
-            trace.decisions.append(f"`{x}` stays in GM: its accesses do not share one box")
-            continue
-        written = any(a.write for a in lst)
-        covered, dense = _reads_covered(x, lst, level, sizes, st, loops)
-        copy_in = not covered
-        copy_out = written and (decl.kind == "output" or x in used_outside)
-        if copy_out and not copy_in and not any(_contains(w, box, sizes) for w in _union(dense, sizes)):
-            if decl.kind == "output":
-                trace.decisions.append(f"`{x}` stays in GM: the nest does not write its whole footprint")
-                continue
-            copy_in = True
-        if copy_in and decl.kind == "temp" and written_before is not None and x not in written_before:
-            # the analysis could not prove the tile written before it is read, and nothing
-            # before this nest writes the temp: leave it in GM rather than copy in garbage
-            trace.decisions.append(f"`{x}` stays in GM: cannot show the nest writes its tile before reading it")
-            continue
-        found[x] = (level, box, copy_in, copy_out)
+            places.append(got)
+            if any(a.write for a in g):
+                earlier.add(x)
+        else:
+            found[x] = places
     roles = _matmul_roles(nest, accs, set(found))
     for x in sorted(_fixpipe_written(nest, accs, roles) & set(found)):
         trace.decisions.append(f"`{x}` stays in GM: written only from the l0c accumulator (FIX pipe)")
         del found[x]
-    for x, (level, box, copy_in, copy_out) in found.items():
+    for x, places in found.items():
         decl = kernel.tensor(x)
         assert decl is not None
         scope = roles.get(x, "ub")
-        if scope in ("l0a", "l0b"):
-            locs = [(R.fresh(f"{x}_l1", taken), "l1"), (R.fresh(f"{x}_{scope}", taken), scope)]
-        else:
-            locs = [(R.fresh(f"{x}_{scope}", taken), scope)]
-        plans.append(_Plan(x, level, box, locs, copy_in, copy_out, decl.dtype))
-        shape = tuple(R.lit(mx) for (_, _, mx, _), k in zip(box.dims, _index_dims(box)) if k)
-        for n, sc in locs:
-            new_decls.append(ir.TensorDecl(n, decl.dtype, shape, "local", scope=sc))
-        if decl.kind == "temp" and x not in used_outside:
+        by_shape: dict[tuple[int, ...], list[tuple[str, str]]] = {}  # sibling loops share a local of one shape
+        for level, box, copy_in, copy_out in places:
+            dims = tuple(mx for (_, _, mx, _), k in zip(box.dims, _index_dims(box)) if k)
+            locs = by_shape.get(dims)
+            if locs is None:
+                if scope in ("l0a", "l0b"):
+                    locs = [(R.fresh(f"{x}_l1", taken), "l1"), (R.fresh(f"{x}_{scope}", taken), scope)]
+                else:
+                    locs = [(R.fresh(f"{x}_{scope}", taken), scope)]
+                by_shape[dims] = locs
+                for n, sc in locs:
+                    new_decls.append(ir.TensorDecl(n, decl.dtype, tuple(R.lit(d) for d in dims), "local", scope=sc))
+            plans.append(_Plan(x, level, box, locs, copy_in, copy_out, decl.dtype))
+            where = f"`{loops[level].var}`" if level else f"`{nest.var}`"
+            trace.changes.append(f"staged `{x}` in " + " -> ".join(f"`{n}` @{sc}" for n, sc in locs)
+                                 + f" per iteration of {where}" + (" (copy in)" if copy_in else "")
+                                 + (" (copy out)" if copy_out else ""))
+        if decl.kind == "temp" and x not in used_outside and len(places) == 1:
             dead.add(x)
-        where = f"`{loops[level].var}`" if level else f"`{nest.var}`"
-        trace.changes.append(f"staged `{x}` in " + " -> ".join(f"`{n}` @{sc}" for n, sc in locs)
-                             + f" per iteration of {where}" + (" (copy in)" if copy_in else "")
-                             + (" (copy out)" if copy_out else ""))
-    _check_capacity(label, new_decls, sizes, target, nest.loc, reserve)
+    if reserve:
+        _check_capacity(label, new_decls, sizes, target, nest.loc, reserve)
     nest = _rewrite(nest, (), plans, sizes)
     return nest, new_decls, dead
+
+
+def _common_path(lst: list[_Acc]) -> Path:
+    """The path of the innermost statement enclosing every access of `lst`."""
+    common = lst[0].stmt_path[:-1]
+    for a in lst[1:]:
+        n = 0
+        while n < min(len(common), len(a.stmt_path) - 1) and common[n] == a.stmt_path[n]:
+            n += 1
+        common = common[:n]
+    return common
+
+
+def _row_groups(lst: list[_Acc], st: _NestState, loops: Mapping[Path, ir.For]) -> list[list[_Acc]]:
+    """The accesses of one tensor split by the sibling tile loops (made by this pass) they
+    lie in, when they lie in two or more such loops directly below their common enclosing
+    loop and each loop's variable moves the footprint (the loops over a long row: the
+    tensor is staged per tile of each of them); else all accesses as one group."""
+    common = _common_path(lst)
+    by_child: dict[Path, list[_Acc]] = {}
+    for a in lst:
+        child = a.stmt_path[:len(common) + 1]
+        lp = loops.get(child)
+        if lp is None or lp.var not in st.tile_vars or len(a.stmt_path) <= len(child):
+            return [lst]
+        if not any(lp.var in R.names_in(i) for i in a.access.indices):
+            return [lst]
+        by_child.setdefault(child, []).append(a)
+    return list(by_child.values()) if len(by_child) > 1 else [lst]
+
+
+def _place(x: str, decl: ir.TensorDecl, lst: list[_Acc], label: str, block_paths: set[Path],
+           loops: Mapping[Path, ir.For], sizes: Mapping[str, int], st: _NestState, trace: TraceEntry,
+           used_outside: set[str], several: bool, written_before: set[str] | None
+           ) -> tuple[Path, _Box, bool, bool] | None:
+    """Where accesses `lst` of `x` are staged: (level, box, copy in, copy out), or None
+    (`x` stays in GM; the reason goes to the trace). `several`: `lst` is one of several
+    groups of `x` (`_row_groups`), so a written temp is copied out for the other groups."""
+    # deepest block loop enclosing every access
+    common = _common_path(lst)
+    cands = [common[:k] for k in range(len(common), -1, -1) if common[:k] in block_paths]
+    if not cands:
+        trace.decisions.append(f"`{x}` stays in GM: no tile loop of `{label}` encloses all its accesses")
+        return None
+    level = cands[0]
+    # hoist while the footprint does not move with the loops we leave
+    mentioned = {n for a in lst for i in a.access.indices for n in R.names_in(i)}
+    for outer in cands[1:]:
+        between = [loops[level[:k]].var for k in range(len(outer) + 1, len(level) + 1)]
+        if any(v in mentioned for v in between):
+            break
+        level = outer
+    boxes = [_box_of(a, level, sizes, st) for a in lst]
+    if any(b is None for b in boxes):
+        trace.decisions.append(f"`{x}` stays in GM: its footprint in `{label}` is not a box")
+        return None
+    box = _merge(boxes, sizes)  # type: ignore[arg-type]
+    if box is None:
+        trace.decisions.append(f"`{x}` stays in GM: its accesses do not share one box")
+        return None
+    written = any(a.write for a in lst)
+    covered, dense = _reads_covered(x, lst, level, sizes, st, loops)
+    copy_in = not covered
+    copy_out = written and (decl.kind == "output" or x in used_outside or several)
+    if copy_out and not copy_in and not any(_contains(w, box, sizes) for w in _union(dense, sizes)):
+        if decl.kind == "output":
+            trace.decisions.append(f"`{x}` stays in GM: the nest does not write its whole footprint")
+            return None
+        copy_in = True
+    if copy_in and decl.kind == "temp" and written_before is not None and x not in written_before:
+        # the analysis could not prove the tile written before it is read, and nothing
+        # before this nest writes the temp: leave it in GM rather than copy in garbage
+        trace.decisions.append(f"`{x}` stays in GM: cannot show the nest writes its tile before reading it")
+        return None
+    return level, box, copy_in, copy_out
 
 
 def _index_dims(box: _Box) -> list[bool]:
