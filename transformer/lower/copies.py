@@ -61,7 +61,9 @@ def emit_copy(pe: "PhaseEmitter", c: ir.Copy, depth: int) -> list[Line]:
     kinds = (sinfo.kind, dinfo.kind)
     if consts and sinfo.dtype == dinfo.dtype:
         dims = [(d[1], s[2], d[2]) for d, s in zip(ddims, sdims)]  # (ext, src stride, dst stride)
-        dims = [d for d in dims if d[0] != 1] or [(1, 1, 1)]
+        # drop unit extents but the innermost: it is the row length (one column of a tile is
+        # a ragged-row DataCopyPad of one element per row, not a scalar loop)
+        dims = [d for d in dims[:-1] if d[0] != 1] + [dims[-1]]
         dims = merge_dims(dims)  # type: ignore[arg-type]
         out = _dma(pe, c, dinfo, sinfo, dstart, da, sstart, sa, dims, es, depth, origin)
         if out is not None:

@@ -477,6 +477,7 @@ class PhaseEmitter:
         self.tmp_counter = 0
         self.no_vector_reason = ""
         self.no_vector_need: Any = None  # the vector selection that did not fit in UB (temporaries.py)
+        self.row_ctx: Any = None  # the row loop's shared vector values (vector.RowCtx), while in its body
 
     # ---- naming -----------------------------------------------------------------------
     def method_name(self, base: str) -> str:
@@ -587,8 +588,11 @@ class PhaseEmitter:
         st = split_stages(stmts, self.low.decls)
         if st is None:
             out: list[Line] = []
+            ctx = self.row_ctx
             for s in stmts:
                 out.extend(self.stmt(s, depth, loop_vars))
+                if ctx is not None:
+                    ctx.after(s)
             return out
         return self.staged(st, depth, loop_vars)
 
@@ -636,14 +640,42 @@ class PhaseEmitter:
         innermost = not any(isinstance(x, ir.For) for x in s.body)
         if innermost and not any(isinstance(x, ir.Copy) for x in s.body):
             self.record_scalar(s, self.no_vector_reason)
-        out.append(Line(f"for (int32_t {v} = {lo}; {v} < {hi}; ++{v}) {{", depth))
-        out.extend(self.block(s.body, depth + 1, loop_vars + [v]))
-        out.append(Line("}", depth))
+        out.extend(self.row_loop(s, depth, loop_vars))
         return out
 
     def serial_on_worker0(self) -> bool:
         """Whether this phase runs on one worker of several (it is not split with `@cores`)."""
         return self.ph.cores <= 1 and self.workers_available() > 1
+
+    def row_loop(self, s: ir.For, depth: int, loop_vars: list[str]) -> list[Line]:
+        """A C++ loop over `s`; its nests share values through a row context (`vector.RowCtx`:
+        casts and subexpressions computed once per row, row-independent ones hoisted before
+        the loop). When a nest does not fit UB with the context's pinned slots, the loop is
+        lowered again without it."""
+        from .instr import render
+        from .vector import RowCtx
+
+        v = self.low.names(s.var)
+        head = Line(f"for (int32_t {v} = {self.ex.index(s.lo)}; {v} < {self.ex.index(s.hi)}; ++{v}) {{", depth)
+        ctx = RowCtx.build(self, s)
+        mark = (len(self.low.nests), len(self.low.warnings), self.ph.tmp_bytes)
+        saved = self.row_ctx
+        self.row_ctx = ctx
+        try:
+            body = self.block(s.body, depth + 1, loop_vars + [v])
+        finally:
+            self.row_ctx = saved
+        if ctx is not None and ctx.overflow:
+            del self.low.nests[mark[0]:], self.low.warnings[mark[1]:]
+            self.ph.tmp_bytes = mark[2]
+            self.row_ctx = None
+            try:
+                body = self.block(s.body, depth + 1, loop_vars + [v])
+            finally:
+                self.row_ctx = saved
+            ctx = None
+        pre = render(ctx.pre, depth) if ctx is not None else []
+        return pre + [head] + body + [Line("}", depth)]
 
     def workers_available(self) -> int:
         if self.low.mode == "MIX_MODE" and self.ph.core == "vec":

@@ -20,6 +20,7 @@ error in emitted code can be traced to the plan item and template that produced 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -123,6 +124,11 @@ class NestChoice:
     capacity: bool = False  # the fallback is caused by UB capacity (temporaries do not fit)
     api_temp: bool = False  # its instructions take the UB API temp area (temporaries.py)
     temp_shape: tuple[int, ...] = ()  # elements per slot: (n,) per row, (rows, n) for a 2-D nest
+    plan: tuple[Any, ...] = ()  # the typed instructions (`instr.Placed`), in order; () for scalar code
+    # how often a V->S round trip (flag + scalar read) runs: "" none, "row" once per row of
+    # a tile (a row statistic), "element" once per element of a 2-D result (a dot product
+    # reduced one score at a time)
+    vs_round_trip: str = ""
 
 
 @dataclass
@@ -198,4 +204,8 @@ class KernelPlan:
         for n in self.nests:
             what = ", ".join(n.instructions) if n.instructions else "scalar"
             lines.append(f"  nest {n.where}: {what}" + (f" (fallback: {n.fallback})" if n.fallback else ""))
+            if n.plan:
+                from .instr import describe
+
+                lines.extend(describe(n.plan, "      "))
         return "\n".join(lines)

@@ -38,6 +38,7 @@ from .. import ir
 from ..affine import Affine, to_affine
 from ..dtypes import Ty, promote
 from .cexpr import CTYPE
+from .instr import Flag, Loop, Operand, Placed, Repeat, ScalarStep, VecOp, names_of, render, repeat_chunks
 from .plan import Line, NestChoice
 from .temporaries import fits, needs_api_temp, over_capacity, slot_bytes
 
@@ -54,9 +55,16 @@ class NoMatch(Exception):
 
 @dataclass
 class Vec:
-    ref: str  # LocalTensor expression
-    dtype: str
+    op: Operand  # the LocalTensor operand
     tmp: int = -1  # slot index when a temporary
+
+    @property
+    def dtype(self) -> str:
+        return self.op.dtype
+
+    @property
+    def ref(self) -> str:
+        return self.op.cpp()
 
 
 @dataclass
@@ -65,36 +73,56 @@ class Scal:
     ty: Ty
 
 
+_BIN = {"+": "Add", "-": "Sub", "*": "Mul", "/": "Div", "max": "Max", "min": "Min"}
+_SCALAR_FORM = {"+": "Adds", "*": "Muls", "max": "Maxs", "min": "Mins"}
+
+
 class _Sel:
-    def __init__(self, pe: "PhaseEmitter", loops: list[ir.For], n: int, depth: int) -> None:
+    def __init__(self, pe: "PhaseEmitter", loops: list[ir.For], n: int, depth: int, ctx: "RowCtx | None" = None) -> None:
         self.pe = pe
         self.low = pe.low
         self.loops = loops
         self.vars = {lp.var for lp in loops}
         self.n = n
         self.depth = depth
-        self.lines: list[Line] = []
-        self.instrs: list[str] = []
+        self.items: list[Placed] = []
         self.slots = 0
         self.free: list[int] = []
-        self.used_slots = 0
         self.slot_bytes = slot_bytes(n)
         self.origin = ""
         self.purposes: list[str] = []
+        self.ctx = ctx if ctx is not None and len(loops) == 1 and ctx.n == n else None
+        self.base_bytes = self.ctx.reserved if self.ctx is not None else 0
+        self.made: dict[str, Vec] = {}  # row-cache entries this selection computed (committed on success)
+        self.pre: list[Placed] = []  # hoisted items (run before the row loop)
+        self.vs = ""  # V->S round trips: "row" / "element" (NestChoice.vs_round_trip)
 
     # ---- temporaries --------------------------------------------------------------------
     @property
     def need(self) -> int:
-        """Bytes of temporaries this selection uses (slots x slot bytes)."""
-        return self.slots * self.slot_bytes
+        """Bytes of temporaries this selection uses (pinned row-cache slots + slots x slot bytes)."""
+        return self.base_bytes + self.slots * self.slot_bytes
+
+    @property
+    def instrs(self) -> list[str]:
+        return names_of(self.pre + self.items)
+
+    @property
+    def lines(self) -> list[Line]:
+        return render(self.items, self.depth)
 
     def choice(self, where: str, fallback: str = "", capacity: bool = False) -> NestChoice:
-        """The plan record of this selection, with its temporaries."""
+        """The plan record of this selection, with its temporaries and typed instructions."""
         lp = self.loops[0]
         return NestChoice(where, tuple(self.instrs), fallback, self.pe.ph.index,
                           lp.label or lp.var, self.need, self.n, self.slots,
                           tuple(self.purposes), capacity, needs_api_temp(self.instrs),
-                          (self.n // self.inner_n, self.inner_n) if self.inner_n else (self.n,))
+                          (self.n // self.inner_n, self.inner_n) if self.inner_n else (self.n,),
+                          tuple(self.pre + self.items), self.vs)
+
+    def slot_operand(self, dtype: str, byte_off: int) -> Operand:
+        return Operand(f"{self.pe.ph.tmp_name}.ReinterpretCast<{CTYPE[dtype]}>()", dtype,
+                       str(byte_off // ir.DTYPE_BYTES[dtype]))
 
     def alloc(self, dtype: str, purpose: str = "expression temporaries") -> Vec:
         if purpose not in self.purposes:
@@ -102,17 +130,17 @@ class _Sel:
         k = self.free.pop() if self.free else self.slots
         if k == self.slots:
             self.slots += 1
-        ref = f"{self.pe.ph.tmp_name}.ReinterpretCast<{CTYPE[dtype]}>()" + (f"[{k * self.slot_bytes // ir.DTYPE_BYTES[dtype]}]" if k else "")
-        return Vec(ref, dtype, k)
+        return Vec(self.slot_operand(dtype, self.base_bytes + k * self.slot_bytes), k)
 
     def release(self, v: Vec | Scal) -> None:
         if isinstance(v, Vec) and v.tmp >= 0:
             self.free.append(v.tmp)
 
-    def emit(self, text: str, instr: str) -> None:
-        self.lines.append(Line(text, self.depth, self.origin))
-        if instr not in self.instrs:
-            self.instrs.append(instr)
+    def emit(self, item: VecOp | Flag | ScalarStep | Loop) -> None:
+        self.items.append(Placed(item, self.origin))
+
+    def vop(self, op: str, dst: Vec, *srcs: Vec, scalar: str | None = None, **kw: object) -> None:
+        self.emit(VecOp(op, dst.op, tuple(s.op for s in srcs), scalar, self.n, **kw))  # type: ignore[arg-type]
 
     # ---- operands -----------------------------------------------------------------------
     def depends(self, e: ir.Expr) -> bool:
@@ -150,8 +178,7 @@ class _Sel:
             raise NoMatch(f"`{a.tensor}` operand is not 32 B aligned")
         from .cexpr import affine_cpp
 
-        off = affine_cpp(base, self.low.names)
-        return Vec(info.cname if off == "0" else f"{info.cname}[{off}]", info.dtype)
+        return Vec(Operand(info.cname, info.dtype, affine_cpp(base, self.low.names)))
 
     inner_n = 0
 
@@ -160,6 +187,10 @@ class _Sel:
         return Scal(code, ty)
 
     # ---- expressions ---------------------------------------------------------------------
+    def cast(self, v: Vec, dtype: str, out: Vec) -> None:
+        mode = "CAST_NONE" if dtype == "f32" else "CAST_RINT"
+        self.emit(VecOp("Cast", out.op, (v.op,), None, self.n, round=mode))
+
     def as_type(self, v: Vec | Scal, dtype: str, dest: Vec | None = None) -> Vec | Scal:
         if isinstance(v, Scal):
             return Scal(self.pe.ex.conv(v.code, v.ty, Ty(dtype)), Ty(dtype))
@@ -168,8 +199,7 @@ class _Sel:
         if (v.dtype, dtype) not in (("f16", "f32"), ("f32", "f16")):
             raise NoMatch(f"no vector Cast {v.dtype} -> {dtype}")
         out = self.out_for(dtype, dest, "Cast staging")
-        mode = "CAST_NONE" if dtype == "f32" else "CAST_RINT"
-        self.emit(f"Cast({out.ref}, {v.ref}, RoundMode::{mode}, {self.n});", "Cast")
+        self.cast(v, dtype, out)
         self.release(v)
         return out
 
@@ -178,11 +208,52 @@ class _Sel:
 
     def compile(self, e: ir.Expr, dest: Vec | None = None) -> Vec | Scal:
         """Vector code for `e`; the last instruction writes `dest` when given and of the
-        result's dtype (every instruction is elementwise, so `dest` may alias an operand)."""
+        result's dtype (every instruction is elementwise, so `dest` may alias an operand).
+        A value the row context keeps (`RowCtx`) is computed once into its pinned slot."""
         if not self.depends(e):
             return self.scalar(e)
         if isinstance(e, ir.Access):
             return self.access_ref(e)
+        if self.ctx is not None:
+            key = self.ctx.key(e, self.loops[0])
+            if key in self.ctx.pinned:
+                return self.cached(key, e)
+        return self.compile_new(e, dest)
+
+    def cached(self, key: str, e: ir.Expr) -> Vec:
+        """The row context's pinned copy of `e`: reused when still valid, else computed now
+        (a hoisted value into the code before the row loop)."""
+        ctx = self.ctx
+        assert ctx is not None
+        got = self.made.get(key) or ctx.ready.get(key)
+        if got is not None:
+            return got
+        dt = self.ty_of(e).dtype
+        if dt not in VEC_TYPES:
+            raise NoMatch(f"vector arithmetic in {dt}")
+        slot = Vec(self.slot_operand(dt, ctx.pinned[key] * ctx.slot))
+        if key in ctx.hoist:
+            saved, self.items = self.items, []
+            v = self.compile_new(e, slot)
+            self.pre.extend(self.items)
+            self.items = saved
+        else:
+            v = self.compile_new(e, slot)
+        if isinstance(v, Vec) and v.op != slot.op:
+            self.copy_into(slot, v)
+            self.release(v)
+        self.made[key] = slot
+        return slot
+
+    def copy_into(self, dst: Vec, v: Vec) -> None:
+        if v.dtype == dst.dtype:  # a plain copy of another local
+            self.vop("Adds", dst, v, scalar=f"{CTYPE[dst.dtype]}(0.0f)")
+        elif (v.dtype, dst.dtype) in (("f16", "f32"), ("f32", "f16")):
+            self.cast(v, dst.dtype, dst)
+        else:
+            raise NoMatch(f"no vector Cast {v.dtype} -> {dst.dtype}")
+
+    def compile_new(self, e: ir.Expr, dest: Vec | None = None) -> Vec | Scal:
         if isinstance(e, ir.Call) and e.func in ("f16", "f32"):
             return self.as_type(self.compile(e.args[0]), e.func, dest)
         if isinstance(e, ir.Unary):
@@ -190,7 +261,7 @@ class _Sel:
             assert isinstance(x, Vec)
             self.check_type(x.dtype)
             out = self.out_for(x.dtype, dest)
-            self.emit(f"Muls({out.ref}, {x.ref}, {CTYPE[x.dtype]}(-1.0f), {self.n});", "Muls")
+            self.vop("Muls", out, x, scalar=f"{CTYPE[x.dtype]}(-1.0f)")
             self.release(x)
             return out
         if isinstance(e, ir.Call) and e.func in UNARY:
@@ -198,7 +269,7 @@ class _Sel:
             assert isinstance(x, Vec)
             self.check_type(x.dtype)
             out = self.out_for(x.dtype, dest)
-            self.emit(f"{UNARY[e.func]}({out.ref}, {x.ref}, {self.n});", UNARY[e.func])
+            self.vop(UNARY[e.func], out, x)
             self.release(x)
             return out
         if isinstance(e, ir.Call) and e.func in ("max", "min"):
@@ -214,6 +285,23 @@ class _Sel:
     def ty_of(self, e: ir.Expr) -> Ty:
         return self.pe.ex.value(e)[1]
 
+    def broadcast(self, dt: str, code: str) -> Vec:
+        """One 32 B block holding the scalar `code` (a mask-form `Duplicate` of one repeat):
+        read with block and repeat stride 0 it stands for a vector of that scalar."""
+        blk = self.alloc(dt)
+        self.emit(VecOp("Duplicate", blk.op, (), code, 0, Repeat(32 // ir.DTYPE_BYTES[dt], 1, (1,), (8,))))
+        return blk
+
+    def div_bcast(self, out: Vec, a: Vec, blk: Vec, scalar_first: bool) -> None:
+        """`out = a / s` (or `s / a`) with `s` in the broadcast block `blk`: `Div` in its
+        mask/repeat form, the scalar operand at block and repeat stride 0 (no full-length
+        `Duplicate`; the division stays exact, not a reciprocal)."""
+        for off, mask, times in repeat_chunks(self.n, ir.DTYPE_BYTES[a.dtype]):
+            srcs = (blk.op, a.op.at(off)) if scalar_first else (a.op.at(off), blk.op)
+            blks = (1, 0, 1) if scalar_first else (1, 1, 0)
+            reps = (8, 0, 8) if scalar_first else (8, 8, 0)
+            self.emit(VecOp("Div", out.op.at(off), srcs, None, 0, Repeat(mask, times, blks, reps)))
+
     def binop(self, op: str, l: ir.Expr, r: ir.Expr, dest: Vec | None = None) -> Vec:
         comp = promote(self.ty_of(l), self.ty_of(r))
         if comp.weak:
@@ -224,44 +312,42 @@ class _Sel:
         b = self.as_type(self.compile(r), dt)
         ct = CTYPE[dt]
         out = self.out_for(dt, dest)
-        n = self.n
-        name = {"+": "Add", "-": "Sub", "*": "Mul", "/": "Div", "max": "Max", "min": "Min"}[op]
+        name = _BIN[op]
         if isinstance(a, Vec) and isinstance(b, Vec):
-            self.emit(f"{name}({out.ref}, {a.ref}, {b.ref}, {n});", name)
+            self.vop(name, out, a, b)
         elif isinstance(a, Vec):
             assert isinstance(b, Scal)
-            if op == "+":
-                self.emit(f"Adds({out.ref}, {a.ref}, {b.code}, {n});", "Adds")
-            elif op == "-":
-                self.emit(f"Adds({out.ref}, {a.ref}, {ct}(-({b.code})), {n});", "Adds")
-            elif op == "*":
-                self.emit(f"Muls({out.ref}, {a.ref}, {b.code}, {n});", "Muls")
-            elif op in ("max", "min"):
-                self.emit(f"{name}s({out.ref}, {a.ref}, {b.code}, {n});", name + "s")
+            if op == "-":
+                self.vop("Adds", out, a, scalar=f"{ct}(-({b.code}))")
+            elif op == "/":
+                blk = self.broadcast(dt, b.code)
+                self.div_bcast(out, a, blk, scalar_first=False)
+                self.release(blk)
             else:
-                dup = self.alloc(dt)
-                self.emit(f"Duplicate({dup.ref}, {b.code}, {n});", "Duplicate")
-                self.emit(f"Div({out.ref}, {a.ref}, {dup.ref}, {n});", "Div")
-                self.release(dup)
+                self.vop(_SCALAR_FORM[op], out, a, scalar=b.code)
         else:
             assert isinstance(a, Scal) and isinstance(b, Vec)
-            if op in ("+", "*", "max", "min"):
-                sname = {"+": "Adds", "*": "Muls", "max": "Maxs", "min": "Mins"}[op]
-                self.emit(f"{sname}({out.ref}, {b.ref}, {a.code}, {n});", sname)
-            elif op == "-":
-                self.emit(f"Muls({out.ref}, {b.ref}, {ct}(-1.0f), {n});", "Muls")
-                self.emit(f"Adds({out.ref}, {out.ref}, {a.code}, {n});", "Adds")
+            if op == "-":
+                self.vop("Muls", out, b, scalar=f"{ct}(-1.0f)")
+                self.vop("Adds", out, out, scalar=a.code)
+            elif op == "/":
+                blk = self.broadcast(dt, a.code)
+                self.div_bcast(out, b, blk, scalar_first=True)
+                self.release(blk)
             else:
-                dup = self.alloc(dt)
-                self.emit(f"Duplicate({dup.ref}, {a.code}, {n});", "Duplicate")
-                self.emit(f"Div({out.ref}, {dup.ref}, {b.ref}, {n});", "Div")
-                self.release(dup)
+                self.vop(_SCALAR_FORM[op], out, b, scalar=a.code)
         self.release(a)
         self.release(b)
         return out
 
     # ---- statements ----------------------------------------------------------------------
     def store(self, s: ir.Assign) -> None:
+        self.store_(s)
+        if self.ctx is not None:  # a value read from what this statement wrote is stale now
+            written = {s.target.tensor if isinstance(s.target, ir.Access) else s.target.name}
+            self.made = {k: v for k, v in self.made.items() if not (self.ctx.reads[k] & written)}
+
+    def store_(self, s: ir.Assign) -> None:
         tgt = s.target
         self.origin = self.low.where(s)
         if not isinstance(tgt, ir.Access) or not self.depends(tgt):
@@ -277,25 +363,19 @@ class _Sel:
             name = {"+=": "Add", "*=": "Mul", "max=": "Max", "min=": "Min"}[s.op]
             if isinstance(v, Scal):
                 sname = {"+=": "Adds", "*=": "Muls", "max=": "Maxs", "min=": "Mins"}[s.op]
-                self.emit(f"{sname}({dst.ref}, {dst.ref}, {v.code}, {self.n});", sname)
+                self.vop(sname, dst, dst, scalar=v.code)
             else:
-                self.emit(f"{name}({dst.ref}, {dst.ref}, {v.ref}, {self.n});", name)
+                self.vop(name, dst, dst, v)
                 self.release(v)
             return
         v = self.compile(s.value, dst)
         if isinstance(v, Scal):
             c = self.pe.ex.conv(v.code, v.ty, Ty(dst.dtype))
-            self.emit(f"Duplicate({dst.ref}, {c}, {self.n});", "Duplicate")
+            self.vop("Duplicate", dst, scalar=c)
             return
-        if v.ref == dst.ref:
+        if v.op == dst.op:
             return
-        if v.dtype == dst.dtype:  # a plain copy of another local
-            self.emit(f"Adds({dst.ref}, {v.ref}, {CTYPE[dst.dtype]}(0.0f), {self.n});", "Adds")
-        elif (v.dtype, dst.dtype) in (("f16", "f32"), ("f32", "f16")):
-            mode = "CAST_NONE" if dst.dtype == "f32" else "CAST_RINT"
-            self.emit(f"Cast({dst.ref}, {v.ref}, RoundMode::{mode}, {self.n});", "Cast")
-        else:
-            raise NoMatch(f"no vector Cast {v.dtype} -> {dst.dtype}")
+        self.copy_into(dst, v)
         self.release(v)
 
     def reduce(self, s: ir.Assign) -> None:
@@ -310,16 +390,25 @@ class _Sel:
         comp = promote(Ty(decl.dtype), vt)
         if comp.weak or comp.dtype not in VEC_TYPES or (s.op == "+=" and comp.dtype != "f32"):
             raise NoMatch(f"`{s.op}` into {decl.dtype}")
-        v = self.as_type(self.compile(s.value), comp.dtype)
+        val = s.value
+        rdt = comp.dtype
+        if s.op != "+=" and isinstance(val, ir.Call) and val.func == "f32" and self.ty_of(val.args[0]).dtype == "f16":
+            # max/min commute with the exact f16 -> f32 widening: reduce the f16 operand
+            # (half the bytes, no Cast) and widen the one result
+            val, rdt = val.args[0], "f16"
+        v = self.as_type(self.compile(val), rdt)
         if not isinstance(v, Vec):  # `s max= 2.0`: nothing to reduce over the loop
             raise NoMatch(f"the `{s.op}` operand does not depend on the loop")
-        res = self.alloc(comp.dtype, "reduction work areas")
-        work = self.alloc(comp.dtype, "reduction work areas")
+        res = self.alloc(rdt, "reduction work areas")
+        work = self.alloc(rdt, "reduction work areas")
         api = {"max=": "ReduceMax", "min=": "ReduceMin", "+=": "ReduceSum"}[s.op]
-        self.emit(f"{api}({res.ref}, {v.ref}, {work.ref}, {self.n});", api)
-        self.emit("SetFlag<HardEvent::V_S>(0);", "SetFlag")
-        self.emit("WaitFlag<HardEvent::V_S>(0);", "WaitFlag")
-        got = f"{res.ref}.GetValue(0)" if "[" not in res.ref else f"{res.ref.split('[')[0]}.GetValue({res.ref.split('[')[1][:-1]})"
+        self.emit(VecOp(api, res.op, (v.op,), None, self.n, work=work.op))
+        self.emit(Flag("V_S"))
+        # one result per row (`mx`, `mb[i]`), or one element of a 2-D family (`s[i, j]`)
+        idx_vars = {x.name for i in (tgt.indices if isinstance(tgt, ir.Access) else ()) for x in ir.sub_exprs(i)
+                    if isinstance(x, ir.Name) and x.name not in self.low.sizes}
+        self.vs = "element" if len(idx_vars) >= 2 or self.vs == "element" else "row"
+        got = self.pe.ex.conv(f"{res.op.base}.GetValue({res.op.offset})", Ty(rdt), comp)
         ct = CTYPE[comp.dtype]
         old_ref = self.pe.load(name, tgt.indices) if isinstance(tgt, ir.Access) else self.pe.scalar_ref(name)
         old = self.pe.ex.conv(old_ref, Ty(decl.dtype), comp)
@@ -327,10 +416,10 @@ class _Sel:
         new = self.pe.ex.conv(comb, comp, Ty(decl.dtype))
         info = self.low.info[name]
         if info.kind == "scalar":
-            self.emit(f"{info.cname} = {new};", "GetValue")
+            self.emit(ScalarStep("GetValue", f"{info.cname} = {new};"))
         else:
             off = self.pe.offset(name, tgt.indices) if isinstance(tgt, ir.Access) else "0"
-            self.emit(f"{info.cname}.SetValue({off}, {new});", "SetValue")
+            self.emit(ScalarStep("SetValue", f"{info.cname}.SetValue({off}, {new});"))
         self.release(v)
         self.release(res)
         self.release(work)
@@ -362,6 +451,93 @@ def _same_index_check(stmts: tuple[ir.Stmt, ...]) -> None:
                     raise NoMatch(f"`{x.name}` is read while reduced")
 
 
+class RowCtx:
+    """Values shared by the innermost nests of one row loop `for r { ..nests.. }`.
+
+    Softmax, layernorm and rmsnorm after `fuse,tile` run several nests per row over the same
+    columns; they read the same widened row (`f32(X_ub[n, h])`), the same centred row
+    (`f32(X_ub[n, h]) - mu`), and row-independent vectors (`f32(gamma_ub[h])`). A value that
+    occurs twice in the row's nests, or does not depend on the row at all, gets a *pinned*
+    slot at the start of the phase's scratch (`reserved` bytes; the nests' own slots follow):
+    the first nest needing it computes it there, later ones reuse it while what it reads is
+    unchanged (`after` drops a value when a statement writes what it reads), and a
+    row-independent value is computed once before the row loop (`pre`: the hoisted casts).
+    """
+
+    def __init__(self, pe: "PhaseEmitter", row: ir.For) -> None:
+        from ..printer import format_expr
+
+        self.pe = pe
+        self.fmt = format_expr
+        sizes = pe.low.sizes
+        nests = [x for x in row.body if isinstance(x, ir.For) and x.body and all(isinstance(y, ir.Assign) for y in x.body)]
+        trips = [_const_trip(x, sizes) for x in nests]
+        ns = [t for t in trips if t]
+        self.n = max(set(ns), key=ns.count) if ns else 0
+        self.nests = {id(x) for x, t in zip(nests, trips) if t == self.n}
+        written: set[str] = set()
+        for st in ir.iter_stmts(row.body):
+            if isinstance(st, ir.Assign):
+                written.add(st.target.tensor if isinstance(st.target, ir.Access) else st.target.name)
+        count: dict[str, int] = {}
+        self.reads: dict[str, set[str]] = {}
+        hoist: set[str] = set()
+        for x in nests:
+            if id(x) not in self.nests:
+                continue
+            for st in x.body:
+                assert isinstance(st, ir.Assign)
+                v = st.value
+                if st.op in ("max=", "min=") and isinstance(v, ir.Call) and v.func == "f32":
+                    v = v.args[0]  # reduced in f16 (`_Sel.reduce`)
+                for e in ir.sub_exprs(v):
+                    if not isinstance(e, (ir.Call, ir.Binary, ir.Unary)) or not _uses(e, x.var):
+                        continue
+                    k = self.key(e, x)
+                    count[k] = count.get(k, 0) + 1
+                    reads = {y.tensor if isinstance(y, ir.Access) else y.name for y in ir.sub_exprs(e)
+                             if isinstance(y, (ir.Access, ir.Name))}
+                    self.reads[k] = reads
+                    if not (reads & written) and row.var not in reads:
+                        hoist.add(k)
+        keys = [k for k in count if count[k] > 1 or k in hoist]
+        self.pinned = {k: i for i, k in enumerate(keys)}
+        self.hoist = hoist & set(keys)
+        self.slot = slot_bytes(self.n)
+        self.reserved = len(keys) * self.slot
+        self.ready: dict[str, Vec] = {}
+        self.pre: list[Placed] = []
+        self.overflow = False  # a nest did not fit with the pinned slots: redo the row without them
+
+    def key(self, e: ir.Expr, loop: ir.For) -> str:
+        return f"{self.fmt(e)} @ {loop.var} in {self.fmt(loop.lo)}..{self.fmt(loop.hi)}"
+
+    def commit(self, sel: _Sel) -> None:
+        self.ready.update(sel.made)
+        self.pre.extend(sel.pre)
+
+    def after(self, st: ir.Stmt) -> None:
+        """Drop the values that read what `st` writes."""
+        if not self.ready:
+            return
+        written = {s.target.tensor if isinstance(s.target, ir.Access) else s.target.name
+                   for s in ir.iter_stmts((st,)) if isinstance(s, ir.Assign)}
+        self.ready = {k: v for k, v in self.ready.items() if not (self.reads[k] & written) or k in self.hoist}
+
+    @staticmethod
+    def build(pe: "PhaseEmitter", row: ir.For) -> "RowCtx | None":
+        if not pe.low.select or pe.ph.core != "vec" or any(isinstance(x, ir.Copy) for x in ir.iter_stmts(row.body)):
+            return None
+        if not any(isinstance(x, ir.For) for x in row.body):
+            return None
+        ctx = RowCtx(pe, row)
+        return ctx if ctx.pinned else None
+
+
+def _uses(e: ir.Expr, var: str) -> bool:
+    return any(isinstance(x, ir.Name) and x.name == var for x in ir.sub_exprs(e))
+
+
 def select_vector(pe: "PhaseEmitter", loop: ir.For, depth: int) -> list[Line] | None:
     """Instructions for the nest `loop`, or None (the caller emits scalar code)."""
     low = pe.low
@@ -375,12 +551,15 @@ def select_vector(pe: "PhaseEmitter", loop: ir.For, depth: int) -> list[Line] | 
         return _distributed(pe, loop, depth) if len(loops) == 1 else None
     trips = [_const_trip(lp, low.sizes) for lp in loops]
     where = f"{low.where(loop)} `{loop.label or loop.var}`"
+    ctx: RowCtx | None = getattr(pe, "row_ctx", None)
+    if ctx is not None and id(loop) not in ctx.nests:
+        ctx = None
     try:
         if any(t is None or t <= 0 for t in trips):
             raise NoMatch("loop bounds are not constant")
         _same_index_check(body)  # type: ignore[arg-type]
-        sel = _Sel(pe, loops, trips[0] * (trips[1] if len(loops) == 2 else 1), depth)
-        sel.inner_n = trips[-1] if len(loops) == 2 else 0
+        sel = _Sel(pe, loops, trips[0] * (trips[1] if len(loops) == 2 else 1), depth, ctx)  # type: ignore[operator]
+        sel.inner_n = trips[-1] if len(loops) == 2 else 0  # type: ignore[assignment]
         if len(loops) == 2:
             # only a fully contiguous 2-D nest is collapsed; otherwise the outer loop stays
             for s in body:
@@ -390,6 +569,8 @@ def select_vector(pe: "PhaseEmitter", loop: ir.For, depth: int) -> list[Line] | 
             sel.store(s)  # type: ignore[arg-type]
         if not fits(pe, sel.need, sel.instrs):
             pe.no_vector_need = sel
+            if sel.ctx is not None:
+                sel.ctx.overflow = True
             raise NoMatch(over_capacity(pe, sel.need, sel.instrs))
     except NoMatch as e:
         if len(loops) == 2:
@@ -401,6 +582,8 @@ def select_vector(pe: "PhaseEmitter", loop: ir.For, depth: int) -> list[Line] | 
         return None
     pe.no_vector_need = None
     pe.ph.tmp_bytes = max(pe.ph.tmp_bytes, sel.need)
+    if sel.ctx is not None:
+        sel.ctx.commit(sel)
     low.nests.append(sel.choice(where))
     return sel.lines
 
@@ -431,13 +614,115 @@ def _interchanged(pe: "PhaseEmitter", loops: list[ir.For], depth: int) -> list[L
             return None
     except NoMatch:
         return None
-    v = low.names(inner.var)
-    lo, hi = pe.ex.index(inner.lo), pe.ex.index(inner.hi)
     pe.ph.tmp_bytes = max(pe.ph.tmp_bytes, sel.need)
+    loop = Placed(Loop(low.names(inner.var), pe.ex.index(inner.lo), pe.ex.index(inner.hi), tuple(sel.items)), low.where(inner))
+    sel.items = [loop]
     low.nests.append(sel.choice(f"{low.where(outer)} `{outer.label or outer.var}` (vectorised over `{outer.var}`, "
                                 f"loop over `{inner.var}`)"))
-    return [Line(f"for (int32_t {v} = {lo}; {v} < {hi}; ++{v}) {{", depth, low.where(inner)), *sel.lines,
-            Line("}", depth, low.where(inner))]
+    return render([loop], depth)
+
+
+def _factors(e: ir.Expr) -> tuple[ir.Expr, ir.Expr] | None:
+    return (e.lhs, e.rhs) if isinstance(e, ir.Binary) and e.op == "*" else None
+
+
+def _dot(pe: "PhaseEmitter", outer: ir.For, inner: ir.For, depth: int) -> _Sel | None:
+    """`for d { .. for k { T[.., d] += x(k) * y(d, k) } .. }` (QKᵀ of attention: a score per
+    key `d`, reduced over the head dimension `k`) as whole-tile vector code, no scalar
+    round trip per score: `y` (a UB tile, rows `d` with `k` unit stride) is widened once
+    (`Cast` of the tile), multiplied by the row `x(k)` (`Mul` in its repeat form, the row
+    read at repeat stride 0, one repeat per `d`), its columns beyond the first 256 B folded
+    (`Add`, repeat form), each row summed (`WholeReduceSum`, one result per repeat: a
+    contiguous vector over `d`), and added to `T[.., d]` (`Add`). f32 only; the sums
+    reassociate (as every vector reduction does)."""
+    low = pe.low
+    if len(inner.body) != 1 or not isinstance(inner.body[0], ir.Assign):
+        return None
+    st = inner.body[0]
+    fs = _factors(st.value)
+    J, D = _const_trip(outer, low.sizes), _const_trip(inner, low.sizes)
+    if st.op != "+=" or fs is None or not J or not D or J > 255 or not isinstance(st.target, ir.Access):
+        return None
+    d, k = outer.var, inner.var
+    x, y = fs if not _uses(fs[0], d) else (fs[1], fs[0])
+    if _uses(x, d) or not _uses(y, d):
+        return None
+    ya = y.args[0] if isinstance(y, ir.Call) and y.func == "f32" and len(y.args) == 1 else y
+    if not isinstance(ya, ir.Access) or low.decls[st.target.tensor].dtype != "f32":
+        return None
+    info = low.info.get(ya.tensor)
+    if info is None or info.kind != "local" or info.scope != "ub" or len(ya.indices) < 2 or info.dtype not in VEC_TYPES:
+        return None
+    afs = [to_affine(i, low.sizes) for i in ya.indices]
+    if any(a is None for a in afs):
+        return None
+    *rest, ad, ak = afs
+    if ad.coeff(d) != 1 or ak.coeff(d) or ak.coeff(k) != 1 or ad.coeff(k) or any(a.coeff(d) or a.coeff(k) for a in rest):  # type: ignore[union-attr]
+        return None
+    rs = info.strides[-2]
+    if rs != D or (rs * 4) % 32 or rs * 4 // 32 > 255 or (y is not ya and info.dtype != "f16"):
+        return None
+    if y is ya and info.dtype != "f32":
+        return None
+    try:
+        dsel = _Sel(pe, [outer], J, depth)
+        dsel.origin = low.where(st)
+        tgt = dsel.access_ref(st.target)
+        if tgt.dtype != "f32":
+            return None
+        # the tile's first element: every index at its loop's lower bound
+        first = ir.Access(ya.tensor, ya.indices)
+        lo_map = {d: outer.lo, k: inner.lo}
+        from .cexpr import affine_cpp
+
+        base = Affine((), 0)
+        for a, s_ in zip(afs, info.strides):
+            assert a is not None
+            b = Affine.make({v: c for v, c in a.coeffs if v not in lo_map}, a.const)
+            for v, lo in lo_map.items():
+                la = to_affine(lo, low.sizes)
+                if la is None:
+                    return None
+                b = b + la.scale(a.coeff(v))
+            base = base + b.scale(s_)
+        if any((c * ir.DTYPE_BYTES[info.dtype]) % 32 for _, c in base.coeffs) or (base.const * ir.DTYPE_BYTES[info.dtype]) % 32:
+            return None
+        del first
+        ysrc = Operand(info.cname, info.dtype, affine_cpp(base, low.names))
+        # the row x(k) in f32, by a selection over `k`
+        xsel = _Sel(pe, [inner], D, depth)
+        xsel.origin = dsel.origin
+        xv = xsel.as_type(xsel.compile(x), "f32")
+        if not isinstance(xv, Vec):
+            return None
+        tile_bytes = -(-J * rs * 4 // 32) * 32
+        # layout of the scratch: [x's slots][the f32 tile][the J sums]
+        tile = Operand(xsel.slot_operand("f32", 0).base, "f32", str(xsel.need // 4))
+        sums = Operand(tile.base, "f32", str((xsel.need + tile_bytes) // 4))
+        need = xsel.need + tile_bytes + -(-J * 4 // 32) * 32
+        items = list(xsel.items)
+        o = dsel.origin
+        rb = rs * 4 // 32
+        src = ysrc
+        if y is not ya:
+            items.append(Placed(VecOp("Cast", tile, (ysrc,), None, J * rs, round="CAST_NONE"), o))
+            src = tile
+        cols = [(c, min(64, D - c)) for c in range(0, D, 64)]  # 256 B of f32 per repeat
+        for c, mask in cols:
+            items.append(Placed(VecOp("Mul", tile.at(c), (src.at(c), xv.op.at(c)), None, 0,
+                                      Repeat(mask, J, (1, 1, 1), (rb, rb, 0))), o))
+        for c, mask in cols[1:]:
+            items.append(Placed(VecOp("Add", tile, (tile, tile.at(c)), None, 0, Repeat(mask, J, (1, 1, 1), (rb, rb, rb))), o))
+        items.append(Placed(VecOp("WholeReduceSum", sums, (tile,), None, 0, Repeat(min(D, 64), J, (1, 1), (1, rb))), o))
+        items.append(Placed(VecOp("Add", tgt.op, (tgt.op, Operand(sums.base, "f32", sums.offset)), None, J), o))
+    except NoMatch:
+        return None
+    out = _Sel(pe, [outer], J, depth)
+    out.items = items
+    out.slots = 0
+    out.base_bytes = need
+    out.purposes = ["expression temporaries", "Cast staging", "reduction work areas"]
+    return out
 
 
 def _distributed(pe: "PhaseEmitter", loop: ir.For, depth: int) -> list[Line] | None:
@@ -445,8 +730,10 @@ def _distributed(pe: "PhaseEmitter", loop: ir.For, depth: int) -> list[Line] | N
     stride) and touched only at that index: the `d` loop is distributed over its statements
     (legal: iteration `d` touches element `d` of each written tensor only, so every element
     sees its statements in the original order), each vectorised over `d`, the inner `j` loops
-    kept as C++ loops (axpy form). This is P·V with its init and normalisation:
-    `acc[i, d] = 0; for j { acc[i, d] += p[i, j] * f32(V[j, d]) }; O[i, d] = f16(acc[i, d] / sm[i])`."""
+    kept as C++ loops (axpy form) or, for a dot product over `j` (`_dot`), as whole-tile code.
+    This is P·V with its init and normalisation:
+    `acc[i, d] = 0; for j { acc[i, d] += p[i, j] * f32(V[j, d]) }; O[i, d] = f16(acc[i, d] / sm[i])`,
+    and QKᵀ: `s[i, j] = 0; for k { s[i, j] += f32(Q[i, k]) * f32(K[j, k]) }; s[i, j] = s[i, j] * c + ..`."""
     low = pe.low
     n = _const_trip(loop, low.sizes)
     leaves: list[ir.Assign] = []
@@ -468,36 +755,40 @@ def _distributed(pe: "PhaseEmitter", loop: ir.For, depth: int) -> list[Line] | N
             for st in x.body:
                 if any(isinstance(y, ir.Name) and y.name == x.var for i in st.target.indices for y in ir.sub_exprs(i)):  # type: ignore[union-attr]
                     return None
-    lines: list[Line] = []
+    items: list[Placed] = []
     instrs: list[str] = []
     need = 0
     widest: _Sel | None = None
+    kinds: list[str] = []
     for x in loop.body:
         inner = isinstance(x, ir.For)
-        sel = _Sel(pe, [loop], n, depth + (1 if inner else 0))
+        sel: _Sel | None = _Sel(pe, [loop], n, depth + (1 if inner else 0))
         try:
+            assert sel is not None
             for st in (x.body if isinstance(x, ir.For) else (x,)):
                 sel.store(st)  # type: ignore[arg-type]
         except NoMatch:
-            return None
+            sel = _dot(pe, loop, x, depth) if isinstance(x, ir.For) else None
+            if sel is None:
+                return None
+            inner = False
+            kinds.append("dot")
         if widest is None or sel.need > widest.need:
             widest = sel
         need = max(need, sel.need)
         instrs.extend(i for i in sel.instrs if i not in instrs)
-        if isinstance(x, ir.For):
-            v = low.names(x.var)
-            lines.append(Line(f"for (int32_t {v} = {pe.ex.index(x.lo)}; {v} < {pe.ex.index(x.hi)}; ++{v}) {{", depth, low.where(x)))
-            lines.extend(sel.lines)
-            lines.append(Line("}", depth, low.where(x)))
+        if inner:
+            assert isinstance(x, ir.For)
+            items.append(Placed(Loop(low.names(x.var), pe.ex.index(x.lo), pe.ex.index(x.hi), tuple(sel.items)), low.where(x)))
         else:
-            lines.extend(sel.lines)
+            items.extend(sel.items)
     if not fits(pe, need, instrs):
         return None
     pe.ph.tmp_bytes = max(pe.ph.tmp_bytes, need)
     assert widest is not None
-    choice = widest.choice(f"{low.where(loop)} `{loop.label or loop.var}` (distributed over its statements, "
-                           f"vectorised over `{loop.var}`)")
-    low.nests.append(NestChoice(choice.where, tuple(instrs), "", choice.phase, choice.nest, choice.temp_bytes,
+    how = "a dot product per element as whole-tile code" if kinds else "distributed over its statements"
+    choice = widest.choice(f"{low.where(loop)} `{loop.label or loop.var}` ({how}, vectorised over `{loop.var}`)")
+    low.nests.append(NestChoice(choice.where, tuple(instrs), "", choice.phase, choice.nest, need,
                                 choice.temp_elems, choice.temp_slots, choice.temp_purposes, False,
-                                needs_api_temp(instrs), choice.temp_shape))
-    return lines
+                                needs_api_temp(instrs), choice.temp_shape, tuple(items)))
+    return render(items, depth)

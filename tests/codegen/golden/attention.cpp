@@ -101,7 +101,7 @@ public:
         pipe.InitBuffer(buf_mx_ub, 256);
         pipe.InitBuffer(buf_s_ub, 16384);
         pipe.InitBuffer(buf_sm_ub, 256);
-        pipe.InitBuffer(tmpBuf0, 768);
+        pipe.InitBuffer(tmpBuf0, 16896);
     }
     __aicore__ inline void Process()
     {
@@ -147,17 +147,15 @@ private:
         SetFlag<HardEvent::MTE2_S>(0);
         WaitFlag<HardEvent::MTE2_S>(0);
         for (int32_t i = 0; i < 64; ++i) {
-            for (int32_t j = 0; j < 64; ++j) {
-                s_ubLocal.SetValue(i * 64 + j, 0.0f);
-                Cast(tmp0.ReinterpretCast<float>(), Q_ubLocal[i * 64], RoundMode::CAST_NONE, 64);
-                Cast(tmp0.ReinterpretCast<float>()[64], K_ubLocal[j * 64], RoundMode::CAST_NONE, 64);
-                Mul(tmp0.ReinterpretCast<float>()[128], tmp0.ReinterpretCast<float>(), tmp0.ReinterpretCast<float>()[64], 64);
-                ReduceSum(tmp0.ReinterpretCast<float>()[64], tmp0.ReinterpretCast<float>()[128], tmp0.ReinterpretCast<float>(), 64);
-                SetFlag<HardEvent::V_S>(0);
-                WaitFlag<HardEvent::V_S>(0);
-                s_ubLocal.SetValue(i * 64 + j, (s_ubLocal.GetValue(i * 64 + j) + tmp0.ReinterpretCast<float>().GetValue(64)));
-                s_ubLocal.SetValue(i * 64 + j, ((s_ubLocal.GetValue(i * 64 + j) * scale) + ascx_cvt<float>(M_ubLocal.GetValue(i * 64 + j))));
-            }
+            Duplicate(s_ubLocal[i * 64], 0.0f, 64);
+            Cast(tmp0.ReinterpretCast<float>(), Q_ubLocal[i * 64], RoundMode::CAST_NONE, 64);
+            Cast(tmp0.ReinterpretCast<float>()[64], K_ubLocal, RoundMode::CAST_NONE, 4096);
+            Mul(tmp0.ReinterpretCast<float>()[64], tmp0.ReinterpretCast<float>()[64], tmp0.ReinterpretCast<float>(), 64, 64, BinaryRepeatParams(1, 1, 1, 8, 8, 0));
+            WholeReduceSum(tmp0.ReinterpretCast<float>()[4160], tmp0.ReinterpretCast<float>()[64], 64, 64, 1, 1, 8);
+            Add(s_ubLocal[i * 64], s_ubLocal[i * 64], tmp0.ReinterpretCast<float>()[4160], 64);
+            Muls(tmp0.ReinterpretCast<float>(), s_ubLocal[i * 64], scale, 64);
+            Cast(tmp0.ReinterpretCast<float>()[64], M_ubLocal[i * 64], RoundMode::CAST_NONE, 64);
+            Add(s_ubLocal[i * 64], tmp0.ReinterpretCast<float>(), tmp0.ReinterpretCast<float>()[64], 64);
             mb_ubLocal.SetValue(i, mx_ubLocal.GetValue(i));
             ReduceMax(tmp0.ReinterpretCast<float>(), s_ubLocal[i * 64], tmp0.ReinterpretCast<float>()[64], 64);
             SetFlag<HardEvent::V_S>(0);
@@ -202,8 +200,8 @@ private:
             Compute2();
         }
         for (int32_t i = 0; i < 64; ++i) {
-            Duplicate(tmp0.ReinterpretCast<float>()[64], sm_ubLocal.GetValue(i), 64);
-            Div(tmp0.ReinterpretCast<float>(), acc_ubLocal[i * 64], tmp0.ReinterpretCast<float>()[64], 64);
+            Duplicate(tmp0.ReinterpretCast<float>()[64], sm_ubLocal.GetValue(i), 8, 1, 1, 8);
+            Div(tmp0.ReinterpretCast<float>(), acc_ubLocal[i * 64], tmp0.ReinterpretCast<float>()[64], 64, 1, BinaryRepeatParams(1, 1, 0, 8, 8, 0));
             Cast(O_ubLocal[i * 64], tmp0.ReinterpretCast<float>(), RoundMode::CAST_RINT, 64);
         }
         outQueue_O_ub.EnQue(O_ubLocal);

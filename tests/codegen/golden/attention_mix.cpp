@@ -466,8 +466,8 @@ private:
         SetFlag<HardEvent::MTE2_S>(0);
         WaitFlag<HardEvent::MTE2_S>(0);
         for (int32_t i = 0; i < 128; ++i) {
-            Duplicate(tmp6.ReinterpretCast<float>()[64], sm_ub_1Local.GetValue(i), 64);
-            Div(tmp6.ReinterpretCast<float>(), acc_ubLocal[i * 64], tmp6.ReinterpretCast<float>()[64], 64);
+            Duplicate(tmp6.ReinterpretCast<float>()[64], sm_ub_1Local.GetValue(i), 8, 1, 1, 8);
+            Div(tmp6.ReinterpretCast<float>(), acc_ubLocal[i * 64], tmp6.ReinterpretCast<float>()[64], 64, 1, BinaryRepeatParams(1, 1, 0, 8, 8, 0));
             Cast(O_ubLocal[i * 64], tmp6.ReinterpretCast<float>(), RoundMode::CAST_RINT, 64);
         }
         outQueue_O_ub.EnQue(O_ubLocal);

@@ -187,11 +187,11 @@ private:
         acc_ubLocal = inQueue_acc_ub.DeQue<float>();
         bias_ubLocal = inQueue_bias_ub.DeQue<half>();
         C_ubLocal = outQueue_C_ub.AllocTensor<half>();
+        Cast(tmp1.ReinterpretCast<float>(), bias_ubLocal, RoundMode::CAST_NONE, 32);
         for (int32_t i = 0; i < 64; ++i) {
-            Cast(tmp1.ReinterpretCast<float>(), bias_ubLocal, RoundMode::CAST_NONE, 32);
             Add(tmp1.ReinterpretCast<float>()[32], acc_ubLocal[i * 32], tmp1.ReinterpretCast<float>(), 32);
-            Maxs(tmp1.ReinterpretCast<float>(), tmp1.ReinterpretCast<float>()[32], 0.0f, 32);
-            Cast(C_ubLocal[i * 32], tmp1.ReinterpretCast<float>(), RoundMode::CAST_RINT, 32);
+            Maxs(tmp1.ReinterpretCast<float>()[64], tmp1.ReinterpretCast<float>()[32], 0.0f, 32);
+            Cast(C_ubLocal[i * 32], tmp1.ReinterpretCast<float>()[64], RoundMode::CAST_RINT, 32);
         }
         outQueue_C_ub.EnQue(C_ubLocal);
         inQueue_acc_ub.FreeTensor(acc_ubLocal);
@@ -208,7 +208,7 @@ private:
         pipe.InitBuffer(outQueue_C_ub, 1, 4096);
         pipe.InitBuffer(inQueue_acc_ub, 1, 8192);
         pipe.InitBuffer(inQueue_bias_ub, 1, 64);
-        pipe.InitBuffer(tmpBuf1, 256);
+        pipe.InitBuffer(tmpBuf1, 384);
         tmp1 = tmpBuf1.Get<uint8_t>();
         if (workerIdx == 0) {
             for (int32_t i0 = 0; i0 < 2; ++i0) {

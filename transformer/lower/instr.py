@@ -1,0 +1,224 @@
+"""Typed vector instructions: what instruction selection (`vector.py`) chooses, as data.
+
+Selection returns a list of `Item`s per nest — `VecOp` (one Ascend C vector API call, in its
+count form or its mask/repeat form), `Flag` (a `SetFlag`/`WaitFlag` pair), `ScalarStep` (a
+scalar statement of the nest: the combine of a reduction result, a per-row `SetValue`) and
+`Loop` (a C++ loop around items, the axpy form of P·V) — or a `Fallback` with its reason.
+`render` turns items into C++ `Line`s; it is the only place that writes their text, so a
+test can check what was selected (op, dtype, count, repeat form) without reading C++, and
+`ascx emit --plan` prints the items (`describe`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .plan import Line
+
+# elements per 32 B block and per 256 B repeat, by dtype size
+BLOCK = 32
+REPEAT = 256
+MAX_REPEAT = 255
+
+
+@dataclass(frozen=True)
+class Operand:
+    """A `LocalTensor` operand: `base` (a C++ LocalTensor expression) at element `offset`."""
+
+    base: str
+    dtype: str
+    offset: str = "0"
+
+    def at(self, k: int | str) -> "Operand":
+        """The operand `k` elements further."""
+        if k == 0 or k == "0":
+            return self
+        off = str(k) if self.offset == "0" else f"{self.offset} + {k}"
+        return Operand(self.base, self.dtype, off)
+
+    def cpp(self) -> str:
+        return self.base if self.offset == "0" else f"{self.base}[{self.offset}]"
+
+
+@dataclass(frozen=True)
+class Repeat:
+    """The mask/repeat form: `mask` active elements per repeat, `times` repeats, block and
+    repeat strides (32 B units) per operand, destination first."""
+
+    mask: int
+    times: int
+    blk: tuple[int, ...]
+    rep: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class VecOp:
+    """One vector API call. `count` > 0: the count form; `repeat`: the mask/repeat form."""
+
+    op: str
+    dst: Operand
+    srcs: tuple[Operand, ...] = ()
+    scalar: str | None = None  # the scalar operand (Adds, Muls, Duplicate, ...)
+    count: int = 0
+    repeat: Repeat | None = None
+    round: str = ""  # RoundMode of a Cast
+    work: Operand | None = None  # the work tensor of a count-form Reduce*
+
+    @property
+    def name(self) -> str:
+        return self.op
+
+    def cpp(self) -> str:
+        args = [self.dst.cpp(), *(s.cpp() for s in self.srcs)]
+        if self.work is not None:
+            args.append(self.work.cpp())
+        if self.round:
+            args.append(f"RoundMode::{self.round}")
+        if self.scalar is not None:
+            args.append(self.scalar)
+        if self.repeat is None:
+            args.append(str(self.count))
+            return f"{self.op}({', '.join(args)});"
+        r = self.repeat
+        args += [str(r.mask), str(r.times)]
+        if self.op == "Duplicate":
+            args += [str(r.blk[0]), str(r.rep[0])]
+        elif self.op in ("WholeReduceSum", "WholeReduceMax", "WholeReduceMin"):
+            args += [str(r.rep[0]), str(r.blk[1]), str(r.rep[1])]
+            if self.op != "WholeReduceSum":
+                args.append("ReduceOrder::ORDER_ONLY_VALUE")
+        else:
+            kind = "Binary" if len(self.srcs) == 2 else "Unary"
+            strides = [*r.blk, *r.rep]
+            args.append(f"{kind}RepeatParams({', '.join(map(str, strides))})")
+        return f"{self.op}({', '.join(args)});"
+
+    def describe(self) -> str:
+        form = f"count {self.count}" if self.repeat is None else \
+            f"mask {self.repeat.mask} x {self.repeat.times} repeats, blk {self.repeat.blk} rep {self.repeat.rep}"
+        ops = ", ".join(s.cpp() for s in self.srcs)
+        extra = f", {self.scalar}" if self.scalar is not None else ""
+        return f"{self.op} {self.dst.dtype} {self.dst.cpp()} <- {ops}{extra} ({form})"
+
+
+@dataclass(frozen=True)
+class Flag:
+    """A `SetFlag`/`WaitFlag` pair of `event` (`V_S`: the scalar unit reads a vector result)."""
+
+    event: str
+
+    @property
+    def name(self) -> str:
+        return "SetFlag"
+
+    def describe(self) -> str:
+        return f"flag {self.event}"
+
+
+@dataclass(frozen=True)
+class ScalarStep:
+    """A scalar statement (`op` names what it costs: `GetValue` or `SetValue`)."""
+
+    op: str
+    code: str
+
+    @property
+    def name(self) -> str:
+        return self.op
+
+    def describe(self) -> str:
+        return f"scalar {self.code}"
+
+
+@dataclass(frozen=True)
+class Loop:
+    """A C++ loop `for (v = lo; v < hi; ++v)` around `body`."""
+
+    var: str
+    lo: str
+    hi: str
+    body: tuple["Placed", ...] = field(default_factory=tuple)
+
+    @property
+    def name(self) -> str:
+        return "loop"
+
+    def describe(self) -> str:
+        return f"loop {self.var} in [{self.lo}, {self.hi})"
+
+
+Item = VecOp | Flag | ScalarStep | Loop
+
+
+@dataclass(frozen=True)
+class Placed:
+    """An item and the IR location it implements."""
+
+    item: Item
+    origin: str = ""
+
+
+@dataclass(frozen=True)
+class Fallback:
+    """No instruction: the nest runs as scalar code, for `reason`."""
+
+    reason: str
+    capacity: bool = False
+
+
+def names_of(items: list[Placed] | tuple[Placed, ...]) -> list[str]:
+    """The instruction names the plan summary lists (first use order)."""
+    out: list[str] = []
+    for p in items:
+        it = p.item
+        ns = [n for q in it.body for n in names_of((q,))] if isinstance(it, Loop) else \
+            (["SetFlag", "WaitFlag"] if isinstance(it, Flag) else [it.name])
+        out.extend(n for n in ns if n not in out)
+    return out
+
+
+def render(items: list[Placed] | tuple[Placed, ...], depth: int) -> list[Line]:
+    """C++ lines of `items` at indentation `depth`."""
+    out: list[Line] = []
+    for p in items:
+        it = p.item
+        if isinstance(it, VecOp):
+            out.append(Line(it.cpp(), depth, p.origin))
+        elif isinstance(it, Flag):
+            out.append(Line(f"SetFlag<HardEvent::{it.event}>(0);", depth, p.origin))
+            out.append(Line(f"WaitFlag<HardEvent::{it.event}>(0);", depth, p.origin))
+        elif isinstance(it, ScalarStep):
+            out.append(Line(it.code, depth, p.origin))
+        else:
+            out.append(Line(f"for (int32_t {it.var} = {it.lo}; {it.var} < {it.hi}; ++{it.var}) {{", depth, p.origin))
+            out.extend(render(it.body, depth + 1))
+            out.append(Line("}", depth, p.origin))
+    return out
+
+
+def describe(items: list[Placed] | tuple[Placed, ...], indent: str = "") -> list[str]:
+    """One line per item, for `ascx emit --plan`."""
+    out: list[str] = []
+    for p in items:
+        out.append(indent + p.item.describe())
+        if isinstance(p.item, Loop):
+            out.extend(describe(p.item.body, indent + "  "))
+    return out
+
+
+def repeat_chunks(n: int, dtype_bytes: int, wide_bytes: int | None = None) -> list[tuple[int, int, int]]:
+    """Split `n` contiguous elements into mask/repeat calls: (element offset, mask, repeats);
+    a repeat covers 256 B of the widest operand, at most 255 repeats per call, the tail
+    (fewer than a repeat's elements) as one masked repeat."""
+    per = REPEAT // (wide_bytes or dtype_bytes)
+    out: list[tuple[int, int, int]] = []
+    full, tail = divmod(n, per)
+    off = 0
+    while full:
+        t = min(full, MAX_REPEAT)
+        out.append((off, per, t))
+        off += t * per
+        full -= t
+    if tail:
+        out.append((off, tail, 1))
+    return out
