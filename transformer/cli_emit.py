@@ -50,10 +50,12 @@ def emit_for_cli(file: str, kernel: Any, pipeline: str | None, target: Any, *, s
 @click.option("--harness", "harness_dir", metavar="DIR", help="Also write kernel, host harness (main.cpp) and build.sh into DIR.")
 @click.option("--plan", "show_plan", is_flag=True, help="Print the lowering plan (buffers, phases, instructions) to stderr.")
 @click.option("--scalar", is_flag=True, help="Disable instruction selection: every nest as scalar code (reference path).")
+@click.option("--explain", is_flag=True,
+              help="List every scalar fallback with its reason and its share of the profiled time (stderr; profiles the kernel).")
 @strict_option
 @handle_errors
 def emit_cmd(file: str, pipeline: str | None, sizes: tuple[str, ...], target_name: str | None, output: str | None,
-             harness_dir: str | None, show_plan: bool, scalar: bool) -> None:
+             harness_dir: str | None, show_plan: bool, scalar: bool, explain: bool) -> None:
     """Emit idiomatic Ascend C for FILE (after --passes), for the emulator or CANN."""
     if output:
         check_output_path(output, "-o", inputs=(file,))
@@ -65,6 +67,21 @@ def emit_cmd(file: str, pipeline: str | None, sizes: tuple[str, ...], target_nam
     write_emitted(em, output, harness_dir)
     if show_plan and em.plan is not None:
         click.echo(em.plan.summary(), err=True)
+    if explain:
+        click.echo(explain_fallbacks(em, target), err=True)
+
+
+def explain_fallbacks(em: Any, target: Any) -> str:
+    """The `--explain` report: each scalar fallback, why, and what it costs on the model."""
+    from .timing.explain import fallback_costs
+
+    costs, r = fallback_costs(em, target)
+    if not costs:
+        return "scalar fallbacks: none (every nest and copy has a vector or DMA instruction)"
+    lines = [f"scalar fallbacks: {len(costs)} (share of the profiled {r.cycles:,.0f} cycles)"]
+    for c in costs:
+        lines.append(f"  {c.share:6.1%}  {c.cycles:12,.0f} cycles  {c.where}: {c.reason}")
+    return "\n".join(lines)
 
 
 @click.group("emulator", invoke_without_command=True)

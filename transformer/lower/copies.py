@@ -74,8 +74,9 @@ def emit_copy(pe: "PhaseEmitter", c: ir.Copy, depth: int) -> list[Line]:
         low.warn(c, f"copy into `{c.dst.tensor}` is a scalar loop ({why})")
     else:
         low.warn(c, f"copy into `{c.dst.tensor}` is a scalar loop ({why}; generic row-major cube buffers)")
-    low.nests.append(_choice(low, c, ("GetValue", "SetValue"), why))
-    return _scalar_copy(pe, c, dinfo, sinfo, dstart, ddims, sstart, sdims, depth, origin)
+    choice = _choice(low, c, ("GetValue", "SetValue"), why)
+    low.nests.append(choice)
+    return _scalar_copy(pe, c, dinfo, sinfo, dstart, ddims, sstart, sdims, depth, choice.where)
 
 
 def _choice(low, c, instrs, why=""):  # type: ignore[no-untyped-def]

@@ -196,16 +196,6 @@ def render(items: list[Placed] | tuple[Placed, ...], depth: int) -> list[Line]:
     return out
 
 
-def describe(items: list[Placed] | tuple[Placed, ...], indent: str = "") -> list[str]:
-    """One line per item, for `ascx emit --plan`."""
-    out: list[str] = []
-    for p in items:
-        out.append(indent + p.item.describe())
-        if isinstance(p.item, Loop):
-            out.extend(describe(p.item.body, indent + "  "))
-    return out
-
-
 def repeat_chunks(n: int, dtype_bytes: int, wide_bytes: int | None = None) -> list[tuple[int, int, int]]:
     """Split `n` contiguous elements into mask/repeat calls: (element offset, mask, repeats);
     a repeat covers 256 B of the widest operand, at most 255 repeats per call, the tail

@@ -640,6 +640,10 @@ class PhaseEmitter:
         innermost = not any(isinstance(x, ir.For) for x in s.body)
         if innermost and not any(isinstance(x, ir.Copy) for x in s.body):
             self.record_scalar(s, self.no_vector_reason)
+            # every line of a scalar fallback names its nest (`ascx emit --explain` prices it)
+            where = self.low.nests[-1].where
+            out.extend(Line(l.text, l.depth, where) for l in self.row_loop(s, depth, loop_vars))
+            return out
         out.extend(self.row_loop(s, depth, loop_vars))
         return out
 

@@ -204,8 +204,14 @@ class KernelPlan:
         for n in self.nests:
             what = ", ".join(n.instructions) if n.instructions else "scalar"
             lines.append(f"  nest {n.where}: {what}" + (f" (fallback: {n.fallback})" if n.fallback else ""))
-            if n.plan:
-                from .instr import describe
-
-                lines.extend(describe(n.plan, "      "))
+            lines.extend(_describe(n.plan, "      "))
         return "\n".join(lines)
+
+
+def _describe(items: tuple[Any, ...], indent: str) -> list[str]:
+    """One line per typed instruction (`instr.Placed`), a loop's body indented below it."""
+    out: list[str] = []
+    for p in items:
+        out.append(indent + p.item.describe())
+        out.extend(_describe(getattr(p.item, "body", ()), indent + "  "))
+    return out

@@ -114,8 +114,10 @@ class _Sel:
     def choice(self, where: str, fallback: str = "", capacity: bool = False) -> NestChoice:
         """The plan record of this selection, with its temporaries and typed instructions."""
         lp = self.loops[0]
+        # pinned row-context slots have this selection's slot size: the capacity model sees
+        # `slots` equal slots (temporaries.py)
         return NestChoice(where, tuple(self.instrs), fallback, self.pe.ph.index,
-                          lp.label or lp.var, self.need, self.n, self.slots,
+                          lp.label or lp.var, self.need, self.n, self.slots + self.base_bytes // self.slot_bytes,
                           tuple(self.purposes), capacity, needs_api_temp(self.instrs),
                           (self.n // self.inner_n, self.inner_n) if self.inner_n else (self.n,),
                           tuple(self.pre + self.items), self.vs)
@@ -695,11 +697,11 @@ def _dot(pe: "PhaseEmitter", outer: ir.For, inner: ir.For, depth: int) -> _Sel |
         xv = xsel.as_type(xsel.compile(x), "f32")
         if not isinstance(xv, Vec):
             return None
-        tile_bytes = -(-J * rs * 4 // 32) * 32
+        tile_bytes = J * xsel.slot_bytes  # one slot of x's size (D f32 = one tile row) per row
         # layout of the scratch: [x's slots][the f32 tile][the J sums]
         tile = Operand(xsel.slot_operand("f32", 0).base, "f32", str(xsel.need // 4))
         sums = Operand(tile.base, "f32", str((xsel.need + tile_bytes) // 4))
-        need = xsel.need + tile_bytes + -(-J * 4 // 32) * 32
+        need = xsel.need + tile_bytes + -(-J * 4 // xsel.slot_bytes) * xsel.slot_bytes
         items = list(xsel.items)
         o = dsel.origin
         rb = rs * 4 // 32
@@ -717,10 +719,10 @@ def _dot(pe: "PhaseEmitter", outer: ir.For, inner: ir.For, depth: int) -> _Sel |
         items.append(Placed(VecOp("Add", tgt.op, (tgt.op, Operand(sums.base, "f32", sums.offset)), None, J), o))
     except NoMatch:
         return None
-    out = _Sel(pe, [outer], J, depth)
+    # reported as whole slots of one tile row (the capacity model counts equal slots)
+    out = _Sel(pe, [outer], D, depth)
     out.items = items
-    out.slots = 0
-    out.base_bytes = need
+    out.slots = -(-need // out.slot_bytes)
     out.purposes = ["expression temporaries", "Cast staging", "reduction work areas"]
     return out
 

@@ -160,7 +160,9 @@ def profile_kernel(kernel: Any, target: Any, *, timing_only: bool | None = None,
                                   timeout=timeout, trace=trace)
     min_gm = float(sum(p.nbytes for p in plan.params if p.role != "workspace"))
     return parse_summary(summary, tgt, kernel=plan.name, line_map=tmap, min_gm_bytes=min_gm,
-                         details={"kind": plan.kind, "block_dim": plan.block_dim, "source": source_name or ""})
+                         details={"kind": plan.kind, "block_dim": plan.block_dim, "source": source_name or "",
+                                  # every costly line (the emulator's 40 hottest), for per-nest attribution
+                                  "hot_all": [(h["line"], h["pipe"], float(h["cycles"])) for h in summary.get("hot", [])]})
 
 
 def profile_source(cpp_path: str | Path, target: Any, *, args: Sequence[str] = (), timeout: float | None = None,

@@ -1,0 +1,49 @@
+"""What the remaining scalar fallbacks of an emitted kernel cost (`ascx emit --explain`).
+
+Every line the lowering emits for a scalar fallback (a nest with no vector instruction, a
+copy with no DMA form) carries its nest as origin (`NestChoice.where`), so the profile's
+hot lines (the emulator's 40 costliest (line, pipe) pairs, cycles summed over cores) map
+back to the nest. A fallback's *share* is its lines' cycles over the kernel's total cycles
+(for a one-block kernel: the fraction of the run one of its pipes spends on that nest); a
+fallback too cheap to reach the hottest lines shows 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class FallbackCost:
+    """One scalar fallback: where, why, and its profiled cycles and share of the run."""
+
+    where: str
+    reason: str
+    cycles: float
+    share: float
+
+
+def fallback_costs(emitted: Any, target: Any, *, timeout: float | None = None) -> tuple[list[FallbackCost], Any]:
+    """Profile `emitted` (timing-only) and price each scalar fallback of its plan.
+    Returns the costs (costliest first) and the `ProfileResult` (None when nothing fell back)."""
+    from .profile import profile_kernel
+
+    plan = emitted.plan
+    falls = [n for n in plan.nests if n.fallback] if plan is not None else []
+    if not falls:
+        return [], None
+    r = profile_kernel(None, target, emitted=emitted, timeout=timeout)
+    _, tmap = emitted.combined()
+    cycles = {n.where: 0.0 for n in falls}
+    for line, _pipe, c in r.details.get("hot_all", []):
+        try:
+            origin = tmap.get(int(str(line).rsplit(":", 1)[1]), "")
+        except ValueError:
+            continue
+        for w in cycles:
+            if origin.endswith(" <- " + w):
+                cycles[w] += c
+    total = r.cycles or 1.0
+    out = [FallbackCost(n.where, n.fallback, cycles[n.where], cycles[n.where] / total) for n in falls]
+    return sorted(out, key=lambda f: -f.cycles), r
