@@ -74,3 +74,32 @@ def test_emit_explain_lists_fallbacks_with_their_profiled_share() -> None:
     assert shares["s"] > shares["x3"] > 0  # the channel sum dominates: it is the convolution
     r = ascx("emit", "examples/softmax.ir", "--passes", "fuse,tile,double_buffer", "--explain", "-o", "/dev/null")
     assert r.returncode == 0 and "scalar fallbacks: none" in r.stderr, r.stderr
+
+
+SELECT = """
+kernel sel(X: f32[R, C]) -> (A: f32[R, C], B: f32[R, C]) {
+  size R = 8
+  size C = 80
+  s: for r in 0..R {
+    for c in 0..C {
+      A[r, c] = select(c <= r * 9 + 3, X[r, c] * 2.0, -inf)
+      B[r, c] = select(c + 5 > r * 11, 1.5, X[r, c] + 1.0)
+    }
+  }
+}
+"""
+
+
+def test_select_on_an_index_condition_fills_its_run_time_range() -> None:
+    """A causal-mask style `select`: the condition is affine in the vectorised index, so
+    the scalar branch fills a prefix or suffix known at run time (RangeFill: whole repeats
+    in count form, the ragged one by a bit mask; C = 80 f32 spans a partial second repeat)."""
+    from transformer.lower.instr import RangeFill
+
+    k = kernel_text(SELECT)
+    t = apply(k, "tile{s.r=4}")
+    em = emit_ascendc(t)
+    assert em.plan is not None and not em.warnings, em.warnings
+    fills = [p.item for n in em.plan.nests for p in n.plan if isinstance(p.item, RangeFill)]
+    assert sorted(f.prefix for f in fills) == [False, False] and all(f.per == 64 and f.n == 80 for f in fills)
+    check_emitted(t, k, emitted=em, sanitize=True, what="select on an index condition")

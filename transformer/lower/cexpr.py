@@ -58,6 +58,7 @@ abort malloc free memcpy stderr stdout errno argc argv ONE_BLK_SIZE SYNC_AIV SYN
 ReadFile WriteFile dir status
 ascx_cvt ascx_wrap ascx_iadd ascx_isub ascx_imul ascx_ineg ascx_idiv ascx_max ascx_min ascx_abs
 ascx_inf ascx_nan ascx_kb ascx_c0 ascx_c1 ascx_c2 ascx_c3 ascx_c4 ascx_c5 ascx_c6 ascx_c7
+ascx_range_mask ascx_m ascx_lo ascx_hi ascx_full ascx_r0 WholeReduceSum BinaryRepeatParams UnaryRepeatParams
 """.split()) | MACROS
 
 

@@ -147,7 +147,47 @@ class Loop:
         return f"loop {self.var} in [{self.lo}, {self.hi})"
 
 
-Item = VecOp | Flag | ScalarStep | Loop
+@dataclass(frozen=True)
+class RangeFill:
+    """`dst[lo:hi] = value` for a range known only at run time (`lo`, `hi`: C++ integer
+    expressions, clamped to [0, n]): a count-form `Duplicate` over the whole 256 B repeats
+    and a mask-form one (bit mask computed by `ascx_range_mask`) for the partial repeat at
+    the range's ragged end; `per` elements per repeat. Where the range starts at 0 the
+    partial repeat is last (`prefix`), else first."""
+
+    dst: Operand
+    value: str
+    lo: str
+    hi: str
+    n: int
+    per: int
+    prefix: bool
+
+    @property
+    def name(self) -> str:
+        return "Duplicate"
+
+    def describe(self) -> str:
+        return f"Duplicate {self.dst.dtype} {self.dst.cpp()}[{self.lo}:{self.hi}] <- {self.value} (run-time range of {self.n})"
+
+    def cpp_lines(self) -> list[str]:
+        d, per, n = self.dst, self.per, self.n
+        lo = f"ascx_min<int32_t>({n}, ascx_max<int32_t>(0, {self.lo}))"
+        hi = f"ascx_min<int32_t>({n}, ascx_max<int32_t>(0, {self.hi}))"
+        if self.prefix:  # [0, hi): whole repeats, then the ragged last one
+            return [f"{{ const int32_t ascx_hi = {hi}, ascx_full = ascx_hi / {per} * {per};",
+                    f"  if (ascx_full > 0) {{ Duplicate({d.cpp()}, {self.value}, ascx_full); }}",
+                    f"  if (ascx_hi > ascx_full) {{ uint64_t ascx_m[2]; ascx_range_mask(0, ascx_hi - ascx_full, ascx_m);",
+                    f"    Duplicate({d.at('ascx_full').cpp()}, {self.value}, ascx_m, 1, 1, 8); }} }}"]
+        return [f"{{ const int32_t ascx_lo = {lo}, ascx_r0 = ascx_lo / {per} * {per};",
+                f"  if (ascx_lo < {n} && ascx_lo > ascx_r0) {{ uint64_t ascx_m[2];",
+                f"    ascx_range_mask(ascx_lo - ascx_r0, ascx_min<int32_t>({per}, {n} - ascx_r0), ascx_m);",
+                f"    Duplicate({d.at('ascx_r0').cpp()}, {self.value}, ascx_m, 1, 1, 8); }}",
+                f"  const int32_t ascx_full = ascx_lo > ascx_r0 ? ascx_r0 + {per} : ascx_r0;",
+                f"  if (ascx_full < {n}) {{ Duplicate({d.at('ascx_full').cpp()}, {self.value}, {n} - ascx_full); }} }}"]
+
+
+Item = VecOp | Flag | ScalarStep | Loop | RangeFill
 
 
 @dataclass(frozen=True)
@@ -189,6 +229,8 @@ def render(items: list[Placed] | tuple[Placed, ...], depth: int) -> list[Line]:
             out.append(Line(f"WaitFlag<HardEvent::{it.event}>(0);", depth, p.origin))
         elif isinstance(it, ScalarStep):
             out.append(Line(it.code, depth, p.origin))
+        elif isinstance(it, RangeFill):
+            out.extend(Line(t, depth, p.origin) for t in it.cpp_lines())
         else:
             out.append(Line(f"for (int32_t {it.var} = {it.lo}; {it.var} < {it.hi}; ++{it.var}) {{", depth, p.origin))
             out.extend(render(it.body, depth + 1))

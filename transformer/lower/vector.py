@@ -38,7 +38,7 @@ from .. import ir
 from ..affine import Affine, to_affine
 from ..dtypes import Ty, promote
 from .cexpr import CTYPE
-from .instr import Flag, Loop, Operand, Placed, Repeat, ScalarStep, VecOp, names_of, render, repeat_chunks
+from .instr import Flag, Loop, Operand, Placed, RangeFill, Repeat, ScalarStep, VecOp, names_of, render, repeat_chunks
 from .plan import Line, NestChoice
 from .temporaries import fits, needs_api_temp, over_capacity, slot_bytes
 
@@ -276,9 +276,60 @@ class _Sel:
             return out
         if isinstance(e, ir.Call) and e.func in ("max", "min"):
             return self.binop(e.func, e.args[0], e.args[1], dest)
+        if isinstance(e, ir.Call) and e.func == "select":
+            return self.select_index(e, dest)
         if isinstance(e, ir.Binary) and e.op in ir.ARITH_OPS:
             return self.binop(e.op, e.lhs, e.rhs, dest)
         raise NoMatch(f"no vector instruction for `{type(e).__name__}`" + (f" `{e.func}`" if isinstance(e, ir.Call) else ""))
+
+    def select_index(self, e: ir.Call, dest: Vec | None) -> Vec:
+        """`select(a(j) <= b, x, y)` whose condition is affine in the vectorised index `j`
+        (a causal mask: `jb * 64 + j <= i0 * 64 + i`): the condition holds on a prefix (or a
+        suffix) of the row, known at run time without reading data. The branch that is a
+        vector is computed over the whole row, then the scalar branch fills its range
+        (`RangeFill`: whole repeats in count form, the ragged repeat with a bit mask)."""
+        cond, a, b = e.args
+        if len(self.loops) != 1 or not isinstance(cond, ir.Binary) or cond.op not in ("<", "<=", ">", ">="):
+            raise NoMatch("no vector instruction for a `select` on data")
+        diff = to_affine(ir.Binary("-", cond.lhs, cond.rhs), self.low.sizes)
+        lp = self.loops[0]
+        lo = to_affine(lp.lo, self.low.sizes)
+        if diff is None or lo is None or diff.coeff(lp.var) not in (1, -1):
+            raise NoMatch("no vector instruction for a `select` on data")
+        comp = promote(self.ty_of(a), self.ty_of(b))
+        if comp.weak or comp.dtype not in VEC_TYPES:
+            raise NoMatch(f"`select` in {comp.dtype}")
+        # with j = lo + t: c * t + rest <op> 0, rest = diff - c * j + c * lo
+        c = diff.coeff(lp.var)
+        rest = Affine.make({k: v for k, v in diff.coeffs if k != lp.var}, diff.const) + lo.scale(c)
+        strict = cond.op in ("<", ">")
+        # the condition holds for t < k0 (a prefix) or t >= k0 (a suffix)
+        less = (cond.op in ("<", "<=")) == (c == 1)
+        from .cexpr import affine_cpp
+
+        if less:  # t * 1 + rest <(=) 0 -> t <(=) -rest; or -t + rest >(=) 0 -> t <(=) rest
+            k0 = (rest.scale(-1) if c == 1 else rest) + Affine((), 0 if strict else 1)
+        else:  # t >(=) -rest (c = 1) or t >(=) rest (c = -1)
+            k0 = (rest.scale(-1) if c == 1 else rest) + Affine((), 1 if strict else 0)
+        k0c = affine_cpp(k0, self.low.names)
+        if self.depends(a) == self.depends(b):
+            raise NoMatch("`select` of two vectors (or two scalars)")
+        vexpr, sexpr = (a, b) if self.depends(a) else (b, a)
+        out = self.out_for(comp.dtype, dest)
+        v = self.as_type(self.compile(vexpr, out), comp.dtype)
+        sc = self.scalar(sexpr)
+        assert isinstance(v, Vec)
+        if v.op != out.op:
+            self.copy_into(out, v)
+            self.release(v)
+        code = self.pe.ex.conv(sc.code, sc.ty, comp)
+        per = 256 // ir.DTYPE_BYTES[comp.dtype]
+        # the scalar branch's range: where the condition fails (x vector) or holds (y vector)
+        scalar_where_false = vexpr is a
+        fill_prefix = less != scalar_where_false
+        lo_c, hi_c = ("0", k0c) if fill_prefix else (k0c, str(self.n))
+        self.emit(RangeFill(out.op, code, lo_c, hi_c, self.n, per, fill_prefix))
+        return out
 
     def check_type(self, dtype: str) -> None:
         if dtype not in VEC_TYPES:

@@ -75,6 +75,18 @@ template <typename T> __aicore__ inline T ascx_abs(T a)
         return std::signbit(static_cast<float>(a)) ? T(-a) : a;  // abs(-0.0) is 0.0, as numpy
     }
 }
+// Bits [e0, e1) of a mask-form vector instruction's 128-bit mask (m[0]: elements 0..63,
+// m[1]: 64..127): the ragged repeat of a range known at run time (a causal mask's boundary).
+__aicore__ inline void ascx_range_mask(int32_t e0, int32_t e1, uint64_t* m)
+{
+    for (int32_t w = 0; w < 2; ++w) {
+        const int32_t a = e0 - 64 * w < 0 ? 0 : (e0 - 64 * w > 64 ? 64 : e0 - 64 * w);
+        const int32_t b = e1 - 64 * w < 0 ? 0 : (e1 - 64 * w > 64 ? 64 : e1 - 64 * w);
+        const uint64_t hi = b >= 64 ? ~uint64_t{0} : ((uint64_t{1} << b) - 1);
+        const uint64_t lo = a >= 64 ? ~uint64_t{0} : ((uint64_t{1} << a) - 1);
+        m[w] = a < b ? (hi & ~lo) : 0;
+    }
+}
 
 }  // namespace
 
