@@ -175,7 +175,7 @@ def _default_bands(kernel: ir.Kernel) -> list[list[tuple[str, ir.For]]]:
     sizes = kernel.size_values()
     bands = []
     for s in kernel.body:
-        if not isinstance(s, ir.For):
+        if not isinstance(s, ir.For) or s.annotation("gemm") is not None:  # the cube runs it (passes/gemm.py)
             continue
         band: list[tuple[str, ir.For]] = []
         cur: ir.Stmt = s
@@ -540,15 +540,16 @@ def Check_epilogue_split(kernel: ir.Kernel, top: int, depth: int, n_head: int) -
     return True
 
 
-def split_epilogues(kernel: ir.Kernel, trace: TraceEntry) -> ir.Kernel:
-    """Step 0 (module docstring): split every top-level cube matmul nest with an epilogue."""
+def split_epilogues(kernel: ir.Kernel, trace: TraceEntry, keep: Any = None) -> ir.Kernel:
+    """Step 0 (module docstring): split every top-level cube matmul nest with an epilogue
+    (except the nests `keep(nest)` is true for: `gemm` keeps those its Fixpipe stores)."""
     body = list(kernel.body)
     taken: set[str] | None = None
     top = 0
     while top < len(body):
         nest = body[top]
         top += 1
-        if not isinstance(nest, ir.For):
+        if not isinstance(nest, ir.For) or (keep is not None and keep(nest)):
             continue
         band = _band(nest)
         inner = band[-1].body
@@ -643,6 +644,10 @@ def tile_kernel(kernel: ir.Kernel, tiles: tuple[tuple[str, int], ...], target: A
             if id(ref.loop) in req:
                 raise BadParameter("tile", f"loop `{name}` is named twice", ref.loop.loc, param=name, value=size,
                                    loops=(name,))
+            top_loop = kernel.body[ref.path[0]]
+            if isinstance(top_loop, ir.For) and top_loop.annotation("gemm") is not None:
+                raise NotApplicable("tile", f"loop `{name}` is in the `@gemm` nest `{top_loop.label or top_loop.var}`, "
+                                    "which the cube kernel blocks itself", ref.loop.loc, loops=(name,))
             req[id(ref.loop)] = (name, size, ref.loop)
             if k == 0:  # siblings named together count once for the nesting check
                 by_nest.setdefault(ref.path[0], []).append((name, ref.path, ref.loop))

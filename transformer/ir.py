@@ -57,6 +57,7 @@ ANNOTATIONS: dict[str, tuple[str, ...]] = {
     "unroll": ("factor",),
     "pipeline": ("stages",),
     "cores": ("n",),
+    "gemm": ("m", "n", "k", "k0"),  # blocks of a matmul nest the cube runs (passes/gemm.py)
 }
 
 

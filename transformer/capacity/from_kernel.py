@@ -302,8 +302,9 @@ def kernel_buffers(kernel: ir.Kernel, target: Target | str | None = None, *,
     free_set = frozenset(free)
     env = {k: v for k, v in kernel.size_values().items() if k not in free_set}
     locals_ = [t for t in kernel.buffers if t.kind == "local"]
+    gemm = _gemm_buffers(kernel)
     if not locals_:
-        return []
+        return gemm
     alloc = None if free_set else ub_allocation(kernel, tgt)
     uses = _walk(kernel, {t.name for t in locals_})
     names = _loop_namer(kernel)
@@ -350,6 +351,7 @@ def kernel_buffers(kernel: ir.Kernel, target: Target | str | None = None, *,
             cube_operand=(t.scope or "").lower() in CUBE_SCOPES, copy_lengths=tuple(lens),
             origin=origin, loc=loc, row_align=32 if la is not None and la.padded else 0,
             live=None if same or t.name not in tops else tops[t.name]))
+    out.extend(gemm)
     taken = {t.name for t in kernel.tensors()}
     for pt in alloc.temporaries if alloc is not None else ():
         name = f"tmpBuf{pt.phase}"
@@ -362,6 +364,24 @@ def kernel_buffers(kernel: ir.Kernel, target: Target | str | None = None, *,
             position="VECCALC",
             origin=f"vector temporaries of {what} ({', '.join(pt.purposes)})",
             live=None if same else (pt.first, pt.last)))
+    return out
+
+
+def _gemm_buffers(kernel: ir.Kernel) -> list[Buffer]:
+    """The L1 / L0 queues of every `@gemm` nest (transformer/lower/gemm.py allocates them)."""
+    from ..lower.gemm import gemm_buffers, gemm_phase
+
+    out: list[Buffer] = []
+    for i, s in enumerate(kernel.body):
+        gp = gemm_phase(kernel, s)
+        if gp is None:
+            continue
+        g, bl = gp
+        for role, scope, dt, shape, stages, pos in gemm_buffers(bl, g.b_nk):
+            out.append(Buffer(name=f"{g.label}_{role}", scope=scope, dtype=dt, shape=shape, stages=stages,
+                              position=pos, cube_operand=scope in CUBE_SCOPES,
+                              origin=f"@gemm(m={bl.m}, n={bl.n}, k={bl.k}, k0={bl.k0}) on `{g.label}`",
+                              loc=str(s.loc) if s.loc else None, live=(i, i)))
     return out
 
 

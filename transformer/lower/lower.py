@@ -123,6 +123,7 @@ class Lowering:
         self.scope_cap = {s: int(self.target.scopes[s].usable.value) for s in ("ub", "l1", "l0a", "l0b", "l0c")}
         self.demoted: dict[str, str] = {}  # local -> why it lives in the GM workspace
         self.phase_range: dict[int, tuple[int, int]] = {}  # phase -> first, last top-level stmt
+        self.gemms: dict[int, Any] = {}  # phase -> (GemmNest, Blocks) of a `@gemm` nest (gemm.py)
 
     # ---- helpers ----------------------------------------------------------------------
     def shape_of(self, t: ir.TensorDecl) -> tuple[int, ...]:
@@ -162,7 +163,15 @@ class Lowering:
             else:
                 pending.append(s)
         flush(len(self.kernel.body))
+        from .gemm import gemm_cores, gemm_phase
+
+        self.gemms = {}
         for ph in phases:
+            gp = gemm_phase(self.kernel, ph.stmts[0]) if len(ph.stmts) == 1 else None
+            if gp is not None:  # a `@gemm` matmul: a blocked cube kernel over every AIC (gemm.py)
+                self.gemms[ph.index] = gp
+                ph.core, ph.cores = "cube", gemm_cores(gp[0], gp[1], self.target)
+                continue
             used = ir.names_used(ph.stmts)
             ph.core = "cube" if any(self.decls[t].scope in CUBE_SCOPES for t in used
                                     if t in self.decls and self.decls[t].kind == "local") else "vec"
@@ -251,8 +260,10 @@ class Lowering:
         scalars: list[Scalar] = []
         slots: list[WorkspaceSlot] = []
         off = 0
+        # the accumulator of a `@gemm` phase that no other phase reads lives in L0C only
+        gemm_private = {g.acc for i, (g, _) in self.gemms.items() if phase_use.get(g.acc, set()) == {i}}
         for t in k.buffers:
-            if t.kind != "temp":
+            if t.kind != "temp" or t.name in gemm_private:
                 continue
             shp = self.shape_of(t)
             if not shp and len(phase_use.get(t.name, ())) <= 1:
@@ -348,6 +359,11 @@ class Lowering:
         self.method_names.add("Process" + ph.camel)
         ph.tmp_name = self.names.fresh(f"tmp{src.index}")
         ph.tmp_buf_name = self.names.fresh(f"tmpBuf{src.index}")
+        if src.index in self.gemms:
+            from .gemm import lower_gemm_phase
+
+            lower_gemm_phase(self, src, ph, *self.gemms[src.index], _phase_method(ph))
+            return ph
         buffers = self.plan_buffers(src)
         cube = None
         if self.select and src.core == "cube":

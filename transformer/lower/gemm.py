@@ -1,0 +1,373 @@
+"""A matmul nest marked `@gemm(m, n, k, k0)` -> a blocked, double-buffered cube kernel at any size.
+
+The `gemm` pass (passes/gemm.py) marks a top-level nest
+
+    for i in 0..M { for j in 0..N {
+      acc[i, j] = 0.0
+      for k in 0..K { acc[i, j] += f32(A[i, k]) * f32(B[k, j]) }     # B[j, k] (Bᵀ stored) too
+      [C[i, j] = f16(acc[i, j])  |  f16(max(acc[i, j], 0.0))  |  C[i, j] = acc[i, j] (f32)]
+    } }
+
+with `@gemm(m=BM, n=BN, k=BK, k0=K0)`; the IR keeps its meaning (the interpreter runs the
+nest as written), and this module emits the whole phase by hand, the shape hand-written
+Ascend C matmuls have:
+
+* **C tiles** of BM x BN (`L0C`, one `TQue<CO1, 1>`), dealt to every AIC: block `w` runs tiles
+  `w, w + blockDim, ...` (blockDim = min(AIC cores, tiles));
+* per tile, **L1 blocks** of K = BK: `A[m0:m0+BM, k:k+BK]` and `B[k:k+BK, n0:n0+BN]`, GM -> L1 by
+  `DataCopy(Nd2NzParams)` into `TQue<A1, 2>` / `TQue<B1, 2>` (double-buffered: the load of block
+  kb+1 runs on MTE2 while the cube works on block kb);
+* per L1 block, **L0 slices** of K = K0: `LoadData` into `TQue<A2, 2>` / `TQue<B2, 2>`
+  (double-buffered: MTE1 fills slice s+1 while the cube multiplies slice s), one `Mmad` each,
+  `cmatrixInitVal` on the first slice of the tile;
+* the tile's **store** by `Fixpipe` (Nz -> ND; `F322F16` for an f16 C, `reluEn` for relu,
+  `NoQuant` for an f32 C or the f32 workspace of an epilogue that runs on the vector cores).
+
+**Tails** (sizes that are not multiples of the blocks or of 16): the last tiles and blocks
+take the actual extents `mLen = min(BM, M - m0)` etc.; buffers keep their full size, the Nz
+layouts use the extents rounded up to the 16 x 16 fractal (`mPad`), `Nd2Nz` zero-fills the
+columns of the last C0 group (so A's padded K columns are 0), `Mmad` takes the actual
+m, n, k and `Fixpipe` writes only mLen x nLen. So every size goes through the cube.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .. import ir
+from ..affine import eval_int, to_affine
+from .cexpr import CTYPE
+from .plan import Buffer, Line, Method, NestChoice
+
+if TYPE_CHECKING:
+    from .lower import Lowering, _PhaseSrc
+
+FRACTAL = 16
+ANNOTATION = "gemm"
+
+
+@dataclass(frozen=True)
+class GemmNest:
+    """What a matmul nest computes, read off the IR (`match_gemm`)."""
+
+    label: str
+    acc: str  # the f32 accumulator temp
+    a: str  # A[M, K] (GM, f16)
+    b: str  # B[K, N] (b_nk: B stored [N, K], read as B[j, k])
+    b_nk: bool
+    m: int
+    n: int
+    k: int
+    store: str | None  # the GM tensor the tile is written to (None: the accumulator itself, f32)
+    relu: bool
+
+
+@dataclass(frozen=True)
+class Blocks:
+    m: int
+    n: int
+    k: int
+    k0: int
+
+
+def _ceil16(x: int) -> int:
+    return -(-x // FRACTAL) * FRACTAL
+
+
+def _is_var(e: ir.Expr, v: str) -> bool:
+    return isinstance(e, ir.Name) and e.name == v
+
+
+def _zero(e: ir.Expr) -> bool:
+    return isinstance(e, (ir.FloatLit, ir.IntLit)) and e.value == 0
+
+
+def _shape(d: ir.TensorDecl, sizes: dict[str, int]) -> tuple[int, ...]:
+    return tuple(eval_int(x, sizes) for x in d.shape)
+
+
+def _range0(lp: ir.For, sizes: dict[str, int]) -> int | None:
+    lo, hi = to_affine(lp.lo, sizes), to_affine(lp.hi, sizes)
+    if lo is None or hi is None or not lo.is_const() or not hi.is_const() or lo.const != 0 or hi.const < 1:
+        return None
+    return hi.const
+
+
+def match_gemm(kernel: ir.Kernel, nest: ir.Stmt) -> GemmNest | str:
+    """The matmul `nest` computes (see the module docstring), or why it is not one."""
+    sizes = kernel.size_values()
+    if not isinstance(nest, ir.For) or len(nest.body) != 1 or not isinstance(nest.body[0], ir.For):
+        return "not a perfect (i, j) nest"
+    li, lj = nest, nest.body[0]
+    m, n = _range0(li, sizes), _range0(lj, sizes)
+    if m is None or n is None:
+        return "the (i, j) loops do not run from 0 to a constant"
+    body = lj.body
+    if len(body) < 2 or not isinstance(body[0], ir.Assign) or not isinstance(body[1], ir.For):
+        return "the (i, j) body is not `acc = 0; for k { acc += a * b }; ...`"
+    ini, lk = body[0], body[1]
+    i, j = li.var, lj.var
+    t = ini.target
+    if not (ini.op == "=" and _zero(ini.value) and isinstance(t, ir.Access) and len(t.indices) == 2
+            and _is_var(t.indices[0], i) and _is_var(t.indices[1], j)):
+        return "the accumulator is not set to 0 at [i, j] first"
+    acc = kernel.tensor(t.tensor)
+    if acc is None or acc.kind != "temp" or acc.dtype != "f32":
+        return f"`{t.tensor}` is not an f32 temp"
+    kk = _range0(lk, sizes)
+    if kk is None or len(lk.body) != 1 or not isinstance(lk.body[0], ir.Assign):
+        return "the K loop does not run from 0 to a constant over one statement"
+    st = lk.body[0]
+    kv = lk.var
+    v = st.value
+    if not (st.op == "+=" and st.target == t and isinstance(v, ir.Binary) and v.op == "*"):
+        return "the K loop is not `acc[i, j] += a * b`"
+    ops = []
+    for x in (v.lhs, v.rhs):
+        if not (isinstance(x, ir.Call) and x.func == "f32" and len(x.args) == 1 and isinstance(x.args[0], ir.Access)):
+            return "the operands are not `f32(X[..])`"
+        ops.append(x.args[0])
+    a, b = ops
+    for o in (a, b):
+        d = kernel.tensor(o.tensor)
+        if d is None or d.kind != "input" or d.dtype != "f16" or d.rank != 2 or len(o.indices) != 2:
+            return f"`{o.tensor}` is not a 2-D f16 input"
+        if d.layout not in (None, "ND"):
+            return f"`{o.tensor}` is {d.layout} in GM (Nd2Nz reads ND)"
+    if not (_is_var(a.indices[0], i) and _is_var(a.indices[1], kv)):
+        a, b = b, a
+    if not (_is_var(a.indices[0], i) and _is_var(a.indices[1], kv)):
+        return f"no operand is indexed [{i}, {kv}]"
+    if _is_var(b.indices[0], kv) and _is_var(b.indices[1], j):
+        b_nk = False
+        bshape = (kk, n)
+    elif _is_var(b.indices[0], j) and _is_var(b.indices[1], kv):
+        b_nk = True
+        bshape = (n, kk)
+    else:
+        return f"`{b.tensor}` is not indexed [{kv}, {j}] or [{j}, {kv}]"
+    if _shape(kernel.tensor(a.tensor), sizes) != (m, kk):  # type: ignore[union-attr]
+        return f"`{a.tensor}` is not [{m}, {kk}]"
+    if _shape(kernel.tensor(b.tensor), sizes) != bshape:  # type: ignore[union-attr]
+        return f"`{b.tensor}` is not {list(bshape)}"
+    if _shape(acc, sizes) != (m, n):
+        return f"`{acc.name}` is not [{m}, {n}]"
+    store, relu = None, False
+    rest = body[2:]
+    if len(rest) > 1:
+        return "more than one statement after the K loop (`tile`/`gemm` split an epilogue off first)"
+    if rest:
+        s = rest[0]
+        g = kernel.tensor(s.target.tensor) if isinstance(s, ir.Assign) and isinstance(s.target, ir.Access) else None
+        if g is None or g.kind != "output" or g.rank != 2 or _shape(g, sizes) != (m, n) or s.op != "=":  # type: ignore[union-attr]
+            return "the statement after the K loop is not a store into an [M, N] output"
+        if not (_is_var(s.target.indices[0], i) and _is_var(s.target.indices[1], j)):  # type: ignore[union-attr]
+            return f"the store is not at [{i}, {j}]"
+        val = s.value  # type: ignore[union-attr]
+        if g.dtype == "f16" and isinstance(val, ir.Call) and val.func == "f16" and len(val.args) == 1:
+            val = val.args[0]
+        elif g.dtype != "f32":
+            return f"the store into {g.dtype} `{g.name}` is not `{g.dtype}(acc)`"
+        if isinstance(val, ir.Call) and val.func == "max" and len(val.args) == 2 and any(_zero(x) for x in val.args):
+            val = val.args[1] if _zero(val.args[0]) else val.args[0]
+            relu = True
+        if val != t:
+            return "the store is not a (relu'd) conversion of the accumulator"
+        store = g.name
+    return GemmNest(nest.label or nest.var, acc.name, a.tensor, b.tensor, b_nk, m, n, kk, store, relu)
+
+
+def choose_blocks(g: GemmNest, target: Any) -> Blocks:
+    """The documented policy: the largest C tile that fits L0C (bn >= bm: B's rows are the
+    long bursts), then the largest L0 K slice (at most 256) whose A and B slices fit L0A and
+    L0B twice, then the L1 K block: a multiple of the slice whose A and B blocks fit L1
+    twice, a multiple of 256 (512 B-aligned GM rows) when one fits, else the largest; all
+    multiples of 16, clamped to the sizes rounded up to 16."""
+    cap = {s: int(target.scopes[s].usable.value) for s in ("l1", "l0a", "l0b", "l0c")}
+    mp, np_, kp = _ceil16(g.m), _ceil16(g.n), _ceil16(g.k)
+    best = None
+    for bm in range(FRACTAL, min(mp, 256) + 1, FRACTAL):
+        for bn in range(FRACTAL, min(np_, 256) + 1, FRACTAL):
+            if bm * bn * 4 > cap["l0c"] or bn < min(bm, np_):
+                continue
+            # tiles the work splits into, and how full they are (padding of the last tile)
+            key = (bm * bn, bn, bm)
+            if best is None or key > best[0]:
+                best = (key, bm, bn)
+    assert best is not None
+    _, bm, bn = best
+    k0 = FRACTAL
+    for cand in range(FRACTAL, min(kp, 256) + 1, FRACTAL):
+        if 2 * bm * cand * 2 <= cap["l0a"] and 2 * cand * bn * 2 <= cap["l0b"]:
+            k0 = cand
+    # the L1 block: multiples of k0 fitting L1 twice, 512 B-aligned rows (256 halves) first
+    fits = [c for c in range(k0, -(-kp // k0) * k0 + 1, k0) if 2 * (bm + bn) * c * 2 <= cap["l1"]] or [k0]
+    bk = max(fits, key=lambda c: (c % 256 == 0, c))
+    return Blocks(bm, bn, bk, k0)
+
+
+def check_blocks(bl: Blocks, target: Any) -> str | None:
+    """Why the blocks do not fit the chip (or None): what the capacity model proves too."""
+    for name, v in (("m", bl.m), ("n", bl.n), ("k", bl.k), ("k0", bl.k0)):
+        if v % FRACTAL:
+            return f"block {name}={v} is not a multiple of 16"
+    if bl.k % bl.k0:
+        return f"the L0 slice k0={bl.k0} does not divide the L1 block k={bl.k}"
+    return None
+
+
+def gemm_buffers(bl: Blocks, b_nk: bool = False) -> list[tuple[str, str, str, tuple[int, int], int, str]]:
+    """(role, scope, dtype, shape, stages, position) of every buffer a gemm phase allocates."""
+    bshape = (bl.n, bl.k) if b_nk else (bl.k, bl.n)
+    b0shape = (bl.n, bl.k0) if b_nk else (bl.k0, bl.n)
+    return [("A_l1", "l1", "f16", (bl.m, bl.k), 2, "A1"), ("B_l1", "l1", "f16", bshape, 2, "B1"),
+            ("A_l0a", "l0a", "f16", (bl.m, bl.k0), 2, "A2"), ("B_l0b", "l0b", "f16", b0shape, 2, "B2"),
+            ("C_l0c", "l0c", "f32", (bl.m, bl.n), 1, "CO1")]
+
+
+def blocks_of(nest: ir.For) -> Blocks | None:
+    a = nest.annotation(ANNOTATION)
+    if a is None:
+        return None
+    return Blocks(int(a.get("m") or 0), int(a.get("n") or 0), int(a.get("k") or 0), int(a.get("k0") or 0))
+
+
+def annotate(nest: ir.For, bl: Blocks) -> ir.For:
+    import dataclasses
+
+    ann = ir.Annotation(ANNOTATION, (("m", bl.m), ("n", bl.n), ("k", bl.k), ("k0", bl.k0)), None)
+    return dataclasses.replace(nest, annotations=tuple(a for a in nest.annotations if a.name != ANNOTATION) + (ann,))
+
+
+def tiles_of(g: GemmNest, bl: Blocks) -> int:
+    return -(-g.m // bl.m) * -(-g.n // bl.n)
+
+
+def gemm_cores(g: GemmNest, bl: Blocks, target: Any) -> int:
+    """Blocks of the launch: every AIC (the target table), at most one per C tile."""
+    aic = target.aic_cores or target.cores
+    return max(1, min(int(aic), tiles_of(g, bl)))
+
+
+# --------------------------------------------------------------------------------------
+# emission
+
+
+def lower_gemm_phase(low: "Lowering", src: "_PhaseSrc", ph: Any, g: GemmNest, bl: Blocks, method: str) -> None:
+    """Fill `ph` (buffers, the phase method `method`) with the blocked cube kernel of `g`."""
+    names = low.names
+    bufs: dict[str, Buffer] = {}
+    for role, scope, dt, shape, depth, pos in gemm_buffers(bl, g.b_nk):
+        base = f"{g.label}_{role}"
+        nbytes = shape[0] * shape[1] * ir.DTYPE_BYTES[dt]
+        layout = {"l1": "Nz", "l0a": "Zz", "l0b": "Zn", "l0c": "Nz"}[scope]
+        bufs[role] = Buffer(base, names.fresh(f"{base}Local"), names.fresh(f"que_{base}"), dt, CTYPE[dt], scope, pos,
+                            depth, shape, (shape[1], 1), layout, nbytes, "que")
+    ph.buffers = list(bufs.values())
+    a1, b1, a2, b2, c0 = (bufs[r] for r in ("A_l1", "B_l1", "A_l0a", "B_l0b", "C_l0c"))
+    A, B = low.info[g.a].cname, low.info[g.b].cname
+    out = low.info[g.store or g.acc]
+    quant = out.dtype == "f16"
+    where = f"{low.where(src.stmts[0])} `{g.label}`"
+    low.nests.append(NestChoice(where, ("DataCopy(Nd2NzParams)", "LoadData", "Mmad", "Fixpipe")))
+    v = names.fresh
+    t, mi, ni, m0, n0, ml, nl, mp, np_ = (v(x) for x in ("tile", "mIdx", "nIdx", "m0", "n0", "mLen", "nLen", "mPad", "nPad"))
+    kb, kl1, kl, kp, ks, ko, kls, k1, r = (v(x) for x in ("kb", "kL1", "kLen", "kPad", "ks", "kOff", "kSlice", "k1", "r"))
+    mmp, fxp = v("mmadParams"), v("fixParams")
+    mt, nt = -(-g.m // bl.m), -(-g.n // bl.n)
+    cores = gemm_cores(g, bl, low.target)
+    M, N, K = g.m, g.n, g.k
+    L: list[tuple[int, str]] = []
+
+    def w(d: int, s: str) -> None:
+        L.append((d, s))
+
+    for b in ph.buffers:
+        w(0, f"pipe.InitBuffer({b.holder}, {'BUFFER_NUM' if b.depth == 2 else b.depth}, {b.nbytes});")
+    w(0, f"// C = A @ B{'ᵀ' if g.b_nk else ''} ({M} x {N} x {K}) on the cube: {mt} x {nt} C tiles of {bl.m} x {bl.n} "
+         f"over {cores} AIC, L1 K blocks of {bl.k}, L0 K slices of {bl.k0}")
+    w(0, f"for (int32_t {t} = workerIdx; {t} < {mt * nt}; {t} += {cores}) {{")
+    w(1, f"const int32_t {mi} = {t} / {nt}, {ni} = {t} % {nt};")
+    w(1, f"const int32_t {m0} = {mi} * {bl.m}, {n0} = {ni} * {bl.n};")
+    w(1, f"const int32_t {ml} = ascx_min<int32_t>({bl.m}, {M} - {m0}), {nl} = ascx_min<int32_t>({bl.n}, {N} - {n0});")
+    w(1, f"const int32_t {mp} = ({ml} + 15) / 16 * 16, {np_} = ({nl} + 15) / 16 * 16;")
+    w(1, f"{c0.tensor} = {c0.holder}.AllocTensor<float>();")
+    w(1, f"for (int32_t {kb} = 0; {kb} < {-(-K // bl.k)}; ++{kb}) {{")
+    w(2, f"const int32_t {kl1} = {kb} * {bl.k}, {kl} = ascx_min<int32_t>({bl.k}, {K} - {kl1});")
+    if not g.b_nk:
+        w(2, f"const int32_t {kp} = ({kl} + 15) / 16 * 16;")
+    # GM -> L1 (Nd2Nz): A rows m0.., columns kL1..; B rows kL1.. (or n0.. for Bᵀ)
+    w(2, f"{a1.tensor} = {a1.holder}.AllocTensor<half>();")
+    w(2, f"DataCopy({a1.tensor}, {A}[{m0} * {K} + {kl1}], Nd2NzParams(1, {ml}, {kl}, 0, {K}, {mp}, 1, 0));")
+    w(2, f"{a1.holder}.EnQue({a1.tensor});")
+    w(2, f"{b1.tensor} = {b1.holder}.AllocTensor<half>();")
+    if g.b_nk:
+        w(2, f"DataCopy({b1.tensor}, {B}[{n0} * {K} + {kl1}], Nd2NzParams(1, {nl}, {kl}, 0, {K}, {np_}, 1, 0));")
+    else:
+        w(2, f"DataCopy({b1.tensor}, {B}[{kl1} * {N} + {n0}], Nd2NzParams(1, {kl}, {nl}, 0, {N}, {kp}, 1, 0));")
+    w(2, f"{b1.holder}.EnQue({b1.tensor});")
+    w(2, f"{a1.tensor} = {a1.holder}.DeQue<half>();")
+    w(2, f"{b1.tensor} = {b1.holder}.DeQue<half>();")
+    w(2, f"for (int32_t {ks} = 0; {ks} * {bl.k0} < {kl}; ++{ks}) {{")
+    w(3, f"const int32_t {ko} = {ks} * {bl.k0}, {kls} = ascx_min<int32_t>({bl.k0}, {kl} - {ko}), {k1} = ({kls} + 15) / 16;")
+    # L1 -> L0A: Nz [mPad, kPad] -> Zz [mPad, k1*16], one call per 16-column group
+    w(3, f"{a2.tensor} = {a2.holder}.AllocTensor<half>();")
+    w(3, f"for (int32_t {r} = 0; {r} < {k1}; ++{r}) {{")
+    w(4, f"LoadData({a2.tensor}[{r} * 256], {a1.tensor}[({ko} / 16 + {r}) * {mp} * 16], "
+         f"LoadData2DParams(0, {mp} / 16, 1, 0, {k1} - 1, false, 0));")
+    w(3, "}")
+    w(3, f"{a2.holder}.EnQue({a2.tensor});")
+    w(3, f"{b2.tensor} = {b2.holder}.AllocTensor<half>();")
+    if g.b_nk:
+        # the Nz tile of Bᵀ [nPad, kPad] holds the Zn fractals of B: the slice is contiguous
+        w(3, f"LoadData({b2.tensor}, {b1.tensor}[{ko} / 16 * {np_} * 16], LoadData2DParams(0, {k1} * {np_} / 16, 1, 0, 0, false, 0));")
+    else:
+        # L1 -> L0B: Nz [kPad, nPad] -> Zn, each fractal transposed, one call per 16-row group
+        w(3, f"for (int32_t {r} = 0; {r} < {k1}; ++{r}) {{")
+        w(4, f"LoadData({b2.tensor}[{r} * {np_} * 16], {b1.tensor}[({ko} / 16 + {r}) * 256], "
+             f"LoadData2DParams(0, {np_} / 16, {kp} / 16, 0, 0, true, 0));")
+        w(3, "}")
+    w(3, f"{b2.holder}.EnQue({b2.tensor});")
+    w(3, f"{a2.tensor} = {a2.holder}.DeQue<half>();")
+    w(3, f"{b2.tensor} = {b2.holder}.DeQue<half>();")
+    w(3, f"MmadParams {mmp}({ml}, {nl}, {kls}, false, 0, false, false, false);")
+    w(3, f"{mmp}.cmatrixInitVal = ({kb} == 0 && {ks} == 0);")
+    w(3, f"Mmad({c0.tensor}, {a2.tensor}, {b2.tensor}, {mmp});")
+    w(3, f"{a2.holder}.FreeTensor({a2.tensor});")
+    w(3, f"{b2.holder}.FreeTensor({b2.tensor});")
+    w(2, "}")
+    w(2, f"{a1.holder}.FreeTensor({a1.tensor});")
+    w(2, f"{b1.holder}.FreeTensor({b1.tensor});")
+    w(1, "}")
+    w(1, f"{c0.holder}.EnQue({c0.tensor});")
+    w(1, f"{c0.tensor} = {c0.holder}.DeQue<float>();")
+    w(1, f"FixpipeParamsV220 {fxp}({nl}, {ml}, {mp}, {N}, {'true' if g.relu else 'false'});")
+    if quant:
+        w(1, f"{fxp}.quantPre = QuantMode_t::F322F16;")
+    w(1, f"Fixpipe({out.cname}[{m0} * {N} + {n0}], {c0.tensor}, {fxp});")
+    w(1, f"{c0.holder}.FreeTensor({c0.tensor});")
+    w(0, "}")
+    origin = low.where(src.stmts[0])
+    body = [Line(s, d, origin) for d, s in L]
+    single = len(low.kernel.body) == 1 and low.mode != "MIX_MODE"
+    if single:
+        ph.init = [l for l in body if l.text.startswith("pipe.InitBuffer")]
+        ph.body = [l for l in body if not l.text.startswith("pipe.InitBuffer")]
+        return
+    body += [Line("PipeBarrier<PIPE_ALL>();", 0, origin), Line("pipe.Reset();", 0, origin)]
+    ph.methods.append(Method(method, (), body, "phase"))
+    ph.body = [Line(f"{method}();")]
+
+
+def gemm_phase(kernel: ir.Kernel, nest: ir.Stmt) -> tuple[GemmNest, Blocks] | None:
+    """The matmul and blocks of a `@gemm` nest, or None (not marked, or not a matmul)."""
+    if not isinstance(nest, ir.For):
+        return None
+    bl = blocks_of(nest)
+    if bl is None:
+        return None
+    g = match_gemm(kernel, nest)
+    if isinstance(g, str):
+        return None
+    return g, bl
