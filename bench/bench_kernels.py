@@ -39,6 +39,10 @@ class Case:
 CASES: list[Case] = [
     Case("matmul_4096", "matmul", {"M": 4096, "N": 4096, "K": 4096}, "gemm", 1.25, 15, {"M": 40, "N": 72, "K": 100}),
     Case("matmul_3000", "matmul", {"M": 3000, "N": 3000, "K": 3000}, "gemm", 1.25, 15, {"M": 40, "N": 72, "K": 100}),
+    Case("attention_4096", "attention", {"S": 4096, "D": 128}, "round_operand{pv.s=f16},flash_attention", 1.8, 15,
+         {"S": 256, "D": 64}),
+    Case("attention_8192", "attention", {"S": 8192, "D": 128}, "round_operand{pv.s=f16},flash_attention", 1.8, 15,
+         {"S": 256, "D": 64}),
 ]
 
 

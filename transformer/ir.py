@@ -58,6 +58,7 @@ ANNOTATIONS: dict[str, tuple[str, ...]] = {
     "pipeline": ("stages",),
     "cores": ("n",),
     "gemm": ("m", "n", "k", "k0"),  # blocks of a matmul nest the cube runs (passes/gemm.py)
+    "flash": ("q", "kv"),  # attention as one FlashAttention mix kernel (passes/flash_attention.py)
 }
 
 

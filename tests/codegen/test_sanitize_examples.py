@@ -23,6 +23,7 @@ SMALL: dict[str, dict[str, int]] = {name: sizes for name, (_, sizes) in DOCUMENT
 SMALL_FOR: dict[tuple[str, str], dict[str, int]] = {
     ("attention", "round_operand{pv.s=f16},tile"): {"S": 32, "D": 16},
     ("matmul", "gemm"): {"M": 40, "N": 72, "K": 100},  # tails in M, N and K
+    ("attention", "round_operand{pv.s=f16},flash_attention"): {"S": 256, "D": 64},  # S % 128, D in (64, 128)
 }
 
 

@@ -368,7 +368,8 @@ def kernel_buffers(kernel: ir.Kernel, target: Target | str | None = None, *,
 
 
 def _gemm_buffers(kernel: ir.Kernel) -> list[Buffer]:
-    """The L1 / L0 queues of every `@gemm` nest (transformer/lower/gemm.py allocates them)."""
+    """The L1 / L0 queues of every `@gemm` nest (transformer/lower/gemm.py allocates them) and
+    the buffers of a `@flash` mix kernel (transformer/lower/flash.py)."""
     from ..lower.gemm import gemm_buffers, gemm_phase
 
     out: list[Buffer] = []
@@ -382,6 +383,19 @@ def _gemm_buffers(kernel: ir.Kernel) -> list[Buffer]:
                               position=pos, cube_operand=scope in CUBE_SCOPES,
                               origin=f"@gemm(m={bl.m}, n={bl.n}, k={bl.k}, k0={bl.k0}) on `{g.label}`",
                               loc=str(s.loc) if s.loc else None, live=(i, i)))
+    first = kernel.body[0] if kernel.body else None
+    if isinstance(first, ir.For) and first.annotation("flash") is not None:
+        from dataclasses import replace as _replace
+
+        from ..lower.flash import flash_buffers, match_flash
+
+        fa = match_flash(kernel)
+        if not isinstance(fa, str):
+            fa = _replace(fa, q=int(first.annotation("flash").get("q") or fa.q))  # type: ignore[union-attr]
+            for role, scope, dt, shape, stages, pos in flash_buffers(fa):
+                out.append(Buffer(name=f"fa_{role}", scope=scope, dtype=dt, shape=shape, stages=stages, position=pos,
+                                  cube_operand=scope in CUBE_SCOPES, origin=f"@flash(q={fa.q}, kv=128) mix kernel",
+                                  loc=str(first.loc) if first.loc else None))
     return out
 
 

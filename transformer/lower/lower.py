@@ -124,6 +124,7 @@ class Lowering:
         self.demoted: dict[str, str] = {}  # local -> why it lives in the GM workspace
         self.phase_range: dict[int, tuple[int, int]] = {}  # phase -> first, last top-level stmt
         self.gemms: dict[int, Any] = {}  # phase -> (GemmNest, Blocks) of a `@gemm` nest (gemm.py)
+        self.flash: Any = None  # the FlashAttn of a `@flash` kernel: one mix phase (flash.py)
 
     # ---- helpers ----------------------------------------------------------------------
     def shape_of(self, t: ir.TensorDecl) -> tuple[int, ...]:
@@ -163,6 +164,20 @@ class Lowering:
             else:
                 pending.append(s)
         flush(len(self.kernel.body))
+        first = self.kernel.body[0] if self.kernel.body else None
+        if isinstance(first, ir.For) and first.annotation("flash") is not None:
+            from .flash import flash_cores, flash_fits, match_flash
+
+            fa = match_flash(self.kernel)
+            if not isinstance(fa, str):
+                import dataclasses
+
+                fa = dataclasses.replace(fa, q=int(first.annotation("flash").get("q") or fa.q))  # type: ignore[union-attr]
+            if not isinstance(fa, str) and flash_fits(fa) is None:  # the whole kernel is one mix phase (flash.py)
+                self.flash = fa
+                self.phase_range = {0: (0, len(self.kernel.body) - 1)}
+                return [_PhaseSrc(0, first.label or "attention", tuple(self.kernel.body), "mix",
+                                  flash_cores(fa, self.target), first.loc)]
         from .gemm import gemm_cores, gemm_phase
 
         self.gemms = {}
@@ -222,7 +237,10 @@ class Lowering:
         kind = ("mix" if cores_of["vec"] else "cube") if has_cube else "vector"
         max_vec = max([p.cores for p in cores_of["vec"]] or [1])
         max_cube = max([p.cores for p in cores_of["cube"]] or [1])
-        if kind == "mix":
+        if self.flash is not None:
+            kind, block_dim = "mix", phases[0].cores
+            mode = "MIX_MODE"
+        elif kind == "mix":
             block_dim = max(max_cube, -(-max_vec // 2))
             mode = "MIX_MODE"
         elif kind == "cube":
@@ -263,7 +281,7 @@ class Lowering:
         # the accumulator of a `@gemm` phase that no other phase reads lives in L0C only
         gemm_private = {g.acc for i, (g, _) in self.gemms.items() if phase_use.get(g.acc, set()) == {i}}
         for t in k.buffers:
-            if t.kind != "temp" or t.name in gemm_private:
+            if t.kind != "temp" or t.name in gemm_private or self.flash is not None:
                 continue
             shp = self.shape_of(t)
             if not shp and len(phase_use.get(t.name, ())) <= 1:
@@ -281,6 +299,15 @@ class Lowering:
                                        copies, nbytes if copies > 1 else 0))
             self.info[t.name] = TensorInfo(t.name, "gm", self.names.derived(t.name, "{}Gm"), t.dtype, shp, dense_strides(shp))
             off += nbytes * copies
+        if self.flash is not None:  # the mix kernel's own slots: S, P, O per AIC block (flash.py)
+            from .flash import workspace_slots
+
+            for role, dt, n in workspace_slots(self.flash, self.target):
+                key = f"\0flash_{role}"
+                nbytes = _ceil_to(n * ir.DTYPE_BYTES[dt], WS_ALIGN)
+                slots.append(WorkspaceSlot(key, self.names.fresh(f"fa{role}Ws"), dt, CTYPE[dt], (n,), n, off))
+                self.info[key] = TensorInfo(key, "gm", slots[-1].cname, dt, (n,), (1,))
+                off += nbytes
         ws_bytes = off
         if slots:
             params.append(GmParam("", "workspace", "u8", "uint8_t", (ws_bytes,), "workspace", ws_bytes,
@@ -320,12 +347,12 @@ class Lowering:
         out: list[Line] = []
         mix = self.mode == "MIX_MODE"
         for i, ph in enumerate(phases):
-            guard = ("ASCEND_IS_AIC" if ph.core == "cube" else "ASCEND_IS_AIV") if mix else None
+            guard = ("ASCEND_IS_AIC" if ph.core == "cube" else "ASCEND_IS_AIV") if mix and ph.core != "mix" else None
             call = f"{_phase_method(ph)}();"
             if len(phases) == 1 and not mix:
                 out.extend(ph.body)
                 continue
-            out.append(Line(f"// phase {i}: `{ph.label}` on {'AIC' if ph.core == 'cube' else 'AIV'}"))
+            out.append(Line(f"// phase {i}: `{ph.label}` on {dict(cube='AIC', mix='AIC + AIV').get(ph.core, 'AIV')}"))
             out.append(Line(f"if {guard} {{ {call} }}" if guard else call))
             if i + 1 < len(phases):
                 out.extend(self.barrier(ph.core, phases[i + 1].core))
@@ -359,6 +386,11 @@ class Lowering:
         self.method_names.add("Process" + ph.camel)
         ph.tmp_name = self.names.fresh(f"tmp{src.index}")
         ph.tmp_buf_name = self.names.fresh(f"tmpBuf{src.index}")
+        if self.flash is not None:
+            from .flash import lower_flash_phase
+
+            lower_flash_phase(self, src, ph, self.flash, _phase_method(ph))
+            return ph
         if src.index in self.gemms:
             from .gemm import lower_gemm_phase
 

@@ -1,0 +1,106 @@
+"""`flash_attention`: emit attention as one FlashAttention mix kernel on the 910B.
+
+    round_operand{pv.s=f16},flash_attention
+
+Marks the first nest of the attention kernel (examples/attention.ir after
+`round_operand{pv.s=f16}`; any names) `@flash(q=128, kv=128)`. The IR keeps its meaning;
+the lowering (transformer/lower/flash.py) emits one MIX_MODE kernel over every AIC and its
+two AIVs: per query tile of 128 rows and key block of 128 keys, QKᵀ and P·V on the cube, the
+online softmax on the vector cores, the cube one key block ahead of the vector cores
+(two workspace slots per stream, cross-core flags).
+
+**P in f16 is an explicit option**: P·V on the cube takes f16 operands, so the kernel must
+first be rounded with `round_operand{pv.s=f16}` (the one pass that changes results, within
+f16 tolerance; docs/passes.md). Without it the pass refuses, naming that pass. The online
+softmax itself is exact in exact arithmetic (a rescaled running max and sum); the emitted
+P_j = f16(exp(x - running max)) differs from the IR's f16(exp(x - final max)) by rounding.
+
+Requires S a multiple of 128 and D = 64 or 128 (else refused, `NotApplicable`); nothing to
+do when the kernel is not attention-shaped (a no-op).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from transformer import ir
+from transformer.lower.flash import KV_BLOCK, choose_q, flash_cores, flash_fits, match_flash
+
+from transformer.targets import resolve_target
+
+from .base import Args, NotApplicable, NothingToDo, Pass, PipelineError, TraceEntry, register
+
+
+@register
+@dataclass(frozen=True)
+class FlashAttention(Pass):
+    """Mark attention `@flash(...)`: the lowering emits one pipelined cube + vector mix kernel."""
+
+    name: ClassVar[str] = "flash_attention"
+    summary: ClassVar[str] = ("attention as one 910B FlashAttention mix kernel (QKᵀ, P·V on the cube, online softmax on "
+                              "the vector cores, pipelined); needs round_operand{pv.s=f16} first")
+    params_doc: ClassVar[str] = "none (query tiles of 128 rows, key blocks of 128)"
+
+    @classmethod
+    def from_args(cls, args: Args) -> "FlashAttention":
+        if args:
+            raise PipelineError("`flash_attention` takes no parameters", hint="write `flash_attention`")
+        return cls()
+
+    def to_text(self) -> str:
+        return "flash_attention"
+
+    def run(self, kernel: ir.Kernel, target: Any, trace: TraceEntry) -> ir.Kernel:
+        first = kernel.body[0] if kernel.body else None
+        if isinstance(first, ir.For) and first.annotation("flash") is not None:
+            raise NothingToDo(self.name, "the kernel is already marked @flash")
+        fa = match_flash(kernel)
+        if isinstance(fa, str):
+            hint = _needs_rounding(kernel, target)
+            if hint:
+                raise NotApplicable(self.name, "P·V on the cube takes P in f16; the kernel keeps P in f32",
+                                    getattr(first, "loc", None),
+                                    hint=f"run `{hint},flash_attention` (P rounded to f16, as FlashAttention kernels do)")
+            raise NothingToDo(self.name, fa)
+        fa = dataclasses.replace(fa, q=choose_q(fa, target))
+        bad = flash_fits(fa)
+        if bad:
+            raise NotApplicable(self.name, bad, getattr(first, "loc", None),
+                                hint=f"use S a multiple of {KV_BLOCK} and D = 64 or 128 (`--size`)")
+        assert isinstance(first, ir.For)
+        ann = ir.Annotation("flash", (("q", fa.q), ("kv", KV_BLOCK)), None)
+        body = (dataclasses.replace(first, annotations=first.annotations + (ann,)),) + tuple(kernel.body[1:])
+        n = flash_cores(fa, target)
+        trace.changes.append(f"attention (S = {fa.s}, D = {fa.d}) runs as one mix kernel: @flash(q={fa.q}, "
+                             f"kv={KV_BLOCK}) on `{first.label or first.var}`, {fa.s // fa.q} query tiles over {n} AIC "
+                             f"+ {2 * n} AIV, {fa.s // KV_BLOCK} key blocks each")
+        trace.decisions.append(f"query tile {fa.q} rows: of 128 and 64, the one that leaves the busiest AIC the fewest rows; "
+                               "QKᵀ and P·V on the cube, the online softmax on the vector cores, the cube one key block "
+                               "ahead (two workspace slots, cross-core flags); P is the f16 `round_operand` made")
+        return dataclasses.replace(kernel, body=body)
+
+    @classmethod
+    def space(cls, kernel: ir.Kernel, target: Any = None) -> list[Pass]:
+        fa = match_flash(kernel)
+        first = kernel.body[0] if kernel.body else None
+        if isinstance(fa, str) or flash_fits(dataclasses.replace(fa, q=choose_q(fa, target or resolve_target(None)))) or (isinstance(first, ir.For) and first.annotation("flash")):
+            return []
+        return [cls()]
+
+
+def _needs_rounding(kernel: ir.Kernel, target: Any) -> str | None:
+    """The `round_operand` request that makes `kernel` the rounded attention, if one does."""
+    from .base import PassError, parse_pipeline, run_pipeline
+
+    last = kernel.body[-1] if kernel.body else None
+    temps = [t.name for t in kernel.buffers if t.kind == "temp"]
+    if not isinstance(last, ir.For) or not last.label or not temps:
+        return None
+    text = f"round_operand{{{last.label}.{temps[0]}=f16}}"
+    try:
+        rounded = run_pipeline(kernel, parse_pipeline(text), target)[0]
+    except (PassError, PipelineError):
+        return None
+    return text if not isinstance(match_flash(rounded), str) else None

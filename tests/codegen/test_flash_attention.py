@@ -1,0 +1,66 @@
+"""FlashAttention as one 910B mix kernel (`flash_attention` pass, transformer/lower/flash.py):
+the pass needs P in f16 (`round_operand{pv.s=f16}`) and refuses otherwise, both matmuls are
+Mmads on the AIC, the softmax runs on the AIVs, and the emitted kernel (several query tiles
+and key blocks, both query-tile sizes) matches the interpreter of the original kernel
+within f16 tolerance, under sanitizers and hazard-free (a run with a sync hazard fails)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from passes.base import NotApplicable
+from transformer import ir
+from transformer.capacity.from_kernel import check_kernel_capacity
+from transformer.codegen import emit_ascendc
+
+from .conftest import apply, check_emitted, example
+
+PIPELINE = "round_operand{pv.s=f16},flash_attention"
+
+
+def _flash(k: ir.Kernel) -> ir.Annotation | None:
+    first = k.body[0]
+    return first.annotation("flash") if isinstance(first, ir.For) else None
+
+
+def test_the_pass_marks_rounded_attention_and_refuses_f32_p() -> None:
+    k = example("attention", {"S": 4096, "D": 128})
+    t = apply(k, PIPELINE)
+    ann = _flash(t)
+    assert ann is not None and ann.get("kv") == 128 and ann.get("q") in (64, 128)
+    with pytest.raises(NotApplicable) as e:
+        apply(k, "flash_attention")
+    assert "round_operand" in (e.value.hint or "")
+    m = apply(example("matmul"), "flash_attention")  # not attention: nothing to do
+    assert _flash(m) is None
+
+
+def test_the_plan_is_one_mix_kernel_over_every_aic_with_both_matmuls_on_the_cube() -> None:
+    t = apply(example("attention", {"S": 4096, "D": 128}), PIPELINE)
+    em = emit_ascendc(t)
+    assert em.plan is not None and em.plan.kind == "mix" and em.plan.mode == "MIX_MODE"
+    assert em.plan.block_dim == 24 and em.warnings == []
+    assert em.source.count("Mmad(") == 2  # QKᵀ and P·V
+    assert "WholeReduceMax" in em.source and "Exp(" in em.source and "CrossCoreWaitFlag" in em.source
+    assert "GetValue" not in em.source and "SetValue" not in em.source
+    assert check_kernel_capacity(t).status == "sat"
+
+
+def test_sizes_the_kernel_cannot_take_are_refused() -> None:
+    with pytest.raises(NotApplicable):
+        apply(example("attention", {"S": 200, "D": 64}), PIPELINE)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sizes,q", [({"S": 384, "D": 128}, None), ({"S": 256, "D": 64}, 128)])
+def test_emitted_flash_attention_matches_the_interpreter(sizes: dict[str, int], q: int | None) -> None:
+    k = example("attention", sizes)
+    t = apply(k, PIPELINE)
+    if q is not None:  # the 128-row query tile (chosen at large S) at a small size
+        first = t.body[0]
+        assert isinstance(first, ir.For)
+        ann = ir.Annotation("flash", (("q", q), ("kv", 128)), None)
+        t = dataclasses.replace(t, body=(dataclasses.replace(first, annotations=(ann,)),) + t.body[1:])
+    check_emitted(t, k, sanitize=True, what=f"flash attention {sizes} q={q}")

@@ -1,0 +1,397 @@
+"""Attention marked `@flash(q, kv)` -> one 910B mix kernel: FlashAttention with the cube and
+the vector cores pipelined on different key blocks.
+
+The `flash_attention` pass (passes/flash_attention.py) marks the first nest of the attention
+kernel of `examples/attention.ir` after `round_operand{pv.s=f16}` (P rounded to f16 for P·V,
+as FlashAttention kernels do; names are free, the structure is that file's: `qk`, `bias`,
+`rmax`, `expo`, `round_s`, `pv`). The IR keeps its meaning; this module emits the kernel:
+
+Per AIC block `b` (blockDim = min(AIC cores, S / q)) and each of its query tiles of q rows,
+for every key block j of kv keys:
+
+| core | step | instructions |
+|---|---|---|
+| AIC | S_j = Q Kⱼᵀ (Q in L0A, Kⱼ in L0B, S_j in L0C) -> workspace slot j % 3 (f32) | Nd2Nz `DataCopy`, `LoadData`, `Mmad`, `Fixpipe`; `CrossCoreSetFlag<2, PIPE_FIX>(S ready)` |
+| AIV (each of 2: q/2 rows) | online softmax of S_j: x = S_j * scale + M, m' = max(m, rowmax x), α_j = exp(m - m'), P_j = exp(x - m'), l = l α_j + rowsum P_j; P_j (f16) -> workspace slot j % 3 | `DataCopy`, `Muls`, `Cast`, `Add`, `Max` + `WholeReduceMax`, `Sub`/`Exp`, `Brcb` (row broadcast), `WholeReduceSum`; `CrossCoreSetFlag<2, PIPE_MTE3>(P ready)` |
+| AIC | O_j = P_j V_j (P in L0A, V_j in L0B transposed) -> workspace slot j % 3 (f32) | after `CrossCoreWaitFlag(P ready)`; `CrossCoreSetFlag<2, PIPE_FIX>(O ready)` |
+| AIV | acc = acc α_j + O_j (after the softmax of block j+1); last block: O = f16(acc / l) | `Brcb`, `Mul`, `Add`, `Div`, `Cast`, `DataCopy` |
+
+The AIC computes S_{j+2} before it waits for P_j, so the cube works two key blocks ahead of
+the vector cores, and the vector cores fold O_{j-1} into acc while the cube multiplies
+P_j V_j. Three workspace slots per block and stream suffice without "slot free" flags: each
+reuse of a slot is ordered behind its last read by the flag chain and the in-order pipes
+(e.g. the AIC's Mmad of S_{j+3} follows its Mmad of P_j V_j, which follows the load of
+P_j). Numerics: the online softmax rescales (exact in exact arithmetic); P is
+rounded to f16 per block (exp(x - running max)), the row sum uses the f32 values.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .. import ir
+from ..affine import eval_int
+from .cexpr import CTYPE
+from .plan import Buffer, Line, Method, NestChoice
+
+if TYPE_CHECKING:
+    from .lower import Lowering
+
+ANNOTATION = "flash"
+CANON_NAMES = ("Q", "K", "V", "M", "O", "s", "s_f16", "mx", "sm", "acc", "scale", "S", "D")
+CANON_NESTS = (
+    "for i in 0..S {\n for j in 0..S {\n s[i, j] = 0.0\n for k in 0..D {\n s[i, j] += f32(Q[i, k]) * f32(K[j, k])\n }\n }\n}",
+    "for i in 0..S {\n for j in 0..S {\n s[i, j] = s[i, j] * scale + f32(M[i, j])\n }\n}",
+    "for i in 0..S {\n mx[i] = -inf\n for j in 0..S {\n mx[i] max= s[i, j]\n }\n}",
+    "for i in 0..S {\n sm[i] = 0.0\n for j in 0..S {\n s[i, j] = exp(s[i, j] - mx[i])\n sm[i] += s[i, j]\n }\n}",
+    "for i in 0..S {\n for j in 0..S {\n s_f16[i, j] = f16(s[i, j])\n }\n}",
+    "for i in 0..S {\n for d in 0..D {\n acc[i, d] = 0.0\n for j in 0..S {\n acc[i, d] += f32(s_f16[i, j]) * f32(V[j, d])\n"
+    " }\n O[i, d] = f16(acc[i, d] / sm[i])\n }\n}",
+)
+CANON_NESTS = tuple("\n".join(line.strip() for line in n.splitlines()) for n in CANON_NESTS)
+Q_BLOCK, KV_BLOCK = 128, 128  # the largest query tile; the key block
+UB_BYTES = 196608 - 8192  # the 910B UB less the API temp area (checked against the target by `ascx check`)
+SLOTS = 3  # workspace slots per stream: the cube runs two key blocks ahead of the vector cores
+
+
+@dataclass(frozen=True)
+class FlashAttn:
+    names: dict[str, str]  # canonical name -> the kernel's name
+    s: int
+    d: int
+    q: int = 128  # query rows per tile (each AIV takes q / 2)
+
+
+def _strip(s: ir.Stmt) -> ir.Stmt:
+    import dataclasses
+
+    if isinstance(s, ir.For):
+        return dataclasses.replace(s, label=None, annotations=(), body=tuple(_strip(b) for b in s.body))
+    return s
+
+
+CANON_LOOPS = (("i", "j", "k"), ("i", "j"), ("i", "j"), ("i", "j"), ("i", "j"), ("i", "d", "j"))
+
+
+def _canon_text(nest: ir.Stmt, tensors: dict[str, str], loops: tuple[str, ...]) -> str:
+    """`nest` printed without labels, its tensors and loop variables renamed to the canonical ones."""
+    from ..printer import format_stmt
+
+    got = [lp.var for lp in ir.iter_loops((nest,))]
+    if len(got) != len(loops) or any(v in tensors for v in got):
+        return ""
+    ren = dict(tensors)
+    ren.update(zip(got, loops))
+    text = "\n".join(line.strip() for line in format_stmt(_strip(nest)).splitlines())
+    return re.sub(r"\b[A-Za-z_][A-Za-z_0-9]*\b", lambda m: ren.get(m.group(0), m.group(0)), text)
+
+
+def match_flash(kernel: ir.Kernel) -> FlashAttn | str:
+    """The attention of examples/attention.ir after `round_operand{pv.s=f16}`, or why not."""
+    ins, outs = list(kernel.inputs), list(kernel.outputs)
+    temps = [t for t in kernel.buffers if t.kind == "temp"]
+    if len(ins) != 4 or len(outs) != 1 or len(temps) != 5 or len(kernel.consts) != 1 or len(kernel.sizes) != 2:
+        return ("not the attention kernel of examples/attention.ir after `round_operand{pv.s=f16}` "
+                "(inputs Q, K, V, M; output O; temps s, s_f16, mx, sm, acc; one const; sizes S, D)")
+    names = dict(zip(CANON_NAMES, [t.name for t in ins + outs + temps] + [kernel.consts[0].name]
+                     + [x.name for x in kernel.sizes]))
+    back = {v: k for k, v in names.items()}
+    nests = [s for s in kernel.body]
+    if len(nests) != len(CANON_NESTS):
+        return f"{len(nests)} top-level statements, not the 6 nests qk, bias, rmax, expo, round_s, pv"
+    for n, (nest, want) in enumerate(zip(nests, CANON_NESTS)):
+        got = _canon_text(nest, back, CANON_LOOPS[n])
+        if got != want:
+            label = nest.label if isinstance(nest, ir.For) else None
+            return f"nest {n + 1} (`{label or '?'}`) is not the attention nest `{' '.join(want.splitlines()[:3])} ...`" \
+                   + (" (run `round_operand{pv.s=f16}` first: P·V on the cube takes P in f16)" if n >= 4 else "")
+    sizes = kernel.size_values()
+    dec = {t.name: t for t in kernel.tensors()}
+    want_types = {"Q": ("f16", ("S", "D")), "K": ("f16", ("S", "D")), "V": ("f16", ("S", "D")), "M": ("f16", ("S", "S")),
+                  "O": ("f16", ("S", "D")), "s": ("f32", ("S", "S")), "s_f16": ("f16", ("S", "S")),
+                  "mx": ("f32", ("S",)), "sm": ("f32", ("S",)), "acc": ("f32", ("S", "D"))}
+    S, D = sizes[names["S"]], sizes[names["D"]]
+    for c, (dt, shp) in want_types.items():
+        t = dec[names[c]]
+        if t.dtype != dt or tuple(eval_int(x, sizes) for x in t.shape) != tuple({"S": S, "D": D}[x] for x in shp):
+            return f"`{t.name}` is not {dt}[{', '.join(shp)}]"
+    if kernel.consts[0].dtype != "f32":
+        return "the scale is not an f32 const"
+    return FlashAttn(names, S, D)
+
+
+def choose_q(fa: FlashAttn, target: Any) -> int:
+    """The query tile: of 128 and 64 rows, the one that leaves the busiest AIC the fewest
+    rows (S / q tiles dealt round-robin over the AIC), 128 on a tie (every query tile reloads
+    all K and V blocks, so taller tiles move fewer bytes GM -> L1, the AIC's busiest pipe)."""
+    aic = int(target.aic_cores or target.cores)
+    return min((128, 64), key=lambda q: (-(-(fa.s // q) // aic) * q, -q)) if fa.s % 128 == 0 else 64
+
+
+def flash_fits(fa: FlashAttn) -> str | None:
+    """Why the emitted kernel cannot take these sizes (or None)."""
+    if fa.s % fa.q or fa.s % KV_BLOCK:
+        return f"S = {fa.s} is not a multiple of the {fa.q}-row query tile and the {KV_BLOCK}-key block"
+    if fa.d not in (64, 128):
+        return f"D = {fa.d}: the kernel takes D = 64 or 128 (one or two 64-float vector repeats per row)"
+    return None
+
+
+def flash_cores(fa: FlashAttn, target: Any) -> int:
+    return max(1, min(int(target.aic_cores or target.cores), fa.s // fa.q))
+
+
+def workspace_slots(fa: FlashAttn, target: Any) -> list[tuple[str, str, int]]:
+    """(role, dtype, elements) of the GM workspace: SLOTS S, P and O slots per AIC block."""
+    n = flash_cores(fa, target)
+    return [("S", "f32", n * SLOTS * fa.q * KV_BLOCK), ("P", "f16", n * SLOTS * fa.q * KV_BLOCK),
+            ("O", "f32", n * SLOTS * fa.q * fa.d)]
+
+
+def flash_buffers(fa: FlashAttn) -> list[tuple[str, str, str, tuple[int, int], int, str]]:
+    """(role, scope, dtype, shape, stages, position) of every on-chip buffer (AIC, then each AIV)."""
+    q, kv, d, r = fa.q, KV_BLOCK, fa.d, fa.q // 2
+    w = max(kv, d)
+    # UB: the loads of S, M and O double-buffered when they fit twice (q = 64), else once
+    once = r * kv * (4 + 2 + 2 + 4) + r * d * (4 + 2 + 4) + 8 * r * 4 + r * 8 * 4
+    ub_stages = 2 if once + r * kv * 6 + r * d * 4 <= UB_BYTES else 1
+    return [("q_l1", "l1", "f16", (q, d), 1, "A1"), ("k_l1", "l1", "f16", (kv, d), 2, "B1"),
+            ("p_l1", "l1", "f16", (q, kv), 2, "A1"), ("v_l1", "l1", "f16", (kv, d), 2, "B1"),
+            ("a_l0a", "l0a", "f16", (q, w), 2, "A2"), ("b_l0b", "l0b", "f16", (w, w), 2, "B2"),
+            ("c_l0c", "l0c", "f32", (q, w), 2, "CO1"),
+            ("s_ub", "ub", "f32", (r, kv), ub_stages, "VECIN"), ("m_ub", "ub", "f16", (r, kv), ub_stages, "VECIN"),
+            ("o_ub", "ub", "f32", (r, d), ub_stages, "VECIN"), ("p_ub", "ub", "f16", (r, kv), 1, "VECOUT"),
+            ("out_ub", "ub", "f16", (r, d), 1, "VECOUT"), ("mf_ub", "ub", "f32", (r, kv), 1, "VECCALC"),
+            ("acc_ub", "ub", "f32", (r, d), 1, "VECCALC"), ("stat_ub", "ub", "f32", (8, r), 1, "VECCALC"),
+            ("brc_ub", "ub", "f32", (r, 8), 1, "VECCALC")]
+
+
+def lower_flash_phase(low: "Lowering", src: Any, ph: Any, fa: FlashAttn, method: str) -> None:
+    """Fill `ph` with the mix kernel (module docstring): buffers, the AIC and AIV methods."""
+    names = low.names
+    nm = fa.names
+    bufs: dict[str, Buffer] = {}
+    for role, scope, dt, shape, depth, pos in flash_buffers(fa):
+        base = f"fa_{role}"
+        kind = "buf" if pos == "VECCALC" else "que"
+        layout = {"l1": "Nz", "l0a": "Zz", "l0b": "Zn", "l0c": "Nz", "ub": "ND"}[scope]
+        bufs[role] = Buffer(base, names.fresh(f"{base}Local"), names.fresh(("buf_" if kind == "buf" else "que_") + base),
+                            dt, CTYPE[dt], scope, pos, depth, shape, (shape[1], 1), layout,
+                            shape[0] * shape[1] * ir.DTYPE_BYTES[dt], kind)
+    ph.buffers = list(bufs.values())
+    B = {k: (b.tensor, b.holder) for k, b in bufs.items()}
+    gm = {c: low.info[nm[c]].cname for c in ("Q", "K", "V", "M", "O")}
+    ws = {r: low.info[f"\0flash_{r}"].cname for r in ("S", "P", "O")}
+    scale = names(nm["scale"])
+    q, kv, d, r = fa.q, KV_BLOCK, fa.d, fa.q // 2
+    S = fa.s
+    nb, ntile = S // kv, S // q
+    cores = flash_cores(fa, low.target)
+    where = f"{low.where(src.stmts[0])} attention"
+    low.nests.append(NestChoice(where + " (AIC)", ("DataCopy(Nd2NzParams)", "LoadData", "Mmad", "Fixpipe",
+                                                   "CrossCoreSetFlag", "CrossCoreWaitFlag")))
+    low.nests.append(NestChoice(where + " (AIV)", ("Muls", "Cast", "Add", "Max", "WholeReduceMax", "Sub", "Exp", "Brcb",
+                                                   "WholeReduceSum", "Mul", "Div", "DataCopy")))
+    f_s, f_p, f_o = 5, 6, 7  # cross-core flag ids (the barrier ids of the template are 1-4)
+    v = names.fresh
+    blk, t, j, rr, h, slot, q0 = (v(x) for x in ("faBlk", "faTile", "faJ", "faR", "faH", "faSlot", "faQ0"))
+    L: list[tuple[int, str]] = []
+
+    def w(dd: int, s_: str) -> None:
+        L.append((dd, s_))
+
+    def alloc(role: str, dd: int) -> None:
+        tn, hn = B[role]
+        w(dd, f"{tn} = {hn}.AllocTensor<{bufs[role].ctype}>();")
+
+    def enq_deq(role: str, dd: int) -> None:
+        tn, hn = B[role]
+        w(dd, f"{hn}.EnQue({tn});")
+        w(dd, f"{tn} = {hn}.DeQue<{bufs[role].ctype}>();")
+
+    def free(role: str, dd: int) -> None:
+        tn, hn = B[role]
+        w(dd, f"{hn}.FreeTensor({tn});")
+
+    T = {k: b[0] for k, b in B.items()}
+    # ---------------- AIC
+    cube: list[tuple[int, str]] = []
+    L = cube
+    for role in ("q_l1", "k_l1", "p_l1", "v_l1", "a_l0a", "b_l0b", "c_l0c"):
+        b = bufs[role]
+        w(0, f"pipe.InitBuffer({b.holder}, {'BUFFER_NUM' if b.depth == 2 else 1}, {b.nbytes});")
+    w(0, f"const int32_t {blk} = static_cast<int32_t>(GetBlockIdx());")
+    w(0, f"for (int32_t {t} = {blk}; {t} < {ntile}; {t} += {cores}) {{")
+    w(1, f"const int32_t {q0} = {t} * {q};")
+    alloc("q_l1", 1)
+    w(1, f"DataCopy({T['q_l1']}, {gm['Q']}[{q0} * {d}], Nd2NzParams(1, {q}, {d}, 0, {d}, {q}, 1, 0));")
+    enq_deq("q_l1", 1)
+
+    qk_m, jq = names.fresh("FlashQk"), "faJq"
+
+    def qk(dd: int, jexpr: str) -> None:
+        w(dd, f"{qk_m}({blk}, {jexpr});  // S_j = Q K_jᵀ into its workspace slot")
+
+    def qk_body() -> None:
+        jexpr, dd = jq, -1
+        e = dd + 1
+        alloc("k_l1", e)
+        w(e, f"DataCopy({T['k_l1']}, {gm['K']}[({jexpr}) * {kv * d}], Nd2NzParams(1, {kv}, {d}, 0, {d}, {kv}, 1, 0));")
+        enq_deq("k_l1", e)
+        alloc("a_l0a", e)
+        w(e, f"for (int32_t {rr} = 0; {rr} < {d // 16}; ++{rr}) {{")
+        w(e + 1, f"LoadData({T['a_l0a']}[{rr} * 256], {T['q_l1']}[{rr} * {q * 16}], LoadData2DParams(0, {q // 16}, 1, 0, {d // 16 - 1}, false, 0));")
+        w(e, "}")
+        alloc("b_l0b", e)
+        w(e, f"LoadData({T['b_l0b']}, {T['k_l1']}, LoadData2DParams(0, {(kv // 16) * (d // 16)}, 1, 0, 0, false, 0));")
+        free("k_l1", e)
+        enq_deq("a_l0a", e)
+        enq_deq("b_l0b", e)
+        alloc("c_l0c", e)
+        w(e, f"Mmad({T['c_l0c']}, {T['a_l0a']}, {T['b_l0b']}, MmadParams({q}, {kv}, {d}, false, 0, false, false, false));")
+        free("a_l0a", e)
+        free("b_l0b", e)
+        enq_deq("c_l0c", e)
+        w(e, f"Fixpipe({ws['S']}[({blk} * {SLOTS} + ({jexpr}) % {SLOTS}) * {q * kv}], {T['c_l0c']}, FixpipeParamsV220({kv}, {q}, {q}, {kv}, false));")
+        free("c_l0c", e)
+        w(e, f"CrossCoreSetFlag<0x2, PIPE_FIX>({f_s});")
+
+    qk(1, "0")
+    if nb > 1:
+        qk(1, "1")
+    w(1, f"for (int32_t {j} = 0; {j} < {nb}; ++{j}) {{")
+    w(2, f"if ({j} + 2 < {nb}) {{")
+    qk(3, f"{j} + 2")
+    w(2, "}")
+    alloc("v_l1", 2)
+    w(2, f"DataCopy({T['v_l1']}, {gm['V']}[{j} * {kv * d}], Nd2NzParams(1, {kv}, {d}, 0, {d}, {kv}, 1, 0));")
+    w(2, f"{B['v_l1'][1]}.EnQue({T['v_l1']});")
+    w(2, f"CrossCoreWaitFlag({f_p});  // P_j from both AIVs")
+    w(2, f"const int32_t {slot} = {blk} * {SLOTS} + {j} % {SLOTS};")
+    alloc("p_l1", 2)
+    w(2, f"DataCopy({T['p_l1']}, {ws['P']}[{slot} * {q * kv}], Nd2NzParams(1, {q}, {kv}, 0, {kv}, {q}, 1, 0));")
+    enq_deq("p_l1", 2)
+    w(2, f"{T['v_l1']} = {B['v_l1'][1]}.DeQue<half>();")
+    alloc("a_l0a", 2)
+    w(2, f"for (int32_t {rr} = 0; {rr} < {kv // 16}; ++{rr}) {{")
+    w(3, f"LoadData({T['a_l0a']}[{rr} * 256], {T['p_l1']}[{rr} * {q * 16}], LoadData2DParams(0, {q // 16}, 1, 0, {kv // 16 - 1}, false, 0));")
+    w(2, "}")
+    free("p_l1", 2)
+    alloc("b_l0b", 2)
+    w(2, f"for (int32_t {rr} = 0; {rr} < {kv // 16}; ++{rr}) {{")
+    w(3, f"LoadData({T['b_l0b']}[{rr} * {d * 16}], {T['v_l1']}[{rr} * 256], LoadData2DParams(0, {d // 16}, {kv // 16}, 0, 0, true, 0));")
+    w(2, "}")
+    free("v_l1", 2)
+    enq_deq("a_l0a", 2)
+    enq_deq("b_l0b", 2)
+    alloc("c_l0c", 2)
+    w(2, f"Mmad({T['c_l0c']}, {T['a_l0a']}, {T['b_l0b']}, MmadParams({q}, {d}, {kv}, false, 0, false, false, false));")
+    free("a_l0a", 2)
+    free("b_l0b", 2)
+    enq_deq("c_l0c", 2)
+    w(2, f"Fixpipe({ws['O']}[{slot} * {q * d}], {T['c_l0c']}, FixpipeParamsV220({d}, {q}, {q}, {d}, false));")
+    free("c_l0c", 2)
+    w(2, f"CrossCoreSetFlag<0x2, PIPE_FIX>({f_o});")
+    w(1, "}")
+    free("q_l1", 1)
+    w(0, "}")
+    qk_lines: list[tuple[int, str]] = []
+    L = qk_lines
+    qk_body()
+    # ---------------- AIV
+    vec: list[tuple[int, str]] = []
+    L = vec
+    for role in ("s_ub", "m_ub", "o_ub", "p_ub", "out_ub", "mf_ub", "acc_ub", "stat_ub", "brc_ub"):
+        b = bufs[role]
+        if b.kind == "que":
+            w(0, f"pipe.InitBuffer({b.holder}, {'BUFFER_NUM' if b.depth == 2 else 1}, {b.nbytes});")
+        else:
+            w(0, f"pipe.InitBuffer({b.holder}, {b.nbytes});")
+            w(0, f"{b.tensor} = {b.holder}.Get<float>();")
+    st = T["stat_ub"]
+    m_old, m_new, rowv, l_ = (f"{st}[{k * r}]" for k in range(4))  # rows of the stats buffer
+    acc, mf, brc = T["acc_ub"], T["mf_ub"], T["brc_ub"]
+    w(0, f"const int32_t {blk} = static_cast<int32_t>(GetBlockIdx()) / 2;")
+    w(0, f"const int32_t {h} = static_cast<int32_t>(GetSubBlockIdx());  // this AIV's half of the query tile")
+    upd = names.fresh("FlashUpdate")
+    w(0, f"for (int32_t {t} = {blk}; {t} < {ntile}; {t} += {cores}) {{")
+    w(1, f"const int32_t {q0} = {t} * {q} + {h} * {r};")
+    w(1, f"Duplicate({m_old}, -ascx_inf, {r});")
+    w(1, f"Duplicate({l_}, 0.0f, {r});")
+    w(1, f"Duplicate({acc}, 0.0f, {r * d});")
+    w(1, f"for (int32_t {j} = 0; {j} < {nb}; ++{j}) {{")
+    w(2, f"CrossCoreWaitFlag({f_s});  // S_j from the AIC")
+    w(2, f"const int32_t {slot} = {blk} * {SLOTS} + {j} % {SLOTS};")
+    alloc("s_ub", 2)
+    w(2, f"DataCopy({T['s_ub']}, {ws['S']}[{slot} * {q * kv} + {h} * {r * kv}], {r * kv});")
+    alloc("m_ub", 2)
+    w(2, f"DataCopy({T['m_ub']}, {gm['M']}[{q0} * {S} + {j} * {kv}], DataCopyParams({r}, {kv * 2 // 32}, {(S - kv) * 2 // 32}, 0));")
+    enq_deq("s_ub", 2)
+    enq_deq("m_ub", 2)
+    s_ = T["s_ub"]
+    w(2, f"Muls({s_}, {s_}, {scale}, {r * kv});")
+    w(2, f"Cast({mf}, {T['m_ub']}, RoundMode::CAST_NONE, {r * kv});")
+    free("m_ub", 2)
+    w(2, f"Add({s_}, {s_}, {mf}, {r * kv});")
+    # row max: fold the 64-float halves of each row, then one value per row
+    w(2, f"Max({mf}, {s_}, {s_}[64], 64, {r}, BinaryRepeatParams(1, 1, 1, 8, {kv // 8}, {kv // 8}));")
+    w(2, f"WholeReduceMax({rowv}, {mf}, 64, {r}, 1, 1, 8, ReduceOrder::ORDER_ONLY_VALUE);")
+    w(2, f"Max({m_new}, {m_old}, {rowv}, {r});")
+    alpha = f"{st}[{4 * r} + ({j} % 2) * {r}]"  # α of block j: two rows, by parity
+    w(2, f"Sub({alpha}, {m_old}, {m_new}, {r});")
+    w(2, f"Exp({alpha}, {alpha}, {r});")
+    w(2, f"Adds({m_old}, {m_new}, 0.0f, {r});")
+    w(2, f"Brcb({brc}, {m_new}, {r // 8}, BrcbRepeatParams(1, 8));")
+    for half in range(kv // 64):
+        w(2, f"Sub({s_}[{half * 64}], {s_}[{half * 64}], {brc}, 64, {r}, BinaryRepeatParams(1, 1, 0, {kv // 8}, {kv // 8}, 1));")
+    w(2, f"Exp({s_}, {s_}, {r * kv});")
+    w(2, f"Add({mf}, {s_}, {s_}[64], 64, {r}, BinaryRepeatParams(1, 1, 1, 8, {kv // 8}, {kv // 8}));")
+    w(2, f"WholeReduceSum({rowv}, {mf}, 64, {r}, 1, 1, 8);")
+    w(2, f"Mul({l_}, {l_}, {alpha}, {r});")
+    w(2, f"Add({l_}, {l_}, {rowv}, {r});")
+    alloc("p_ub", 2)
+    w(2, f"Cast({T['p_ub']}, {s_}, RoundMode::CAST_RINT, {r * kv});")
+    free("s_ub", 2)
+    enq_deq("p_ub", 2)
+    w(2, f"DataCopy({ws['P']}[{slot} * {q * kv} + {h} * {r * kv}], {T['p_ub']}, {r * kv});")
+    free("p_ub", 2)
+    w(2, f"CrossCoreSetFlag<0x2, PIPE_MTE3>({f_p});")
+    w(2, f"if ({j} > 0) {{")
+    w(3, f"{upd}({blk}, {h}, {j} - 1);")
+    w(2, "}")
+    w(1, "}")
+    w(1, f"{upd}({blk}, {h}, {nb - 1});")
+    # O = f16(acc / l)
+    w(1, f"Brcb({brc}, {l_}, {r // 8}, BrcbRepeatParams(1, 8));")
+    for half in range(d // 64):
+        w(1, f"Div({acc}[{half * 64}], {acc}[{half * 64}], {brc}, 64, {r}, BinaryRepeatParams(1, 1, 0, {d // 8}, {d // 8}, 1));")
+    alloc("out_ub", 1)
+    w(1, f"Cast({T['out_ub']}, {acc}, RoundMode::CAST_RINT, {r * d});")
+    enq_deq("out_ub", 1)
+    w(1, f"DataCopy({gm['O']}[{q0} * {d}], {T['out_ub']}, {r * d});")
+    free("out_ub", 1)
+    w(0, "}")
+    # acc = acc * alpha_j + O_j
+    upd_body: list[tuple[int, str]] = []
+    L = upd_body
+    jj = "faJj"
+    w(0, f"CrossCoreWaitFlag({f_o});  // O_j from the AIC")
+    alloc("o_ub", 0)
+    w(0, f"DataCopy({T['o_ub']}, {ws['O']}[({blk} * {SLOTS} + {jj} % {SLOTS}) * {q * d} + {h} * {r * d}], {r * d});")
+    enq_deq("o_ub", 0)
+    w(0, f"Brcb({brc}, {st}[{4 * r} + ({jj} % 2) * {r}], {r // 8}, BrcbRepeatParams(1, 8));")
+    for half in range(d // 64):
+        w(0, f"Mul({acc}[{half * 64}], {acc}[{half * 64}], {brc}, 64, {r}, BinaryRepeatParams(1, 1, 0, {d // 8}, {d // 8}, 1));")
+    w(0, f"Add({acc}, {acc}, {T['o_ub']}, {r * d});")
+    free("o_ub", 0)
+    origin = low.where(src.stmts[0])
+    cube_m, vec_m = names.fresh("FlashCube"), names.fresh("FlashVec")
+    ph.methods.append(Method(cube_m, (), [Line(s_, dd, origin) for dd, s_ in cube], "phase"))
+    ph.methods.append(Method(vec_m, (), [Line(s_, dd, origin) for dd, s_ in vec], "phase"))
+    ph.methods.append(Method(upd, (blk, h, jj), [Line(s_, dd, origin) for dd, s_ in upd_body], "phase"))
+    ph.methods.append(Method(qk_m, (blk, jq), [Line(s_, dd, origin) for dd, s_ in qk_lines], "phase"))
+    ph.methods.append(Method(method, (), [Line(f"if ASCEND_IS_AIC {{ {cube_m}(); }}", 0, origin),
+                                          Line(f"if ASCEND_IS_AIV {{ {vec_m}(); }}", 0, origin)], "phase"))
+    ph.body = [Line(f"{method}();")]
