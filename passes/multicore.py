@@ -7,7 +7,10 @@ args:
     `multicore{L=8}`   use 8 cores
 
 The loop stays in the IR as written; the annotation tells the code generator to give each
-core a contiguous block of `L`'s iterations (`GetBlockIdx()`).
+core a contiguous block of `L`'s iterations (`GetBlockIdx()`). Without it, the code generator
+spreads the outermost parallel loop of a single-phase kernel over all cores by itself
+(`transformer/lower/spread.py`); the pass is the explicit control (another count, `L=1` for
+one core, or a phase of a multi-phase kernel).
 
 It requires:
     1) `L` exists and is named unambiguously;

@@ -331,7 +331,16 @@ def _fast_vectors(sa: _Side, sb: _Side, pairs: Sequence[tuple[int, int]], sizes:
             if (da[0] == "rng" and not _const_dim(da, sa)) or (db[0] == "rng" and not _const_dim(db, sb)):
                 if ra[1] < rb[0] or rb[1] < ra[0]:
                     return []
-                raise _Complex
+                d = _range_distance(da, db, sa, sb, pair_of_x, pair_of_y)
+                if d is None:
+                    raise _Complex
+                p, ds = d
+                if not ds or (p in dist and dist[p] not in ds):
+                    return []
+                if len(ds) > 1:
+                    raise _Complex
+                dist[p] = ds[0]
+                continue
             if ra[1] < rb[0] or rb[1] < ra[0]:
                 return []
             continue
@@ -382,6 +391,38 @@ def _fast_vectors(sa: _Side, sb: _Side, pairs: Sequence[tuple[int, int]], sizes:
         else:
             vec.append("*")
     return [tuple(vec)]
+
+
+def _paired_range(d: Dim, side: _Side, pair_of: dict[str, int]) -> tuple[int, int, int, int] | None:
+    """(pair, c, a, b) when dimension `d` covers [c*v + a, c*v + b) for one identified loop
+    variable v (pair `pair`) and c > 0 (a point is the range of width 1), else None."""
+    lo = side.aff(d[1])
+    hi = lo + Affine((), 1) if (lo is not None and d[0] == "pt") else side.aff(d[2])
+    if lo is None or hi is None or len(lo.coeffs) != 1 or lo.coeffs != hi.coeffs:
+        return None
+    v, c = lo.coeffs[0]
+    if v not in pair_of or c <= 0:
+        return None
+    return pair_of[v], c, lo.const, hi.const
+
+
+def _range_distance(da: Dim, db: Dim, sa: _Side, sb: _Side, pair_of_x: dict[str, int],
+                    pair_of_y: dict[str, int]) -> tuple[int, list[int]] | None:
+    """The distances d = y - x of one identified loop pair at which the ranges
+    [c*x + a1, c*x + b1) and [c*y + a2, c*y + b2) overlap (tiles of one tile loop: the
+    only distance is 0); None when the dimensions are not of that form (Z3 decides)."""
+    ra, rb = _paired_range(da, sa, pair_of_x), _paired_range(db, sb, pair_of_y)
+    if ra is None or rb is None or ra[0] != rb[0] or ra[1] != rb[1]:
+        return None
+    p, c, a1, b1 = ra
+    _, _, a2, b2 = rb
+    if b1 <= a1 or b2 <= a2:
+        return None  # an empty range: let the solver say
+    # overlap iff c*y + a2 < c*x + b1 and c*x + a1 < c*y + b2, i.e. a1 - b2 < c*d < b1 - a2
+    first, last = (a1 - b2) // c + 1, -((a2 - b1) // c) - 1
+    if last - first > 64:
+        return None
+    return p, [d for d in range(first, last + 1) if a1 - b2 < c * d < b1 - a2]
 
 
 def _const_dim(d: Dim, side: _Side) -> bool:
@@ -764,7 +805,40 @@ def privatizable(kernel: ir.Kernel, loop_path: Path, tensor: str) -> bool:
     return True
 
 
+def _covers_by_intervals(w: AccessInfo, r: AccessInfo, sizes: dict[str, int]) -> bool:
+    """`_covers` without the solver, for the common shapes: in each dimension W writes the
+    same index as R over the loops they share, or a constant range (a copy, or a private
+    loop of W with constant bounds) that contains every index R reads (R's interval over
+    its loop ranges). True only when that proves coverage; False means "ask Z3"."""
+    shared = _common_depth(w.stmt, r.stmt)
+    sw, sr = _Side(w, "w", sizes), _Side(r, "r", sizes)
+    for k in range(shared):
+        sw.ren[w.stmt.loops[k].loop.var] = f"r{k}"
+    private = {w.stmt.loops[k].loop.var: w.stmt.loops[k].loop for k in range(shared, len(w.stmt.loops))}
+    used: set[str] = set()
+    for dw, dr in zip(w.dims, r.dims):
+        if dw[0] == "pt" and isinstance(dw[1], ir.Name) and dw[1].name in private and dw[1].name not in used:
+            used.add(dw[1].name)
+            loop = private[dw[1].name]
+            lo, hi = sw.aff(loop.lo), sw.aff(loop.hi)
+        elif dw[0] == "rng":
+            lo, hi = sw.aff(dw[1]), sw.aff(dw[2])
+        else:
+            fw = sw.aff(dw[1])
+            if dr[0] != "pt" or fw is None or fw.vars - {f"r{k}" for k in range(shared)} or fw != sr.aff(dr[1]):
+                return False
+            continue
+        if lo is None or hi is None or not lo.is_const() or not hi.is_const():
+            return False
+        got = _dim_interval(dr, sr)
+        if got is None or got[0] < lo.const or got[1] > hi.const - 1:
+            return False
+    return True
+
+
 def _covers(w: AccessInfo, r: AccessInfo, sizes: dict[str, int]) -> bool:
+    if _covers_by_intervals(w, r, sizes):
+        return True
     import z3
 
     shared = _common_depth(w.stmt, r.stmt)

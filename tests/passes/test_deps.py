@@ -91,3 +91,58 @@ def test_privatizable_row_buffer_after_fuse() -> None:
     k = apply(example("attention"), "fuse")
     assert privatizable(k, (0,), "s") and privatizable(k, (0,), "mx")
     assert is_parallel(k, (0,))
+
+
+def _all_loop_paths(stmts, prefix=()):  # type: ignore[no-untyped-def]
+    from transformer import ir
+
+    for i, s in enumerate(stmts):
+        if isinstance(s, ir.For):
+            yield prefix + (i,)
+            yield from _all_loop_paths(s.body, prefix + (i,))
+
+
+def _answers(k):  # type: ignore[no-untyped-def]
+    from transformer import deps
+
+    deps.analyze.cache_clear()
+    out = []
+    for path in _all_loop_paths(k.body):
+        ds = deps.carried_dependences(k, path, include_reductions=True)
+        out.append((path, sorted((d.kind, d.src.tensor, d.direction, d.distance) for d in ds)))
+        out.append((path, [(t.name, privatizable(k, path, t.name)) for t in k.buffers]))
+    return out
+
+
+def test_solver_free_paths_agree_with_z3(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The interval fast paths (tile ranges of one tile loop, coverage by a copy range or a
+    private loop) give exactly the answers of the Z3 paths on every documented pipeline."""
+    from documented import ROWS, SMALL
+
+    from passes_testutil import apply
+    from transformer import deps
+
+    kernels = [apply(example(name, SMALL[name]), pipeline) for name, pipeline in ROWS]
+    kernels += [apply(example(name, {"M": 256, "N": 1024}), "tile,double_buffer") for name in ("add",)]
+    used = {"range": 0, "cover": 0}
+    real_range, real_cover = deps._range_distance, deps._covers_by_intervals
+
+    def count_range(*a):  # type: ignore[no-untyped-def]
+        r = real_range(*a)
+        used["range"] += r is not None
+        return r
+
+    def count_cover(*a):  # type: ignore[no-untyped-def]
+        r = real_cover(*a)
+        used["cover"] += r
+        return r
+
+    monkeypatch.setattr(deps, "_range_distance", count_range)
+    monkeypatch.setattr(deps, "_covers_by_intervals", count_cover)
+    fast = [_answers(k) for k in kernels]
+    assert used["range"] and used["cover"], used  # the fast paths decided something
+    monkeypatch.setattr(deps, "_range_distance", lambda *a: None)
+    monkeypatch.setattr(deps, "_covers_by_intervals", lambda *a: False)
+    slow = [_answers(k) for k in kernels]
+    deps.analyze.cache_clear()
+    assert fast == slow

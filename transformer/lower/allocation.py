@@ -66,8 +66,9 @@ class UbAllocation:
 def ub_allocation(kernel: ir.Kernel, target: Any = None) -> UbAllocation:
     """Lower `kernel` (instruction selection on) and report its on-chip allocation.
 
-    Raises `LoweringError` for a kernel the code generator cannot lower."""
-    low = Lowering(kernel, target)
+    Raises `LoweringError` for a kernel the code generator cannot lower. Spreading over the
+    cores changes no on-chip buffer, so it is not decided here (`spread.py`)."""
+    low = Lowering(kernel, target, spread=False)
     plan = low.run()
     return allocation_of(plan, low)
 

@@ -103,15 +103,18 @@ class _PhaseSrc:
     core: str = "vec"
     cores: int = 1
     loc: ir.Loc | None = None
+    spread: str = ""  # how the outermost loop is shared among cores, or why not (spread.py)
 
 
 class Lowering:
-    def __init__(self, kernel: ir.Kernel, target: Any = None, *, select: bool = True, source_name: str = "") -> None:
+    def __init__(self, kernel: ir.Kernel, target: Any = None, *, select: bool = True, source_name: str = "",
+                 spread: bool = True) -> None:
         from ..targets import resolve_target
 
         self.kernel = kernel
         self.target = resolve_target(target)
         self.select = select
+        self.spread = spread  # split the outermost loop over the cores when no `@cores` says (spread.py)
         self.source_name = source_name or f"{kernel.name}.ir"
         self.names = Names(kernel)
         self.sizes = kernel.size_values()
@@ -190,6 +193,12 @@ class Lowering:
             used = ir.names_used(ph.stmts)
             ph.core = "cube" if any(self.decls[t].scope in CUBE_SCOPES for t in used
                                     if t in self.decls and self.decls[t].kind == "local") else "vec"
+        if self.spread:
+            from .spread import decide
+
+            for ph in phases:
+                sp = decide(self.kernel, ph.stmts[0], self.phase_range[ph.index][0], ph.core, len(phases), self.target)
+                ph.cores, ph.spread = sp.cores, sp.note
         return phases
 
     # ---- main -------------------------------------------------------------------------
@@ -378,7 +387,7 @@ class Lowering:
 
     # ---- one phase --------------------------------------------------------------------
     def lower_phase(self, src: _PhaseSrc) -> Phase:
-        ph = Phase(src.index, src.label, src.core, src.cores)
+        ph = Phase(src.index, src.label, src.core, src.cores, spread=src.spread)
         # labels that differ only in underscores (`G`, `_G`) must not share method names
         ph.camel = cand = _camel(src.label)
         while "Process" + ph.camel in self.method_names:
@@ -666,13 +675,19 @@ class PhaseEmitter:
             if workers > 1:
                 a, b = to_affine(s.lo, self.low.sizes), to_affine(s.hi, self.low.sizes)
                 if a is not None and b is not None and a.is_const() and b.is_const():
-                    trip = b.const - a.const
-                    chunk = -(-trip // workers)
-                    out.append(Line(f"// @cores({workers}): worker w runs iterations [{a.const} + w * {chunk}, ...)", depth))
+                    from .spread import worker_bounds
+
+                    q, r, how = worker_bounds(a.const, b.const - a.const, workers)
+                    out.append(Line(f"// {workers} workers (GetBlockIdx): {how}", depth))
                     out.append(Line(f"if (workerIdx < {workers}) {{", depth))
-                    end = self.low.names.fresh(f"{v}End")
-                    out.append(Line(f"int32_t {end} = ascx_min<int32_t>({b.const}, {a.const} + (workerIdx + 1) * {chunk});", depth + 1))
-                    out.append(Line(f"for (int32_t {v} = {a.const} + workerIdx * {chunk}; {v} < {end}; ++{v}) {{", depth + 1))
+                    begin, end = self.low.names.fresh(f"{v}Begin"), self.low.names.fresh(f"{v}End")
+                    if r == 0:
+                        out.append(Line(f"int32_t {begin} = {a.const} + workerIdx * {q};", depth + 1))
+                        out.append(Line(f"int32_t {end} = {begin} + {q};", depth + 1))
+                    else:
+                        out.append(Line(f"int32_t {begin} = {a.const} + workerIdx * {q} + ascx_min<int32_t>(workerIdx, {r});", depth + 1))
+                        out.append(Line(f"int32_t {end} = {begin} + {q} + (workerIdx < {r} ? 1 : 0);", depth + 1))
+                    out.append(Line(f"for (int32_t {v} = {begin}; {v} < {end}; ++{v}) {{", depth + 1))
                     out.extend(self.block(s.body, depth + 2, loop_vars + [v]))
                     out.append(Line("}", depth + 1))
                     out.append(Line("}", depth))

@@ -145,6 +145,7 @@ class Phase:
     camel: str = ""  # the label in CamelCase, unique among phases: `Process<camel>`, `CopyIn<camel>`
     tmp_name: str = ""  # the phase's VECCALC scratch tensor and its TBuf (vector intermediates)
     tmp_buf_name: str = ""
+    spread: str = ""  # how `cores` was decided, or why the phase is not split over cores (spread.py)
 
 
 @dataclass
@@ -199,6 +200,8 @@ class KernelPlan:
         lines = [f"kernel {self.name}: {self.kind} ({self.mode}, block_dim {self.block_dim}) on {self.target}"]
         for ph in self.phases:
             lines.append(f"  phase {ph.index} `{ph.label}`: {'AIC' if ph.core == 'cube' else 'AIV'}, {ph.cores} worker(s)")
+            if ph.spread:
+                lines.append(f"    cores: {ph.spread}")
             for b in ph.buffers:
                 lines.append(f"    {b.name}: {b.que_type} {b.dtype}{list(b.shape)} {b.layout} {b.nbytes} B")
         for n in self.nests:

@@ -177,13 +177,12 @@ def estimate(kernel: ir.Kernel, target: Any = None) -> Estimate:
     m = _Model(kernel, tgt)
     total = {p: 0.0 for p in PIPES}
     cycles = 0.0
-    for s in kernel.body:
+    from ..lower.spread import kernel_spread
+
+    spread = kernel_spread(kernel, tgt)  # the cores lowering splits each top-level loop over
+    for i, s in enumerate(kernel.body):
         pipes, hidden = m.nest(s)
-        cores = 1
-        if isinstance(s, ir.For):
-            for a in s.annotations:
-                if a.name == "cores":
-                    cores = max(1, int(dict(a.args).get("n", 1)))
+        cores = spread[i].cores if i in spread else 1
         for p in PIPES:
             total[p] += pipes[p] / cores
         cycles += (sum(pipes.values()) - hidden) / cores

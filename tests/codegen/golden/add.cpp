@@ -1,5 +1,5 @@
 // Ascend C kernel `add`, emitted by ascx from examples/add.ir for ascend910b2.
-// Kind: vector (AIV_MODE, blockDim 1).
+// Kind: vector (AIV_MODE, blockDim 8).
 // Regenerate instead of editing: ascx emit examples/add.ir --passes tile,double_buffer
 #include "kernel_operator.h"
 
@@ -104,11 +104,16 @@ public:
     }
     __aicore__ inline void Process()
     {
-        for (int32_t i0 = 0; i0 < 8; ++i0) {
-            for (int32_t j0 = 0; j0 < 2; ++j0) {
-                CopyIn(i0, j0);
-                Compute();
-                CopyOut(i0, j0);
+        // 8 workers (GetBlockIdx): worker w runs iterations [0 + w * 1, 0 + (w + 1) * 1)
+        if (workerIdx < 8) {
+            int32_t i0Begin = 0 + workerIdx * 1;
+            int32_t i0End = i0Begin + 1;
+            for (int32_t i0 = i0Begin; i0 < i0End; ++i0) {
+                for (int32_t j0 = 0; j0 < 2; ++j0) {
+                    CopyIn(i0, j0);
+                    Compute();
+                    CopyOut(i0, j0);
+                }
             }
         }
     }

@@ -1,5 +1,5 @@
 // Ascend C kernel `attention`, emitted by ascx from examples/attention.ir for ascend910b2.
-// Kind: vector (AIV_MODE, blockDim 1).
+// Kind: vector (AIV_MODE, blockDim 16).
 // Regenerate instead of editing: ascx emit examples/attention.ir --passes fuse,online_softmax{block=64},tile{attn.i=64},double_buffer
 #include "kernel_operator.h"
 
@@ -125,10 +125,15 @@ public:
         s_ubLocal = buf_s_ub.Get<float>();
         sm_ubLocal = buf_sm_ub.Get<float>();
         tmp0 = tmpBuf0.Get<uint8_t>();
-        for (int32_t i0 = 0; i0 < 16; ++i0) {
-            CopyIn(i0);
-            Compute(i0);
-            CopyOut(i0);
+        // 16 workers (GetBlockIdx): worker w runs iterations [0 + w * 1, 0 + (w + 1) * 1)
+        if (workerIdx < 16) {
+            int32_t i0Begin = 0 + workerIdx * 1;
+            int32_t i0End = i0Begin + 1;
+            for (int32_t i0 = i0Begin; i0 < i0End; ++i0) {
+                CopyIn(i0);
+                Compute(i0);
+                CopyOut(i0);
+            }
         }
     }
 

@@ -1,5 +1,5 @@
 // Ascend C kernel `matmul`, emitted by ascx from examples/matmul.ir for ascend910b2.
-// Kind: cube (AIC_MODE, blockDim 1).
+// Kind: cube (AIC_MODE, blockDim 4).
 // Regenerate instead of editing: ascx emit examples/matmul.ir --passes tile{mm.i=64,mm.j=64,mm.k=64},double_buffer
 #include "kernel_operator.h"
 
@@ -107,20 +107,25 @@ public:
     }
     __aicore__ inline void Process()
     {
-        for (int32_t i0 = 0; i0 < 4; ++i0) {
-            for (int32_t j0 = 0; j0 < 4; ++j0) {
-                // `acc_l0c = 0`: the first Mmad (k0 == 0) overwrites it (cmatrixInitVal), later ones accumulate
-                acc_l0cLocal = que_acc_l0c.AllocTensor<float>();
-                for (int32_t k0 = 0; k0 < 8; ++k0) {
-                    CopyIn(i0, j0, k0);
-                    Compute(k0);
+        // 4 workers (GetBlockIdx): worker w runs iterations [0 + w * 1, 0 + (w + 1) * 1)
+        if (workerIdx < 4) {
+            int32_t i0Begin = 0 + workerIdx * 1;
+            int32_t i0End = i0Begin + 1;
+            for (int32_t i0 = i0Begin; i0 < i0End; ++i0) {
+                for (int32_t j0 = 0; j0 < 4; ++j0) {
+                    // `acc_l0c = 0`: the first Mmad (k0 == 0) overwrites it (cmatrixInitVal), later ones accumulate
+                    acc_l0cLocal = que_acc_l0c.AllocTensor<float>();
+                    for (int32_t k0 = 0; k0 < 8; ++k0) {
+                        CopyIn(i0, j0, k0);
+                        Compute(k0);
+                    }
+                    que_acc_l0c.EnQue(acc_l0cLocal);
+                    acc_l0cLocal = que_acc_l0c.DeQue<float>();
+                    FixpipeParamsV220 fixParams(64, 64, 64, 256, false);
+                    fixParams.quantPre = QuantMode_t::F322F16;
+                    Fixpipe(CGm[i0 * 16384 + j0 * 64], acc_l0cLocal, fixParams);
+                    que_acc_l0c.FreeTensor(acc_l0cLocal);
                 }
-                que_acc_l0c.EnQue(acc_l0cLocal);
-                acc_l0cLocal = que_acc_l0c.DeQue<float>();
-                FixpipeParamsV220 fixParams(64, 64, 64, 256, false);
-                fixParams.quantPre = QuantMode_t::F322F16;
-                Fixpipe(CGm[i0 * 16384 + j0 * 64], acc_l0cLocal, fixParams);
-                que_acc_l0c.FreeTensor(acc_l0cLocal);
             }
         }
     }

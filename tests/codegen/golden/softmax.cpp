@@ -1,5 +1,5 @@
 // Ascend C kernel `softmax`, emitted by ascx from examples/softmax.ir for ascend910b2.
-// Kind: vector (AIV_MODE, blockDim 1).
+// Kind: vector (AIV_MODE, blockDim 16).
 // Regenerate instead of editing: ascx emit examples/softmax.ir --passes fuse,tile,double_buffer
 #include "kernel_operator.h"
 
@@ -106,10 +106,15 @@ public:
     {
         e_ubLocal = buf_e_ub.Get<float>();
         tmp0 = tmpBuf0.Get<uint8_t>();
-        for (int32_t r0 = 0; r0 < 16; ++r0) {
-            CopyIn(r0);
-            Compute();
-            CopyOut(r0);
+        // 16 workers (GetBlockIdx): worker w runs iterations [0 + w * 1, 0 + (w + 1) * 1)
+        if (workerIdx < 16) {
+            int32_t r0Begin = 0 + workerIdx * 1;
+            int32_t r0End = r0Begin + 1;
+            for (int32_t r0 = r0Begin; r0 < r0End; ++r0) {
+                CopyIn(r0);
+                Compute();
+                CopyOut(r0);
+            }
         }
     }
 
