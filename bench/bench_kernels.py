@@ -1,28 +1,50 @@
-"""Kernel speed against the roofline on the pipe-level timing model (issues 14 and 15).
+"""Benchmark: emitted kernels against their roofline on the timing model (issues 14, 15).
 
-    python bench/bench_kernels.py [--only NAME] [--write-doc] [--no-check]
+Each `Case` is an example under a pipeline (by default its documented pipeline in
+examples/README.md) at a full size. The bench
+  1. profiles the emitted kernel with `transformer.timing.profile.profile_kernel` (timing-only:
+     the same cycles as a full run, no arithmetic),
+  2. computes ratio = kernel time / roofline bound (the roofline `ascx profile` prints:
+     max(compulsory GM bytes / HBM bandwidth, cube work / peak, vector work / peak)),
+  3. checks the emitted output against the interpreter at the case's `small` sizes,
+and prints one row per case with the profile that explains it (blockDim, bound, busiest
+pipes of the critical core). `VERSUS` rows compare an emitted kernel with a hand-written
+Ascend C source profiled on the same model (`profile_source`): ratio = emitted / hand-written.
 
-Each case is an example under a pipeline at a size. It is profiled with
-`transformer.timing.profile.profile_kernel` (timing-only at full size); ratio = kernel time /
-roofline bound (the roofline `ascx profile` reports: max of compulsory HBM bytes, cube
-fractals over all AIC, vector repeats over all AIV; the model's own rates, so the ratio
-measures the schedule, not the parameters). The emitted output is checked against the
-interpreter at the case's `small` sizes. `--write-doc` rewrites the generated table of
-docs/performance.md between `<!-- bench_kernels:begin -->` and `<!-- bench_kernels:end -->`.
+    python bench/bench_kernels.py [--only NAME]... [--write-doc] [--json OUT.json] [--no-small]
+    python bench/bench_kernels.py --from-json OUT.json [--write-doc]     # re-render saved rows
+
+`--write-doc` rewrites the generated section of docs/performance.md between
+`<!-- bench_kernels:begin -->` and `<!-- bench_kernels:end -->` (the prose around it stays).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
+import re
+import subprocess
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+DOC = ROOT / "docs" / "performance.md"
 BEGIN, END = "<!-- bench_kernels:begin -->", "<!-- bench_kernels:end -->"
+TARGET = "ascend910b2"
+
+
+def documented(example: str) -> str:
+    """The first documented pipeline of `example` (examples/README.md)."""
+    rows = re.findall(rf"^\|\s*`{re.escape(example)}\.ir`\s*\|\s*`([^`]+)`", (ROOT / "examples" / "README.md").read_text(), re.M)
+    if not rows:
+        raise SystemExit(f"no documented pipeline for {example} in examples/README.md")
+    return rows[0]
 
 
 @dataclass(frozen=True)
@@ -33,10 +55,29 @@ class Case:
     pipeline: str
     goal: float | None
     issue: int
-    small: dict[str, int]
+    small: dict[str, int]  # sizes of the output check against the interpreter
+
+
+@dataclass(frozen=True)
+class Versus:
+    """An emitted case against a hand-written source at the same size (ratio = emitted /
+    hand-written). The source's `main` takes `ELEMENTS BLOCKS`: the case's element count and
+    the target's vector core count (one block per core)."""
+
+    name: str
+    case: str  # a Case name
+    source: str  # path under the repository
+    goal: float | None = None
+    issue: int = 14
 
 
 CASES: list[Case] = [
+    Case("add f16", "add", {"M": 4096, "N": 4096}, documented("add"), 1.15, 14, {"M": 100, "N": 64}),
+    Case("softmax f16", "softmax", {"R": 8192, "C": 8192}, documented("softmax"), 1.3, 14, {"R": 100, "C": 64}),
+    Case("layernorm f16", "layernorm", {"N": 8192, "H": 8192}, documented("layernorm"), 1.3, 14, {"N": 100, "H": 64}),
+    Case("rmsnorm f16", "rmsnorm", {"N": 8192, "H": 8192}, documented("rmsnorm"), 1.3, 14, {"N": 100, "H": 64}),
+    Case("softmax f16 long rows", "softmax", {"R": 256, "C": 65536}, documented("softmax"), 1.5, 14, {"R": 50, "C": 4096}),
+    # issue 15 (cube): matmul through `gemm`, FlashAttention as one mix kernel
     Case("matmul_4096", "matmul", {"M": 4096, "N": 4096, "K": 4096}, "gemm", 1.25, 15, {"M": 40, "N": 72, "K": 100}),
     Case("matmul_3000", "matmul", {"M": 3000, "N": 3000, "K": 3000}, "gemm", 1.25, 15, {"M": 40, "N": 72, "K": 100}),
     Case("attention_4096", "attention", {"S": 4096, "D": 128}, "round_operand{pv.s=f16},flash_attention", 1.8, 15,
@@ -45,80 +86,164 @@ CASES: list[Case] = [
          {"S": 256, "D": 64}),
 ]
 
-
-def _load(example: str, sizes: dict[str, int]):  # type: ignore[no-untyped-def]
-    from transformer.parser import parse_file
-
-    return parse_file(str(ROOT / "examples" / f"{example}.ir")).with_sizes(sizes)
+VERSUS: list[Versus] = [
+    Versus("add f16 emitted / hand-written TQue", "add f16", "bench/handwritten/add_tque.cpp", goal=1.0),
+]
 
 
-def _apply(kernel, pipeline: str):  # type: ignore[no-untyped-def]
-    from passes.base import parse_pipeline, run_pipeline
+def _kernel(case: Case, sizes: dict[str, int]) -> tuple[Any, Any]:
+    from transformer import api
 
-    return run_pipeline(kernel, parse_pipeline(pipeline), None)[0] if pipeline else kernel
+    k = api.parse(str(ROOT / "examples" / f"{case.example}.ir"), sizes=sizes)
+    return k, api.transform(k, case.pipeline, TARGET)
 
 
-def run_case(c: Case, check: bool = True) -> dict[str, object]:
-    from transformer.codegen import verify_emitted
+def _size_text(sizes: dict[str, int]) -> str:
+    return " x ".join(str(v) for v in sizes.values())
+
+
+def _profile_row(r: Any) -> dict[str, Any]:
+    crit = r.details.get("critical_core") or {}
+    busy = {p: round(float(c)) for p, c in sorted((crit.get("busy") or {}).items(), key=lambda x: -x[1]) if c > 0}
+    launch = (r.details.get("launches") or [{}])[0]
+    return {"cycles": round(r.cycles), "time_us": round(r.time_us, 2), "roofline_us": round(r.roofline_us, 2),
+            "ratio": round(r.ratio, 3), "bound": r.bound, "block_dim": launch.get("block_dim"),
+            "cores_used": r.cores_used, "hbm_cycles": round(float(launch.get("hbm_cycles") or 0)),
+            "makespan": round(float(launch.get("makespan") or 0)), "critical_busy": busy,
+            "hazards": len(r.hazards), "scalar_share": round(r.scalar_share, 3)}
+
+
+def run_case(case: Case, small: bool) -> dict[str, Any]:
     from transformer.timing.profile import profile_kernel
 
-    ok: str = "-"
-    if check:
-        k = _load(c.example, c.small)
-        diffs = verify_emitted(_apply(k, c.pipeline), None, trials=1, seed=int(time.time()), reference=k)
-        ok = "ok" if diffs and all(d.ok for d in diffs) else "MISMATCH"
-    t0 = time.time()
-    r = profile_kernel(_apply(_load(c.example, c.sizes), c.pipeline), "ascend910b2", source_name=f"{c.example}.ir")
-    return {"case": c, "cycles": r.cycles, "us": r.time_us, "roofline_us": r.roofline_us, "ratio": r.ratio,
-            "bound": r.bound, "hazards": len(r.hazards), "check": ok, "seconds": time.time() - t0}
+    row: dict[str, Any] = {"name": case.name, "example": case.example, "size": _size_text(case.sizes),
+                           "pipeline": case.pipeline, "goal": case.goal, "issue": case.issue}
+    t0 = time.perf_counter()
+    try:
+        _, t = _kernel(case, case.sizes)
+        r = profile_kernel(t, TARGET, timing_only=True, source_name=f"examples/{case.example}.ir")
+        row.update(_profile_row(r))
+    except Exception as e:  # a case that cannot be emitted or run is a row saying so
+        row["error"] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+    row["profile_s"] = round(time.perf_counter() - t0, 1)
+    if small:
+        row["small"] = check_small(case)
+    return row
 
 
-def table(rows: list[dict[str, object]]) -> str:
-    out = ["| case | example | sizes | pipeline | time (us) | roofline (us) | ratio | goal | bound | output check | issue |",
-           "|---|---|---|---|---|---|---|---|---|---|---|"]
+def check_small(case: Case) -> str:
+    from transformer.codegen import verify_emitted
+
+    try:
+        k, t = _kernel(case, case.small)
+        diffs = verify_emitted(t, TARGET, trials=1, reference=k)
+    except Exception as e:
+        return f"error: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+    bad = [d.name for d in diffs if not d.ok]
+    return ("mismatch: " + ", ".join(bad)) if bad else "ok"
+
+
+def run_versus(v: Versus, rows: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    from transformer.timing.profile import profile_source
+
+    from transformer.targets import get_target
+
+    row: dict[str, Any] = {"name": v.name, "case": v.case, "source": v.source, "goal": v.goal, "issue": v.issue}
+    case = next(c for c in CASES if c.name == v.case)
+    args = (str(math.prod(case.sizes.values())), str(get_target(TARGET).cores))
+    try:
+        r = profile_source(ROOT / v.source, TARGET, args=args, timing_only=True)
+        row["handwritten"] = _profile_row(r)
+        emitted = rows.get(v.case, {})
+        if "cycles" in emitted:
+            row["ratio"] = round(emitted["cycles"] / r.cycles, 3)
+    except Exception as e:
+        row["error"] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+    return row
+
+
+def _verdict(ratio: float | None, goal: float | None) -> str:
+    if ratio is None:
+        return "n/a"
+    if goal is None:
+        return ""
+    return "met" if ratio <= goal else "**missed**"
+
+
+def _busy_text(busy: dict[str, int]) -> str:
+    return ", ".join(f"{p} {c:,}" for p, c in list(busy.items())[:4])
+
+
+def table(rows: list[dict[str, Any]], versus: list[dict[str, Any]]) -> str:
+    out = ["| kernel | size | pipeline | time (us) | roofline (us) | ratio | goal | | blockDim | bound | critical core busy (cycles) | small check |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        c: Case = r["case"]  # type: ignore[assignment]
-        sizes = " ".join(f"{k}={v}" for k, v in c.sizes.items())
-        goal = "-" if c.goal is None else f"<= {c.goal}"
-        met = "" if c.goal is None else (" (met)" if float(r["ratio"]) <= c.goal else " (**missed**)")  # type: ignore[arg-type]
-        out.append(f"| {c.name} | {c.example} | {sizes} | `{c.pipeline}` | {float(r['us']):.1f} | "  # type: ignore[arg-type]
-                   f"{float(r['roofline_us']):.1f} | {float(r['ratio']):.2f}{met} | {goal} | {r['bound']} | "  # type: ignore[arg-type]
-                   f"{r['check']} | #{c.issue} |")
+        if "error" in r:
+            out.append(f"| {r['name']} | {r['size']} | `{r['pipeline']}` | | | | {r['goal'] or ''} | error | | | {r['error']} | {r.get('small', '')} |")
+            continue
+        goal = f"≤ {r['goal']}" if r["goal"] is not None else ""
+        out.append(f"| {r['name']} | {r['size']} | `{r['pipeline']}` | {r['time_us']:,} | {r['roofline_us']:,} | {r['ratio']} | {goal} | "
+                   f"{_verdict(r['ratio'], r['goal'])} | {r['block_dim']} | {r['bound']} | {_busy_text(r['critical_busy'])} | "
+                   f"{r.get('small', '')} |")
+    if versus:
+        out += ["", "| comparison | emitted (us) | hand-written (us) | ratio | goal | | hand-written blockDim, bound, busy |",
+                "|---|---|---|---|---|---|---|"]
+        byname = {r["name"]: r for r in rows}
+        for v in versus:
+            if "error" in v:
+                out.append(f"| {v['name']} | | | | | error | {v['error']} |")
+                continue
+            e, h = byname.get(v["case"], {}), v["handwritten"]
+            goal = f"≤ {v['goal']}" if v["goal"] is not None else ""
+            out.append(f"| {v['name']} | {e.get('time_us', '')} | {h['time_us']} | {v.get('ratio', '')} | {goal} | "
+                       f"{_verdict(v.get('ratio'), v['goal'])} | {h['block_dim']}, {h['bound']}, {_busy_text(h['critical_busy'])} |")
     return "\n".join(out)
 
 
-def write_doc(text: str) -> None:
-    doc = ROOT / "docs" / "performance.md"
-    old = doc.read_text() if doc.exists() else "# Performance\n\n" + BEGIN + "\n" + END + "\n"
-    if BEGIN not in old or END not in old:
-        old = old.rstrip("\n") + "\n\n" + BEGIN + "\n" + END + "\n"
-    head, rest = old.split(BEGIN, 1)
+def write_doc(text: str, commit: str) -> None:
+    doc = DOC.read_text()
+    if BEGIN not in doc or END not in doc:
+        raise SystemExit(f"{DOC}: markers {BEGIN} / {END} not found")
+    head, rest = doc.split(BEGIN, 1)
     _, tail = rest.split(END, 1)
-    doc.write_text(head + BEGIN + "\n" + text + "\n" + END + tail)
+    gen = (f"{BEGIN}\n<!-- generated by `python bench/bench_kernels.py --write-doc` at {commit}; do not edit -->\n\n"
+           f"{text}\n\n{END}")
+    DOC.write_text(head + gen + tail)
 
 
-def main() -> int:
+def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--only", action="append", help="run only this case (repeatable)")
-    ap.add_argument("--write-doc", action="store_true", help="rewrite the table in docs/performance.md")
-    ap.add_argument("--no-check", action="store_true", help="skip the output check at small sizes")
+    ap.add_argument("--only", action="append", default=[], help="run only cases whose name contains this (repeatable)")
+    ap.add_argument("--write-doc", action="store_true", help="rewrite the generated table of docs/performance.md")
+    ap.add_argument("--json", help="also write the rows as JSON here")
+    ap.add_argument("--no-small", action="store_true", help="skip the output check at small sizes")
+    ap.add_argument("--from-json", help="render the table (and --write-doc) from rows saved by --json, without profiling")
     a = ap.parse_args()
-    cases = [c for c in CASES if not a.only or c.name in a.only]
-    if not cases:
-        print(f"no case named {a.only}; cases: {', '.join(c.name for c in CASES)}", file=sys.stderr)
-        return 2
+    if a.from_json:
+        saved = json.loads(Path(a.from_json).read_text())
+        text = table(saved["cases"], saved["versus"])
+        print(text)
+        if a.write_doc:
+            write_doc(text, saved.get("commit", "?"))
+        return
+    cases = [c for c in CASES if not a.only or any(o in c.name for o in a.only)]
+    versus = [v for v in VERSUS if not a.only or any(o in v.name or o in v.case for o in a.only)]
+    need = {v.case for v in versus} - {c.name for c in cases}
+    cases += [c for c in CASES if c.name in need]
     rows = []
     for c in cases:
-        r = run_case(c, check=not a.no_check)
-        print(f"{c.name}: {float(r['us']):.1f} us, ratio {float(r['ratio']):.2f}, bound {r['bound']}, "  # type: ignore[arg-type]
-              f"check {r['check']} ({float(r['seconds']):.0f} s)", flush=True)  # type: ignore[arg-type]
-        rows.append(r)
-    text = table(rows)
+        print(f"... {c.name} {_size_text(c.sizes)}", file=sys.stderr, flush=True)
+        rows.append(run_case(c, not a.no_small))
+    byname = {r["name"]: r for r in rows}
+    vrows = [run_versus(v, byname) for v in versus]
+    text = table(rows, vrows)
     print(text)
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    if a.json:
+        Path(a.json).write_text(json.dumps({"commit": commit, "cases": rows, "versus": vrows}, indent=1))
     if a.write_doc:
-        write_doc(text)
-    return 0 if all(r["check"] in ("ok", "-") and not r["hazards"] for r in rows) else 1
+        write_doc(text, commit or "?")
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    main()
