@@ -93,7 +93,7 @@ def decide(kernel: ir.Kernel, stmt: ir.Stmt, index: int, core: str, phases: int,
 def kernel_spread(kernel: ir.Kernel, target: Any) -> dict[int, Spread]:
     """The spread of each top-level loop (by its index in `kernel.body`), as lowering decides
     it (for estimates that do not lower: the tuner's analytic model)."""
-    from .lower import CUBE_SCOPES
+    from .cube import CUBE_SCOPES
 
     body = kernel.body
     phases = sum(1 for i, s in enumerate(body) if isinstance(s, ir.For) or i == 0 or isinstance(body[i - 1], ir.For))
