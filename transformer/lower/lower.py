@@ -197,6 +197,9 @@ class Lowering:
             from .spread import decide
 
             for ph in phases:
+                if ph.index in self.gemms:  # gemm.py shares its C tiles among the AIC itself
+                    ph.spread = f"C tiles of the `@gemm` nest round-robin over {ph.cores} AIC (gemm.py)"
+                    continue
                 sp = decide(self.kernel, ph.stmts[0], self.phase_range[ph.index][0], ph.core, len(phases), self.target)
                 ph.cores, ph.spread = sp.cores, sp.note
         return phases
