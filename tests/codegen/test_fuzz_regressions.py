@@ -167,3 +167,32 @@ def test_unrolled_reload_of_l1_waits_for_the_previous_load_data() -> None:
     k = example("matmul", {"M": 128, "N": 64, "K": 128})
     pipeline = "tile{mm=16,j=16},multicore{mm},unroll{mm.j0=full}"
     check_emitted(apply(k, pipeline), k, what=f"matmul --passes {pipeline}")
+
+
+def test_scalar_nest_after_vector_code_waits_for_v() -> None:
+    """A scalar fallback nest read a UB local that a `Duplicate` had just written, with no
+    V->S flag (the hazard detector's RAW on UB, fuzz seed 580693466): scalar nests that
+    touch UB locals now wait for V, and let V wait for them when they write one."""
+    _check("""
+kernel k(B: bf16[3]) -> (D: bf16[2, 2, 2], X: f16[2, 4, 2]) {
+  local Y: f32[2, 2] @ub
+  stage: for qi in 0..2 {
+    for l in 0..2 {
+      Y[qi, l] = B[0]
+    }
+    for p in 0..2 {
+      for k in 0..2 {
+        D[p, qi, k] = f16(bf16(3.0) + (Y[qi, qi] + Y[qi, qi]))
+      }
+    }
+  }
+  @cores(2)
+  S1: for a in 0..2 {
+    for m in 0..4 {
+      for q in 0..2 {
+        X[a, m, q] = -D[1, q, a] - 0.125
+      }
+    }
+  }
+}
+""")

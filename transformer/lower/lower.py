@@ -708,10 +708,27 @@ class PhaseEmitter:
             self.record_scalar(s, self.no_vector_reason)
             # every line of a scalar fallback names its nest (`ascx emit --explain` prices it)
             where = self.low.nests[-1].where
+            touches_ub, writes_ub = self.ub_locals_touched(s)
+            if touches_ub:
+                # the scalar unit reads (or overwrites) UB that vector instructions before it
+                # wrote (or read): order S after V; the hazard detector's RAW/WAR otherwise
+                out += [Line("SetFlag<HardEvent::V_S>(0);", depth, where), Line("WaitFlag<HardEvent::V_S>(0);", depth, where)]
             out.extend(Line(l.text, l.depth, where) for l in self.row_loop(s, depth, loop_vars))
+            if writes_ub:
+                # ... and vector instructions after it read what the scalar unit wrote
+                out += [Line("SetFlag<HardEvent::S_V>(0);", depth, where), Line("WaitFlag<HardEvent::S_V>(0);", depth, where)]
             return out
         out.extend(self.row_loop(s, depth, loop_vars))
         return out
+
+    def ub_locals_touched(self, s: ir.For) -> tuple[bool, bool]:
+        """(touches, writes): whether a scalar nest reads or writes a UB local, and writes one."""
+        def ub(name: str) -> bool:
+            info = self.low.info.get(name)
+            return info is not None and info.kind == "local" and info.scope == "ub"
+
+        written = {st.target.tensor for st in s.body if isinstance(st, ir.Assign) and isinstance(st.target, ir.Access)}
+        return any(ub(n) for n in ir.names_used((s,))), any(ub(n) for n in written)
 
     def serial_on_worker0(self) -> bool:
         """Whether this phase runs on one worker of several (it is not split with `@cores`)."""
