@@ -73,3 +73,21 @@ def test_refused_pipeline_is_no_candidate(target):
     # reaches the untouched kernel; a refused request is no candidate
     assert sp.candidate_for("double_buffer") == sp.candidate_for("")
     assert sp.candidate_for("double_buffer{loop=rmax}") is None
+
+
+def test_gemm_is_searched_and_priced_as_a_cube_kernel(target):
+    """`gemm` is a stage of the default space, and the estimate prices its `@gemm` nest as
+    the blocked cube kernel: far below the untransformed matmul and below the best `tile`
+    pipeline, so the agent's prior ranks the cube kernel first."""
+    from transformer.tune.estimate import estimate
+
+    k = small("matmul", M=1024, N=1024, K=1024)
+    sp = SearchSpace.build(k, target, stages=("gemm", "tile", "double_buffer"))
+    by_pipeline = {c.pipeline: c for c in sp.candidates}
+    assert "gemm" in by_pipeline, sorted(by_pipeline)
+    times = {p: estimate(run_pipeline(k, p, target)[0] if p else k, target) for p in by_pipeline}
+    g = times["gemm"]
+    assert set(g.pipes) >= {"MTE2", "MTE1", "M"} and g.bound in ("MTE2", "MTE1", "M", "HBM")
+    assert g.time_us < times[""].time_us / 100
+    others = [t.time_us for p, t in times.items() if p and "gemm" not in p]
+    assert others and g.time_us < min(others)

@@ -14,7 +14,10 @@ Method, per top-level nest (one phase of the kernel), from the IR alone:
 - S: any statement touching a GM tensor element by element runs as scalar code: one
   cycle per operation plus one DataCopy block per GM element access;
 - a `@pipeline` loop overlaps its pipes (max + the non-overlapped share of one
-  iteration), otherwise pipes add; a `@cores(n)` loop divides the nest by n.
+  iteration), otherwise pipes add; a `@cores(n)` loop divides the nest by n;
+- a `@gemm` nest (the `gemm` pass) is priced as its blocked cube kernel: MTE2/MTE1 bytes of
+  the A and B blocks per C tile, Mmad MACs, the Fixpipe store; double-buffered (the slowest
+  pipe), over the AIC cores it launches on.
 The kernel time is the sum over nests, never below GM bytes / HBM bandwidth. Every rate
 is a `Fact` of the target (`transformer/targets/`); the one modelling assumption of our
 own is that scalar code does one operation per cycle.
@@ -29,7 +32,7 @@ from typing import Any
 from .. import ir
 from ..targets import resolve_target
 
-ESTIMATE_VERSION = "estimate-1"
+ESTIMATE_VERSION = "estimate-2"  # 2: @gemm nests priced as the blocked cube kernel
 PIPES = ("MTE2", "MTE1", "MTE3", "V", "M", "S")
 
 
@@ -171,6 +174,31 @@ class _Model:
         pipes["V"] += (mult / max(1, row)) * repeats * ops / self.fact("vector_repeats_per_cycle")
 
 
+def _gemm_nest(m: _Model, kernel: ir.Kernel, s: ir.Stmt) -> tuple[dict[str, float], int] | None:
+    """(busy cycles per pipe over all C tiles, AIC cores) of a `@gemm` nest, else None.
+
+    The lowering (`lower/gemm.py`) runs each (m x n) C tile on one AIC: A and B blocks over
+    the whole (fractal-padded) K go GM -> L1 (MTE2) and L1 -> L0A/L0B (MTE1), the Mmads
+    (M) at the cube's MAC rate, the tile out by Fixpipe; queues double-buffer the loads, so
+    the slowest pipe is the time."""
+    from ..lower.gemm import gemm_cores, gemm_phase, tiles_of
+
+    found = gemm_phase(kernel, s)
+    if found is None:
+        return None
+    g, bl = found
+    tiles = tiles_of(g, bl)
+    kpad = -(-g.k // 16) * 16
+    in_bytes = tiles * (bl.m + bl.n) * kpad * ir.DTYPE_BYTES["f16"]
+    out_bytes = g.m * g.n * (ir.DTYPE_BYTES["f16"] if g.store else ir.DTYPE_BYTES["f32"])
+    pipes = {p: 0.0 for p in PIPES}
+    pipes["MTE2"] = in_bytes / m.fact("mte2_gm_to_l1_bytes_per_cycle")
+    pipes["MTE1"] = in_bytes / m.fact("mte1_l1_to_l0a_bytes_per_cycle")
+    pipes["M"] = tiles * bl.m * bl.n * kpad / m.fact("cube_macs_per_cycle_f16")
+    pipes["MTE3"] = out_bytes / m.fact("fix_l0c_to_gm_bytes_per_cycle")
+    return pipes, gemm_cores(g, bl, m.t)
+
+
 def estimate(kernel: ir.Kernel, target: Any = None) -> Estimate:
     """The analytic time of `kernel` on `target` (see the module docstring)."""
     tgt = resolve_target(target)
@@ -181,6 +209,13 @@ def estimate(kernel: ir.Kernel, target: Any = None) -> Estimate:
 
     spread = kernel_spread(kernel, tgt)  # the cores lowering splits each top-level loop over
     for i, s in enumerate(kernel.body):
+        gemm = _gemm_nest(m, kernel, s)
+        if gemm is not None:
+            pipes, cores = gemm
+            for p in PIPES:
+                total[p] += pipes[p] / cores
+            cycles += max(pipes.values()) / cores  # L1 and L0 loads are double-buffered
+            continue
         pipes, hidden = m.nest(s)
         cores = spread[i].cores if i in spread else 1
         for p in PIPES:
