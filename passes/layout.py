@@ -279,12 +279,12 @@ def _map_region(r: ir.Region, spec: Spec, sizes: Mapping[str, int], node: Any, t
 
 def Check_copy_shapes(dst: ir.Region, src: ir.Region, sizes: Mapping[str, int], node: Any, tname: str) -> None:
     """Condition: after the rewrite both regions of a copy still have the same shape (a copy
-    is a plain DMA: it neither permutes nor re-tiles)."""
+    is a plain DMA: it neither permutes nor re-tiles). Compared exactly as `check.py` compares
+    them, extent-1 slices included: a permutation that only moves an extent-1 slice (NCHW ->
+    NHWC with C = 1) still breaks the copy's contract, so it is refused here, not produced."""
     from transformer.check import region_shape
 
     a, b = region_shape(dst, sizes), region_shape(src, sizes)
-    a = [x for x in a if x != 1]
-    b = [x for x in b if x != 1]
     if a != b:
         raise _err(f"the copy of `{tname}` would have to change layout on the way ({a} vs {b}); "
                    "a copy does not convert", node,

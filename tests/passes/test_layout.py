@@ -86,3 +86,17 @@ def test_nz_needs_split_loops() -> None:
         apply(example("matmul", {"M": 32, "N": 16, "K": 32}), "layout{A=NZ}")
     assert "cannot be split into 16-element fractals" in str(e.value) and "tile" in e.value.hint
     assert e.value.loc is not None
+
+
+def test_permuting_an_extent_1_slice_of_a_staged_copy_is_refused() -> None:
+    """conv2d with C = 1 after `tile{y=4}` stages `X_ub[0:C, 0:6, 0:3] <- X[n, 0:C, ...]`;
+    NHWC would make the source [6, 3, 1] against [1, 6, 3]. The pass once let it through
+    (it ignored extent-1 slices) and produced a kernel `check` rejects (fuzz seed
+    1381771294); it now refuses, and `space()` does not offer it."""
+    from passes.layout import Layout
+    from transformer.targets import get_target
+
+    k = apply(example("conv2d", {"N": 1, "C": 1, "H": 6, "W": 3, "F": 1}), "tile{y=4}")
+    with pytest.raises(PassError, match="a copy does not convert"):
+        apply(k, "layout{X=NHWC}")
+    assert "layout{X=NHWC}" not in [p.to_text() for p in Layout.space(k, get_target())]
