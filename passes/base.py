@@ -12,21 +12,20 @@ A pass class:
         '''Swap two loops of a perfect nest. ...'''
         name: ClassVar[str] = "interchange"
         summary: ClassVar[str] = "reorder the loops of a perfect nest"
+        params: ClassVar[Params] = Names("loops", Loop(), minimum=2)  # passes/params.py
         loops: tuple[str, ...] = ()
 
-        @classmethod
-        def from_args(cls, args): ...          # pipeline text -> instance (default: keywords)
         def run(self, kernel, target, trace): ...  # the rewrite; raises PassError when illegal
         def space(self_or_cls, kernel, target): ... # the legal concrete instances here
 
 Pipeline text, MLIR-style: `fuse,tile{qk.i=64,qk.j=128},interchange{qk.j,qk.k},unroll{qk.k=4}`.
-Each `{...}` item is `key=value` or a bare `key`; `from_args` receives them as
-`(key, value_or_None)` pairs in order.
+Each `{...}` item is `key=value` or a bare `key`; `from_args` receives them as `Arg`s
+(`(key, value_or_None)` pairs with their columns) in order and hands them to the pass's
+parameter schema (`params`), which also prints (`to_text`) and documents (`params_doc`).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Iterable, Sequence
@@ -34,6 +33,8 @@ from typing import Any, ClassVar, Iterable, Sequence
 from transformer import ir
 from transformer.check import check_kernel
 from transformer.targets import Target, resolve_target
+
+from .params import Arg, Keywords, Params
 from transformer.diagnostics import (  # noqa: F401  (the refusal classes are re-exported for passes)
     AscxError,
     BadParameter,
@@ -94,31 +95,34 @@ class Pass:
     name: ClassVar[str] = ""
     summary: ClassVar[str] = ""
 
-    # ---- construction from pipeline text ----------------------------------------------
+    # ---- parameters: declared once, as a schema (passes/params.py) ------------------
+    # `params` is the pass's schema (`Entry(...)`, `Map(...)`, `Names(...)`, `Keywords(...)`,
+    # `NoParams()`); without one, `Keywords` over the dataclass fields. Parsing, printing,
+    # `params_doc` and `check_params` all come from it.
+    params: ClassVar["Params | None"] = None
+    params_doc: ClassVar[str] = ""
+
+    @classmethod
+    def schema(cls) -> "Params":
+        own = cls.__dict__.get("_schema")
+        if own is None:
+            own = cls.params if cls.params is not None else Keywords.from_dataclass(cls)
+            cls._schema = own  # type: ignore[attr-defined]
+        return own
+
     @classmethod
     def from_args(cls, args: Args) -> "Pass":
-        """Default: every item is `field=value` for a dataclass field of type int, str or
-        bool. Passes with loop-keyed parameters (`tile{qk.i=64}`) override this."""
-        fields = {f.name: f for f in dataclasses.fields(cls)}
-        kwargs: dict[str, Any] = {}
-        for key, value in args:
-            if key not in fields:
-                raise PipelineError(
-                    f"pass `{cls.name}` has no parameter `{key}`",
-                    hint=("accepted: " + ", ".join(fields)) if fields else f"`{cls.name}` takes no parameters",
-                )
-            kwargs[key] = _convert(cls.name, key, value, fields[key].type)
-        return cls(**kwargs)
+        """Pipeline text items -> instance, by the schema."""
+        return cls(**cls.schema().parse(cls.name, args))
 
     def to_text(self) -> str:
-        """Pipeline text of this instance; `parse_pipeline(p.to_text())` rebuilds it."""
-        items = []
-        for f in dataclasses.fields(self):
-            v = getattr(self, f.name)
-            if v == f.default:
-                continue
-            items.append(f"{f.name}={_format_value(v)}")
-        return self.name + ("{" + ",".join(items) + "}" if items else "")
+        """Canonical pipeline text of this instance; `parse_pipeline(p.to_text())` rebuilds it."""
+        return self.schema().text(self)
+
+    def check_params(self, kernel: ir.Kernel | None = None) -> list[str]:
+        """Problems with this instance's values by the schema's kinds (and, given `kernel`,
+        loops or tensors it names that the kernel lacks); empty when it is fine."""
+        return self.schema().check(self, kernel)
 
     # ---- the work ---------------------------------------------------------------------
     def apply(self, kernel: ir.Kernel, target: "Target | str | None" = None,
@@ -159,32 +163,6 @@ class Pass:
         return []
 
 
-def _convert(pass_name: str, key: str, value: str | None, ty: Any) -> Any:
-    tyname = ty if isinstance(ty, str) else getattr(ty, "__name__", str(ty))
-    if value is None:
-        if "bool" in tyname:
-            return True
-        raise PipelineError(f"`{pass_name}` parameter `{key}` needs a value", hint=f"write `{key}=...`")
-    if "int" in tyname and "str" not in tyname:
-        try:
-            return int(value)
-        except ValueError:
-            raise PipelineError(f"`{pass_name}` parameter `{key}` must be an integer, got `{value}`") from None
-    if "bool" in tyname:
-        if value.lower() in ("1", "true", "yes"):
-            return True
-        if value.lower() in ("0", "false", "no"):
-            return False
-        raise PipelineError(f"`{pass_name}` parameter `{key}` must be true or false, got `{value}`")
-    return value
-
-
-def _format_value(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    return str(v)
-
-
 # --------------------------------------------------------------------------------------
 # registry
 
@@ -197,6 +175,8 @@ def register(cls: type[Pass]) -> type[Pass]:
     """Class decorator: make a pass available by its `name`."""
     if not cls.name:
         raise ValueError(f"{cls.__name__} has no name")
+    if cls.params is not None or not cls.params_doc:
+        cls.params_doc = cls.schema().doc()  # the `ascx passes` column, from the schema
     REGISTRY[cls.name] = cls
     return cls
 
@@ -238,33 +218,39 @@ def get_pass(name: str) -> type[Pass]:
 _ITEM = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*(\{([^{}]*)\})?\s*")
 
 
-def split_pipeline(text: str) -> list[tuple[str, list[tuple[str, str | None]]]]:
-    """`a,b{x=1,y},c` -> [("a", []), ("b", [("x","1"), ("y", None)]), ("c", [])]."""
-    out: list[tuple[str, list[tuple[str, str | None]]]] = []
-    pos = 0
-    text = text.strip()
-    if not text:
+def split_pipeline(text: str) -> list[tuple[str, list[Arg]]]:
+    """`a,b{x=1,y},c` -> [("a", []), ("b", [("x","1"), ("y", None)]), ("c", [])]. Each item
+    is an `Arg` (a `(key, value)` pair) that also knows its key's and value's columns in
+    `text`, so a parameter error can point at them."""
+    out: list[tuple[str, list[Arg]]] = []
+    if not text.strip():
         raise PipelineError("empty pipeline", hint="e.g. `fuse,tile{qk.i=64}`")
-    while pos < len(text):
+    pos = len(text) - len(text.lstrip())
+    end = len(text.rstrip())
+    while pos < end:
         m = _ITEM.match(text, pos)
         if not m or m.end() == pos:
             raise PipelineError(f"cannot read the pipeline at column {pos + 1}: `{text[pos:pos + 20]}`",
                                 ir.Loc(1, pos + 1), hint="write `pass` or `pass{key=value,...}` separated by commas")
         name, body = m.group(1), m.group(3)
-        args: list[tuple[str, str | None]] = []
+        args: list[Arg] = []
         if body is not None and body.strip():
-            for item in body.split(","):
-                item = item.strip()
+            at = m.start(3)  # 0-based offset of the current item in `text`
+            for raw in body.split(","):
+                item = raw.strip()
+                col = at + len(raw) - len(raw.lstrip()) + 1
                 if not item:
-                    raise PipelineError(f"empty parameter in `{name}{{{body}}}`")
+                    raise PipelineError(f"empty parameter in `{name}{{{body}}}`", ir.Loc(1, col))
                 if "=" in item:
                     k, v = item.split("=", 1)
-                    args.append((k.strip(), v.strip()))
+                    vcol = col + len(k) + 1 + len(v) - len(v.lstrip())
+                    args.append(Arg(k.strip(), v.strip(), col, vcol))
                 else:
-                    args.append((item, None))
+                    args.append(Arg(item, None, col))
+                at += len(raw) + 1
         out.append((name, args))
         pos = m.end()
-        if pos < len(text):
+        if pos < end:
             if text[pos] == "{":
                 raise PipelineError(f"unclosed or nested `{{` at column {pos + 1} of the pipeline", ir.Loc(1, pos + 1),
                                     hint="parameters are `pass{key=value,...}`, closed by `}`")
@@ -272,7 +258,7 @@ def split_pipeline(text: str) -> list[tuple[str, list[tuple[str, str | None]]]]:
                 raise PipelineError(f"expected `,` at column {pos + 1} of the pipeline, found `{text[pos]}`",
                                     ir.Loc(1, pos + 1))
             pos += 1
-            if pos >= len(text):
+            if pos >= end:
                 raise PipelineError("pipeline ends with `,`", ir.Loc(1, pos))
     return out
 

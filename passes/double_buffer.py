@@ -44,6 +44,7 @@ from transformer.loops import buffer_stages, staged_buffers  # noqa: F401  (buff
 
 from . import _rewrite as R
 from ._budgets import scope_budget, tensor_bytes
+from .params import Int, Keywords, Loop, Params
 from .base import NothingToDo, Pass, PassError, TraceEntry, all_loops, preferred_loop_names, register, replace_at, resolve_loop
 
 Path = tuple[int, ...]
@@ -56,7 +57,8 @@ class DoubleBuffer(Pass):
 
     name: ClassVar[str] = "double_buffer"
     summary: ClassVar[str] = "double-buffer staged tiles and mark the tile loop @pipeline(stages=2)"
-    params_doc: ClassVar[str] = "(none: every staging loop that is safe) or {loop=LOOP,stages=N}"
+    params: ClassVar[Params] = Keywords({"loop": Loop(), "stages": Int(2)}, example="loop=qk.i,stages=2",
+                                        note="no loop: every staging loop that is safe; stages default 2")
     loop: str = ""
     stages: int = 2
 

@@ -30,7 +30,8 @@ from transformer.lower.flash import KV_BLOCK, choose_q, flash_cores, flash_fits,
 
 from transformer.targets import resolve_target
 
-from .base import Args, NotApplicable, NothingToDo, Pass, PipelineError, TraceEntry, register
+from .params import NoParams, Params
+from .base import NotApplicable, NothingToDo, Pass, PipelineError, TraceEntry, register
 
 
 @register
@@ -41,16 +42,7 @@ class FlashAttention(Pass):
     name: ClassVar[str] = "flash_attention"
     summary: ClassVar[str] = ("attention as one 910B FlashAttention mix kernel (QKᵀ, P·V on the cube, online softmax on "
                               "the vector cores, pipelined); needs round_operand{pv.s=f16} first")
-    params_doc: ClassVar[str] = "none (query tiles of 128 rows, key blocks of 128)"
-
-    @classmethod
-    def from_args(cls, args: Args) -> "FlashAttention":
-        if args:
-            raise PipelineError("`flash_attention` takes no parameters", hint="write `flash_attention`")
-        return cls()
-
-    def to_text(self) -> str:
-        return "flash_attention"
+    params: ClassVar[Params] = NoParams(note="query tiles of 128 or 64 rows, key blocks of 128")
 
     def run(self, kernel: ir.Kernel, target: Any, trace: TraceEntry) -> ir.Kernel:
         first = kernel.body[0] if kernel.body else None

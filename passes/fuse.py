@@ -53,7 +53,8 @@ from transformer.deps import _dir, accessed_tensors, accesses, fusion_conflict, 
 from transformer.printer import format_type
 
 from ._rewrite import fresh, loop_header, map_expr, map_loops, map_stmt_exprs, same_bound, subst_stmt, used_names
-from .base import Args, Pass, PassError, PipelineError, TraceEntry, get_at, name_of_loop, register, replace_at, resolve_loop
+from .params import Loop, Names, Params
+from .base import Pass, PassError, TraceEntry, get_at, name_of_loop, register, replace_at, resolve_loop
 
 Path = tuple[int, ...]
 
@@ -305,23 +306,11 @@ def _contract(st: _State) -> None:
 class Fuse(Pass):
     name: ClassVar[str] = "fuse"
     summary: ClassVar[str] = "merge adjacent loop nests with matching bounds when no dependence reverses; contract temps that become iteration-local"
-    params_doc: ClassVar[str] = "(none: greedy) or {a,b}: two adjacent loops"
+    params: ClassVar[Params] = Names(("first", "second"), Loop(), optional=True, distinct=False,
+                                     noun="adjacent loop", example="qk,bias",
+                                     note="none: fuse greedily; two: the adjacent pair, in order")
     first: str = ""
     second: str = ""
-
-    @classmethod
-    def from_args(cls, args: Args) -> "Fuse":
-        if not args:
-            return cls()
-        bad = [f"{k}={v}" for k, v in args if v is not None]
-        if bad or len(args) != 2:
-            raise PipelineError("`fuse` takes no parameters (fuse greedily) or two adjacent loop names"
-                                + (f", not `{bad[0]}`" if bad else f", got {len(args)}"),
-                                hint="e.g. `fuse` or `fuse{qk,bias}`")
-        return cls(args[0][0], args[1][0])
-
-    def to_text(self) -> str:
-        return f"fuse{{{self.first},{self.second}}}" if self.first else "fuse"
 
     def run(self, kernel: ir.Kernel, target: Any, trace: TraceEntry) -> ir.Kernel:
         st = _State(kernel, trace, used_names(kernel) | {kernel.name})

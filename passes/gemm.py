@@ -31,7 +31,8 @@ from transformer import ir
 from transformer.lower.gemm import Blocks, annotate, check_blocks, choose_blocks, gemm_buffers, match_gemm
 
 from . import _rewrite as R
-from .base import Args, BadParameter, CapacityExceeded, NothingToDo, Pass, PipelineError, TraceEntry, register
+from .params import Int, Map, Name, Params
+from .base import BadParameter, CapacityExceeded, NothingToDo, Pass, TraceEntry, register
 from .tile import split_epilogues
 
 KEYS = ("m", "n", "k", "k0")
@@ -44,26 +45,9 @@ class Gemm(Pass):
 
     name: ClassVar[str] = "gemm"
     summary: ClassVar[str] = "run matmul nests on the cube at any size: C tiles over all AIC, L1/L0 K blocks, double-buffered"
-    params_doc: ClassVar[str] = "{m=BM,n=BN,k=BK,k0=K0} (all or none; none: the documented policy chooses)"
+    params: ClassVar[Params] = Map("blocks", Name(), Int(1), keys=KEYS, example="m=128,n=256,k=256,k0=64",
+                                   note="block sizes; none: the documented policy chooses")
     blocks: tuple[tuple[str, int], ...] = ()
-
-    @classmethod
-    def from_args(cls, args: Args) -> "Gemm":
-        got = []
-        for key, value in args:
-            if key not in KEYS:
-                raise PipelineError(f"`gemm` has no parameter `{key}`", hint="parameters: m, n, k, k0 (block sizes)")
-            try:
-                got.append((key, int(value or "")))
-            except ValueError:
-                raise PipelineError(f"`gemm` block `{key}` must be an integer, got `{value}`",
-                                    hint=f"e.g. `gemm{{{key}=64}}`") from None
-        if got and sorted(k for k, _ in got) != sorted(KEYS):
-            raise PipelineError("`gemm` takes all four blocks or none", hint="e.g. `gemm{m=128,n=256,k=256,k0=64}`")
-        return cls(tuple(got))
-
-    def to_text(self) -> str:
-        return "gemm" + ("{" + ",".join(f"{k}={v}" for k, v in self.blocks) + "}" if self.blocks else "")
 
     def run(self, kernel: ir.Kernel, target: Any, trace: TraceEntry) -> ir.Kernel:
         import dataclasses

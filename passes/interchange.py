@@ -37,7 +37,8 @@ from transformer.diagnostics import BadParameter, DependenceViolation, NotApplic
 from transformer.deps import interchange_violation, perfect_band
 
 from ._rewrite import loop_header, mentions
-from .base import Args, Pass, PassError, PipelineError, TraceEntry, all_loops, get_at, name_of_loop, register, replace_at, resolve_loop
+from .params import Loop, Names, Params
+from .base import Pass, PassError, TraceEntry, all_loops, get_at, name_of_loop, register, replace_at, resolve_loop
 
 
 def check_rectangular(loops: list[ir.For]) -> tuple[ir.For, str] | None:
@@ -63,26 +64,9 @@ def check_cores_outermost(loops: list[ir.For], new: list[ir.For]) -> ir.For | No
 class Interchange(Pass):
     name: ClassVar[str] = "interchange"
     summary: ClassVar[str] = "reorder the loops of a perfect nest (swap two, or give an order); refused across a loop-carried dependence"
-    params_doc: ClassVar[str] = "{a,b} swap two loops, or {a,b,c,...} new order (outermost first)"
+    params: ClassVar[Params] = Names("loops", Loop(), minimum=2, example="qk.i,qk.j",
+                                     note="two loops: swap them; more: their new order, outermost first")
     loops: tuple[str, ...] = ()
-
-    @classmethod
-    def from_args(cls, args: Args) -> "Interchange":
-        names = []
-        for key, value in args:
-            if value is not None:
-                raise PipelineError(f"`interchange` takes loop names, not `{key}={value}`",
-                                    hint="write `interchange{qk.i,qk.j}` to swap two loops")
-            names.append(key)
-        if len(names) < 2:
-            raise PipelineError("`interchange` needs at least two loop names",
-                                hint="write `interchange{qk.i,qk.j}` to swap two loops, or name three or more in their new order")
-        if len(set(names)) != len(names):
-            raise PipelineError(f"`interchange` names a loop twice: {', '.join(names)}")
-        return cls(tuple(names))
-
-    def to_text(self) -> str:
-        return "interchange{" + ",".join(self.loops) + "}"
 
     def run(self, kernel: ir.Kernel, target: Any, trace: TraceEntry) -> ir.Kernel:
         refs = [resolve_loop(kernel, n, self.name) for n in self.loops]

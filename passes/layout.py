@@ -44,7 +44,8 @@ from transformer.diagnostics import BadParameter, NotApplicable
 from transformer.affine import Affine, to_affine
 
 from . import _rewrite as R
-from .base import Args, Pass, PassError, PipelineError, TraceEntry, register
+from .params import LayoutName, Map, Params, Tensor
+from .base import Pass, PassError, TraceEntry, register
 
 # new dims as functions of old dims: ("id", d) old index d; ("q", d) = old d / 16;
 # ("r", d) = old d % 16; ("comb", dq, dr) = 16 * old dq + old dr
@@ -77,22 +78,9 @@ class Layout(Pass):
 
     name: ClassVar[str] = "layout"
     summary: ClassVar[str] = "change a tensor's layout (ND/NZ, NCHW/NHWC/NC1HWC0), rewriting every index"
-    params_doc: ClassVar[str] = "{TENSOR=LAYOUT,...} e.g. {K=NZ} or {X=NHWC}"
+    params: ClassVar[Params] = Map("layouts", Tensor(), LayoutName(), minimum=1, example="K=NZ",
+                                   note="each tensor converted in the order written")
     layouts: tuple[tuple[str, str], ...] = ()
-
-    @classmethod
-    def from_args(cls, args: Args) -> "Layout":
-        out = []
-        for k, v in args:
-            if v is None:
-                raise PipelineError(f"`layout` parameter `{k}` needs a layout", hint=f"e.g. `{k}=NZ`")
-            out.append((k, v))
-        if not out:
-            raise PipelineError("`layout` needs at least one `TENSOR=LAYOUT`", hint="e.g. `layout{A=NZ}`")
-        return cls(tuple(out))
-
-    def to_text(self) -> str:
-        return "layout{" + ",".join(f"{k}={v}" for k, v in self.layouts) + "}"
 
     def run(self, kernel: ir.Kernel, target: Any, trace: TraceEntry) -> ir.Kernel:
         for tname, lay in self.layouts:

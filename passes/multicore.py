@@ -42,7 +42,8 @@ from transformer.diagnostics import BadParameter, DependenceViolation, NotApplic
 from transformer.deps import parallel_blockers
 
 from ._rewrite import const_trip, loop_header
-from .base import Args, Pass, PassError, PipelineError, TraceEntry, get_at, name_of_loop, register, replace_at, resolve_loop
+from .params import Entry, Int, Loop, Params
+from .base import Pass, PassError, TraceEntry, get_at, name_of_loop, register, replace_at, resolve_loop
 
 def target_cores(target: "Target | str | None") -> int:
     """The cores a vector kernel spreads over on `target` (None: the default target)."""
@@ -54,28 +55,10 @@ def target_cores(target: "Target | str | None") -> int:
 class Multicore(Pass):
     name: ClassVar[str] = "multicore"
     summary: ClassVar[str] = "split an outermost parallel loop across AI cores (@cores(n)); refused if it carries a dependence"
-    params_doc: ClassVar[str] = "{LOOP} or {LOOP=N} (N cores; default: the target's core count)"
+    params: ClassVar[Params] = Entry("loop", "cores", Loop(), Int(1), bare=0, example="qk=8",
+                                     note="N: cores (a bare LOOP: the target's core count)")
     loop: str = ""
     cores: int = 0  # 0: the target's core count (`Target.cores`)
-
-    @classmethod
-    def from_args(cls, args: Args) -> "Multicore":
-        if len(args) != 1:
-            raise PipelineError(f"`multicore` takes exactly one loop, got {len(args)} items",
-                                hint="e.g. `multicore{qk}` or `multicore{qk=8}`")
-        key, value = args[0]
-        if value is None:
-            return cls(key, 0)
-        try:
-            n = int(value)
-        except ValueError:
-            raise PipelineError(f"`multicore` core count for `{key}` must be a positive integer, got `{value}`") from None
-        if n < 1:
-            raise PipelineError(f"`multicore` core count for `{key}` must be at least 1, got {n}")
-        return cls(key, n)
-
-    def to_text(self) -> str:
-        return f"multicore{{{self.loop}" + (f"={self.cores}" if self.cores else "") + "}"
 
     def run(self, kernel: ir.Kernel, target: Any, trace: TraceEntry) -> ir.Kernel:
         if not self.loop:

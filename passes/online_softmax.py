@@ -58,6 +58,7 @@ from transformer import ir
 from transformer.diagnostics import BadParameter
 
 from . import _rewrite as R
+from .params import Int, Keywords, Params
 from .base import NothingToDo, Pass, PassError, TraceEntry, register
 
 _PAT = ("online_softmax needs attention's shape: row loops holding `MX = -inf; for j { MX max= Z }`, "
@@ -76,7 +77,7 @@ class OnlineSoftmax(Pass):
 
     name: ClassVar[str] = "online_softmax"
     summary: ClassVar[str] = "stream softmax(S)V over key blocks with a running max and rescaled sum"
-    params_doc: ClassVar[str] = "{block=B} key-block size (default 64)"
+    params: ClassVar[Params] = Keywords({"block": Int(1)}, example="block=32", note="key-block size (default 64)")
     block: int = 64
 
     def run(self, kernel: ir.Kernel, target: Any, trace: TraceEntry) -> ir.Kernel:

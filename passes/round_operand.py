@@ -63,7 +63,8 @@ from transformer.diagnostics import BadParameter, DependenceViolation, NotApplic
 from transformer.printer import format_expr, format_stmt
 
 from ._rewrite import accesses, fresh, loop_header, map_expr, map_stmt_exprs, names_in, used_names
-from .base import (Args, Pass, PassError, PipelineError, TraceEntry, all_loops, get_at, name_of_loop, register,
+from .params import Dtype, Entry, LoopTensor, Params
+from .base import (Pass, PassError, TraceEntry, all_loops, get_at, name_of_loop, register,
                    replace_at, resolve_loop)
 
 
@@ -73,27 +74,11 @@ class RoundOperand(Pass):
     name: ClassVar[str] = "round_operand"
     summary: ClassVar[str] = ("read a tensor rounded to a narrower float type inside one nest (e.g. P in f16 for "
                               "the cube); CHANGES PRECISION, within the narrower type's tolerance")
-    params_doc: ClassVar[str] = "{LOOP.TENSOR=DTYPE} e.g. {pv.s=f16}"
+    params: ClassVar[Params] = Entry(("loop", "tensor"), "dtype", LoopTensor(), Dtype(), value_name="dtype",
+                                     example="pv.s=f16", note="DTYPE narrower than the tensor's, both floating-point")
     loop: str = ""
     tensor: str = ""
     dtype: str = ""
-
-    @classmethod
-    def from_args(cls, args: Args) -> "RoundOperand":
-        if len(args) != 1:
-            raise PipelineError(f"`round_operand` takes exactly one `LOOP.TENSOR=DTYPE` item, got {len(args)}",
-                                hint="e.g. `round_operand{pv.s=f16}`; chain `round_operand` passes for several operands")
-        key, value = args[0]
-        loop, dot, tensor = key.rpartition(".")
-        if not dot or not loop or not tensor:
-            raise PipelineError(f"`round_operand` item `{key}` must name a loop and a tensor as `LOOP.TENSOR`",
-                                hint="e.g. `round_operand{pv.s=f16}`")
-        if value is None:
-            raise PipelineError(f"`round_operand{{{key}}}` needs a dtype", hint=f"write `round_operand{{{key}=f16}}`")
-        return cls(loop, tensor, value)
-
-    def to_text(self) -> str:
-        return f"round_operand{{{self.loop}.{self.tensor}={self.dtype}}}"
 
     def run(self, kernel: ir.Kernel, target: Any, trace: TraceEntry) -> ir.Kernel:
         ref = resolve_loop(kernel, self.loop, self.name)

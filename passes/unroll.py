@@ -40,7 +40,8 @@ from transformer import ir
 from transformer.diagnostics import BadParameter, NotApplicable
 
 from ._rewrite import add, const_trip, fresh, lit, loop_header, map_loops, mul, subst_stmt, used_names
-from .base import Args, Pass, PassError, PipelineError, TraceEntry, all_loops, name_of_loop, register, replace_at, resolve_loop
+from .params import Entry, IntOrFull, Loop, Params
+from .base import Pass, PassError, TraceEntry, all_loops, name_of_loop, register, replace_at, resolve_loop
 
 FULL_UNROLL_MAX = 1024  # copies a `full` request may create
 SPACE_FACTORS = (2, 4)  # factors `space()` offers
@@ -53,31 +54,11 @@ SPACE_BODY_MAX = 24  # ... and only for bodies of at most this many statements (
 class Unroll(Pass):
     name: ClassVar[str] = "unroll"
     summary: ClassVar[str] = "unroll a loop by a factor (remainder loop after) or fully (constant trip counts)"
-    params_doc: ClassVar[str] = "{LOOP=FACTOR} factor >= 2, or {LOOP=full}"
+    params: ClassVar[Params] = Entry("loop", "factor", Loop(), IntOrFull(minimum=2, full_value=0),
+                                     value_name="factor", example="qk.k=4",
+                                     note="N: the unroll factor (remainder loop after); full: unroll completely")
     loop: str = ""
     factor: int = 0  # 0 means full
-
-    @classmethod
-    def from_args(cls, args: Args) -> "Unroll":
-        if len(args) != 1:
-            raise PipelineError(f"`unroll` takes exactly one `LOOP=FACTOR` item, got {len(args)}",
-                                hint="e.g. `unroll{qk.k=4}` or `unroll{qk.k=full}`; chain `unroll` passes for several loops")
-        key, value = args[0]
-        if value is None:
-            raise PipelineError(f"`unroll{{{key}}}` needs a factor", hint=f"write `unroll{{{key}=4}}` or `unroll{{{key}=full}}`")
-        if value == "full":
-            return cls(key, 0)
-        try:
-            f = int(value)
-        except ValueError:
-            raise PipelineError(f"`unroll` factor for `{key}` must be an integer >= 2 or `full`, got `{value}`") from None
-        if f < 2:
-            raise PipelineError(f"`unroll` factor for `{key}` must be at least 2, got {f}",
-                                hint="factor 1 would change nothing; use `full` to unroll completely")
-        return cls(key, f)
-
-    def to_text(self) -> str:
-        return f"unroll{{{self.loop}={self.factor or 'full'}}}"
 
     def run(self, kernel: ir.Kernel, target: Any, trace: TraceEntry) -> ir.Kernel:
         if not self.loop:

@@ -222,6 +222,12 @@ class PipelineError(AscxError):
     """Malformed pipeline text, unknown pass, unknown parameter or bad value."""
 
 
+class BadPipelineParameter(BadParameter, PipelineError):
+    """A `{...}` item of the pipeline text that is not a value of the parameter's kind
+    (`passes/params.py`): a `BadParameter` (fields `param`, `value`, `accepted` for
+    programs) and a `PipelineError` (bad input, located at its column in the pipeline)."""
+
+
 def did_you_mean(name: str, candidates: Iterable[str]) -> str | None:
     """A hint naming the closest candidate, or listing them when there are few."""
     cands = sorted(set(candidates))

@@ -175,7 +175,7 @@ def test_at_least_twenty() -> None:
     ("matmul", "interchange{mm.i,mm.k}", r"examples/matmul.ir:\d+:\d+: error: interchange: .*not a perfect nest"),
     ("softmax", "multicore{rmax.c}", r"softmax.ir:\d+:\d+: error: multicore: "),
     ("attention", "fuse{qk,rmax}", r"error: fuse: .*not adjacent"),
-    ("matmul", "unroll{mm.k=0}", r"--passes: error: `unroll` factor"),
+    ("matmul", "unroll{mm.k=0}", r"--passes:1:13: error: unroll: the value of `mm.k` must be at least 2, got 0"),
     ("matmul", "interchange{mm.i,mm.j", r"--passes:1:12: error: unclosed"),
     ("matmul", "nope", r"unknown pass `nope`"),
 ])
