@@ -138,17 +138,17 @@ def Check_recompute(kernel: ir.Kernel, body: tuple[ir.Stmt, ...], sibs: list[int
     readers. Then every read sees the value E had when it was stored, and E evaluated at
     the read gives that value (the siblings have the same bounds)."""
     decl = kernel.tensor(t)
-    if decl is None or decl.kind != "temp" or decl.rank == 0 or t in R.tensors_in(others):
+    if decl is None or decl.kind != "temp" or decl.rank == 0 or t in ir.names_used(others):
         return None
     writes = [(k, s) for k in sibs for s in ir.iter_stmts(body[k].body)  # type: ignore[union-attr]
               if isinstance(s, ir.Assign) and isinstance(s.target, ir.Access) and s.target.tensor == t]
-    outside = [i for i, s in enumerate(body) if i not in sibs and t in R.tensors_in((s,))]
+    outside = [i for i, s in enumerate(body) if i not in sibs and t in ir.names_used((s,))]
     if len(writes) != 1 or outside:
         return None
     wk, st = writes[0]
     li = body[wk]
     assert isinstance(li, ir.For) and isinstance(st.target, ir.Access)
-    if st.op != "=" or st not in li.body or t in R.tensors_in((ir.Assign(ir.Name("_"), "=", st.value),)):
+    if st.op != "=" or st not in li.body or t in ir.names_used((ir.Assign(ir.Name("_"), "=", st.value),)):
         return None
     idx = st.target.indices
     if not any(li.var in R.names_in(i) for i in idx):
@@ -217,7 +217,7 @@ def recompute_row_temps(kernel: ir.Kernel, tiles: tuple[tuple[str, int], ...], t
         sibs = [r.path[-1] for r in refs]
         enclosing = tuple(lp.var for p, lp, _ in all_loops(kernel) if parent[:len(p)] == p)
         changed = False
-        for t in sorted({x for k in sibs for x in R.tensors_in((body[k],))}):
+        for t in sorted({x for k in sibs for x in ir.names_used((body[k],))}):
             rc = Check_recompute(kernel, body, sibs, t, others)
             if rc is None:
                 continue

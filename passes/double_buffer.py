@@ -350,7 +350,7 @@ def _check_capacity(kernel: ir.Kernel, target: Any) -> None:
     stages = buffer_stages(kernel)
     decls = {t.name: t for t in kernel.buffers if t.kind == "local"}
     for nest in kernel.body:
-        used = R.tensors_in((nest,)) & set(decls)
+        used = ir.names_used((nest,)) & set(decls)
         per: dict[str, int] = {}
         for b in used:
             per[str(decls[b].scope)] = per.get(str(decls[b].scope), 0) + tensor_bytes(decls[b], sizes) * stages[b]

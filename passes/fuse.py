@@ -49,7 +49,7 @@ from typing import Any, ClassVar
 from transformer import ir
 from transformer.diagnostics import BadParameter, DependenceViolation, NotApplicable
 from transformer.affine import Affine, to_affine
-from transformer.deps import _dir, accessed_tensors, accesses, fusion_conflict, raw_vectors, statements
+from transformer.deps import _dir, accesses, fusion_conflict, raw_vectors, statements
 from transformer.printer import format_type
 
 from ._rewrite import fresh, loop_header, map_expr, map_loops, map_stmt_exprs, same_bound, subst_stmt, used_names
@@ -134,7 +134,7 @@ def _fuse_pair(st: _State, pa: Path, pb: Path) -> None:
 
             body_b = tuple(map_loops(s, ren) for s in body_b)
         body_b = tuple(subst_stmt(s, {b.var: ir.Name(a.var)}) for s in body_b)
-    shared = (accessed_tensors(a.body) & accessed_tensors(b.body))
+    shared = ir.names_used(a.body) & ir.names_used(b.body)
     st.shared |= {t.name for t in k.buffers if t.kind == "temp" and t.name in shared}
     label = a.label or b.label
     fused = dataclasses.replace(a, body=a.body + body_b, label=label)

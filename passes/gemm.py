@@ -127,9 +127,9 @@ def _expand_scalar_accumulators(kernel: ir.Kernel, trace: TraceEntry) -> ir.Kern
         d = decls.get(acc)
         if d is None or d.kind != "temp" or d.dtype != "f32" or d.rank != 0 or acc in changed:
             continue
-        if any(acc in R.tensors_in((x,)) for k, x in enumerate(body) if k != idx):
+        if any(acc in ir.names_used((x,)) for k, x in enumerate(body) if k != idx):
             continue
-        if any(acc in R.tensors_in((x,)) for x in nest.body[0].body[1:]) and acc in R.tensors_in((first.value,)):
+        if any(acc in ir.names_used((x,)) for x in nest.body[0].body[1:]) and acc in ir.names_used((first.value,)):
             continue
         at = ir.Access(acc, (ir.Name(nest.var), ir.Name(lj.var)))
 

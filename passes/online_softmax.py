@@ -285,7 +285,7 @@ def rewrite(kernel: ir.Kernel, block: int, trace: TraceEntry) -> ir.Kernel:
     nest = ir.For(iv, lo_i, hi_i, tuple(body), label=label, loc=first.loc)
 
     # ---- declarations: reshaped temps, new row temps; drop temps no longer used
-    used = R.tensors_in((nest,))
+    used = ir.names_used((nest,))
     f32 = "f32"
     buffers: list[ir.TensorDecl] = []
     for t in kernel.buffers:

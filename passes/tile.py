@@ -81,6 +81,8 @@ from typing import Any, ClassVar, Mapping
 from transformer import ir
 from transformer.diagnostics import BadParameter, CapacityExceeded, NotApplicable
 from transformer.affine import to_affine
+from transformer.regions import (AccessSite, Box, box_of, collect, common_path, contains, kept_dims, merge,
+                                 reads_covered, union)
 
 from . import _rewrite as R
 from ._budgets import scope_budget, tensor_bytes
@@ -507,7 +509,7 @@ def _cube_matmul_head(kernel: ir.Kernel, head: tuple[ir.Stmt, ...]) -> str | Non
 
 def _is_cast_store(st: ir.Assign, acc: str) -> bool:
     """`X[..] = cast(acc[..])` (what the FIX pipe writes from L0C), or a statement not reading `acc`."""
-    if acc not in R.tensors_in((st,)):
+    if acc not in ir.names_used((st,)):
         return True
     v = _strip_casts(st.value)
     return st.op == "=" and isinstance(v, ir.Access) and v.tensor == acc and v != st.value
@@ -558,7 +560,7 @@ def split_epilogues(kernel: ir.Kernel, trace: TraceEntry, keep: Any = None) -> i
         if not n_head or not tail or not all(isinstance(x, ir.Assign) for x in tail):
             continue
         acc = _cube_matmul_head(kernel, inner[:n_head])
-        if acc is None or not any(acc in R.tensors_in((x,)) for x in tail):
+        if acc is None or not any(acc in ir.names_used((x,)) for x in tail):
             continue
         if any(isinstance(x, ir.Assign) and isinstance(x.target, ir.Access) and x.target.tensor == acc for x in tail):
             continue
@@ -780,257 +782,13 @@ def _sink(p: ir.For, st: _NestState, sizes: Mapping[str, int], trace: TraceEntry
 # staging
 
 
-@dataclass
-class _Acc:
-    """One access to a tensor inside a nest."""
-
-    access: ir.Access
-    write: bool
-    plain: bool  # a plain `=` write
-    stmt_path: Path
-    loops: tuple[tuple[Path, ir.For], ...]  # enclosing loops inside the nest, outermost first
-    stmt: ir.Assign
-
-
-@dataclass
-class _Box:
-    """Per dimension: (lo expression, extent expression, max extent, uses inner vars)."""
-
-    dims: list[tuple[ir.Expr, ir.Expr, int, bool]]
-
-
-def _collect(nest: ir.For) -> tuple[dict[str, list[_Acc]], set[str], dict[Path, ir.For]]:
-    accs: dict[str, list[_Acc]] = {}
-    in_copies: set[str] = set()
-    loops: dict[Path, ir.For] = {(): nest}
-
-    def walk(stmts: tuple[ir.Stmt, ...], path: Path, stack: tuple[tuple[Path, ir.For], ...]) -> None:
-        for i, s in enumerate(stmts):
-            p = path + (i,)
-            if isinstance(s, ir.For):
-                loops[p] = s
-                walk(s.body, p, stack + ((p, s),))
-            elif isinstance(s, ir.Copy):
-                in_copies.update((s.dst.tensor, s.src.tensor))
-            elif isinstance(s, ir.Assign):
-                if not isinstance(s.target, ir.Access):
-                    in_copies.add(s.target.name)
-                for a, w in R.stmt_accesses(s):
-                    accs.setdefault(a.tensor, []).append(_Acc(a, w, w and s.op == "=", p, stack, s))
-
-    walk(nest.body, (), (((), nest),))
-    return accs, in_copies, loops
-
-
-def _box_of(acc: _Acc, level: Path, sizes: Mapping[str, int], st: _NestState) -> _Box | None:
-    """Footprint of one access over the loops strictly inside `level`."""
-    inner = [(p, lp) for p, lp in acc.loops if p[:len(level)] == level and len(p) > len(level)]
-    inner_vars = {lp.var for _, lp in inner}
-    rng: dict[str, tuple[ir.Expr, ir.Expr, int]] = {}
-    for _, lp in inner:
-        for e in (lp.lo, lp.hi):
-            if R.mentions(e, inner_vars) is not None:
-                return None
-        ext = R.simp(ir.Binary("-", lp.hi, lp.lo))
-        mx = R.eval_const(ext, sizes)
-        if mx is None:
-            mx = R.tail_max_extent(lp, sizes)
-            if mx is None:
-                return None
-        if mx <= 0:  # an empty loop (`for h in 9..4`): no footprint to stage
-            return None
-        rng[lp.var] = (R.simp(lp.lo), ext, mx)
-    dims = []
-    for e in acc.access.indices:
-        a = to_affine(e, sizes)
-        if a is None:
-            return None
-        used = [v for v in inner_vars if a.coeff(v)]
-        if any(a.coeff(v) < 0 for v in used):
-            return None
-        lo = R.simp(R.subst_expr(e, {v: rng[v][0] for v in inner_vars}))
-        ext: ir.Expr | None = None
-        mx = 1
-        const = 1
-        for v in sorted(used):
-            c = a.coeff(v)
-            term = R.mul(R.lit(c), rng[v][1])
-            ext = term if ext is None else R.add(ext, term)
-            const -= c
-            mx += c * (rng[v][2] - 1)
-        ext = R.lit(1) if ext is None else R.add(ext, R.lit(const))
-        dims.append((lo, R.simp(ext), mx, bool(used)))
-    return _Box(dims)
-
-
-def _merge(boxes: list[_Box], sizes: Mapping[str, int]) -> _Box | None:
-    """The smallest box holding all `boxes` (None when their corners are not comparable)."""
-    out = boxes[0].dims[:]
-    for b in boxes[1:]:
-        for d, (lo2, ext2, mx2, u2) in enumerate(b.dims):
-            lo1, ext1, mx1, u1 = out[d]
-            a1, a2 = to_affine(lo1, sizes), to_affine(lo2, sizes)
-            if a1 is None or a2 is None:
-                return None
-            diff = a2 - a1
-            if not diff.is_const():
-                return None
-            if diff.const == 0 and ext1 == ext2:
-                out[d] = (lo1, ext1, max(mx1, mx2), u1 or u2)
-                continue
-            e1, e2 = R.const_value(ext1), R.const_value(ext2)
-            if e1 is None or e2 is None:
-                return None
-            lo = lo1 if diff.const >= 0 else lo2
-            start = min(0, diff.const)
-            end = max(e1, diff.const + e2)
-            out[d] = (lo, R.lit(end - start), end - start, True)
-    return _Box(out)
-
-
-def _union(boxes: list[_Box], sizes: Mapping[str, int]) -> list[_Box]:
-    """Merge boxes that agree in every dimension but one, where they touch or overlap with
-    constant extents (e.g. the writes `e[r, 0]` and `e[r, 1]` of an unrolled loop)."""
-    out = list(boxes)
-    changed = True
-    while changed:
-        changed = False
-        for x in range(len(out)):
-            for y in range(len(out)):
-                if x == y:
-                    continue
-                m = _merge_adjacent(out[x], out[y], sizes)
-                if m is not None:
-                    out = [b for k, b in enumerate(out) if k not in (x, y)] + [m]
-                    changed = True
-                    break
-            if changed:
-                break
-    return out
-
-
-def _merge_adjacent(a: _Box, b: _Box, sizes: Mapping[str, int]) -> _Box | None:
-    diff_dim = None
-    for d, (x, y) in enumerate(zip(a.dims, b.dims)):
-        ax, ay = to_affine(x[0], sizes), to_affine(y[0], sizes)
-        if ax is None or ay is None:
-            return None
-        if ax == ay and x[1] == y[1]:
-            continue
-        if diff_dim is not None:
-            return None
-        diff_dim = d
-    if diff_dim is None:
-        return a
-    (lo1, e1, m1, u1), (lo2, e2, m2, u2) = a.dims[diff_dim], b.dims[diff_dim]
-    c1, c2 = R.const_value(e1), R.const_value(e2)
-    a1, a2 = to_affine(lo1, sizes), to_affine(lo2, sizes)
-    if c1 is None or c2 is None or a1 is None or a2 is None or not (a2 - a1).is_const():
-        return None
-    off = (a2 - a1).const
-    if off < 0 or off > c1:
-        return None
-    dims = list(a.dims)
-    ext = max(c1, off + c2)
-    dims[diff_dim] = (lo1, R.lit(ext), ext, True)
-    return _Box(dims)
-
-
-def _contains(big: _Box, small: _Box, sizes: Mapping[str, int]) -> bool:
-    for (lo1, e1, _, _), (lo2, e2, _, _) in zip(big.dims, small.dims):
-        a1, a2 = to_affine(lo1, sizes), to_affine(lo2, sizes)
-        if a1 is None or a2 is None:
-            return False
-        diff = a2 - a1
-        if not diff.is_const() or diff.const < 0:
-            return False
-        c1, c2 = R.const_value(e1), R.const_value(e2)
-        if c1 is not None and c2 is not None:
-            if diff.const + c2 > c1:
-                return False
-        elif not (diff.const == 0 and e1 == e2):
-            return False
-    return True
-
-
-def _dense(acc: _Acc, level: Path) -> bool:
-    """A plain write whose elements fill its box: each index uses at most one loop inside
-    `level`, with coefficient 1, and no two indices use the same loop."""
-    inner = {lp.var for p, lp in acc.loops if len(p) > len(level) and p[:len(level)] == level}
-    seen: set[str] = set()
-    for e in acc.access.indices:
-        a = to_affine(e, {})
-        if a is None:
-            return False
-        used = [v for v in inner if a.coeff(v)]
-        if len(used) > 1 or (used and a.coeff(used[0]) != 1) or (used and used[0] in seen):
-            return False
-        seen.update(used)
-    return True
-
-
-def _reads_covered(x: str, accs: list[_Acc], level: Path, sizes: Mapping[str, int], st: _NestState,
-                   loops: Mapping[Path, ir.For]) -> tuple[bool, list[_Box]]:
-    """Whether every read of `x` in the body of the loop at `level` is preceded, in the same
-    iteration of that loop, by plain writes covering it; and the dense write boxes of the
-    body's statements (relative to `level`)."""
-    by_top: dict[int, list[_Acc]] = {}
-    for a in accs:
-        by_top.setdefault(a.stmt_path[len(level)], []).append(a)
-    ok, dense = _covered_rec(by_top, loops[level].body, level, [], sizes, st)
-    return ok, [b for lv, b in dense if lv == level]
-
-
-Written = list[tuple[Path, _Box]]
-
-
-def _covered_rec(by_top: Mapping[int, list[_Acc]], body: tuple[ir.Stmt, ...], level: Path,
-                 inherited: Written, sizes: Mapping[str, int], st: _NestState) -> tuple[bool, Written]:
-    """Walk `body` (the body of the loop at `level`) in order; a read is covered when its
-    footprint, measured at the level of an earlier dense write, lies inside that write's box."""
-    dense: Written = []
-
-    def covered(a: _Acc) -> bool:
-        by_level: dict[Path, list[_Box]] = {}
-        for lv, w in inherited + dense:
-            by_level.setdefault(lv, []).append(w)
-        for lv, ws in by_level.items():
-            b = _box_of(a, lv, sizes, st)
-            if b is not None and any(_contains(w, b, sizes) for w in _union(ws, sizes)):
-                return True
-        return False
-
-    for i in range(len(body)):
-        lst = by_top.get(i, [])
-        if not lst:
-            continue
-        s = body[i]
-        here = level + (i,)
-        if isinstance(s, ir.Assign):
-            if any(not a.write and not covered(a) for a in lst):
-                return False, dense
-        elif isinstance(s, ir.For):
-            sub: dict[int, list[_Acc]] = {}
-            for a in lst:
-                sub.setdefault(a.stmt_path[len(here)], []).append(a)
-            ok, _ = _covered_rec(sub, s.body, here, inherited + dense, sizes, st)
-            if not ok:
-                return False, dense
-        for a in lst:
-            if a.plain and _dense(a, level):
-                b = _box_of(a, level, sizes, st)
-                if b is not None:
-                    dense.append((level, b))
-    return True, dense
-
-
 def _strip_casts(e: ir.Expr) -> ir.Expr:
     while isinstance(e, ir.Call) and e.func in ir.DTYPES and len(e.args) == 1:
         e = e.args[0]
     return e
 
 
-def _matmul_roles(nest: ir.For, accs: Mapping[str, list[_Acc]], allowed: set[str]) -> dict[str, str]:
+def _matmul_roles(nest: ir.For, accs: Mapping[str, list[AccessSite]], allowed: set[str]) -> dict[str, str]:
     """tensor -> `l0a` / `l0b` / `l0c` for a matmul-like nest (see the module docstring)."""
     roles: dict[str, str] = {}
     for s in ir.iter_stmts(nest.body):
@@ -1088,7 +846,7 @@ def _matmul_roles(nest: ir.For, accs: Mapping[str, list[_Acc]], allowed: set[str
     return roles
 
 
-def _fixpipe_written(nest: ir.For, accs: Mapping[str, list[_Acc]], roles: Mapping[str, str]) -> set[str]:
+def _fixpipe_written(nest: ir.For, accs: Mapping[str, list[AccessSite]], roles: Mapping[str, str]) -> set[str]:
     """Tensors written only by `Y = cast(acc)` from an `l0c` accumulator and never read."""
     out = set()
     for t, lst in accs.items():
@@ -1108,7 +866,7 @@ def _fixpipe_written(nest: ir.For, accs: Mapping[str, list[_Acc]], roles: Mappin
 class _Plan:
     tensor: str
     level: Path
-    box: _Box
+    box: Box
     locals_: list[tuple[str, str]]  # (local name, scope): first is the GM-facing one, last the compute one
     copy_in: bool
     copy_out: bool
@@ -1119,14 +877,14 @@ def _stage(kernel: ir.Kernel, nest: ir.Stmt, st: _NestState, sizes: Mapping[str,
            others: tuple[ir.Stmt, ...], target: Any, trace: TraceEntry,
            reserve: int = 1, written_before: set[str] | None = None) -> tuple[ir.Stmt, list[ir.TensorDecl], set[str]]:
     assert isinstance(nest, ir.For)
-    accs, in_copies, loops = _collect(nest)
+    accs, in_copies, loops = collect(nest)
     block_paths = {p for p, lp in loops.items() if is_block_loop(lp, st, sizes)}
-    used_outside = R.tensors_in(others)
+    used_outside = ir.names_used(others)
     plans: list[_Plan] = []
     new_decls: list[ir.TensorDecl] = []
     dead: set[str] = set()
     label = nest.label or nest.var
-    found: dict[str, list[tuple[Path, _Box, bool, bool]]] = {}
+    found: dict[str, list[tuple[Path, Box, bool, bool]]] = {}
     for x in sorted(accs):
         decl = kernel.tensor(x)
         if decl is None or decl.kind == "local" or decl.rank == 0 or x in in_copies:
@@ -1135,7 +893,7 @@ def _stage(kernel: ir.Kernel, nest: ir.Stmt, st: _NestState, sizes: Mapping[str,
         if len(groups) > 1:
             trace.decisions.append(f"`{x}` is staged per tile of each of the {len(groups)} loops over the row that "
                                    "access it (no tile of the row holds it whole)")
-        places: list[tuple[Path, _Box, bool, bool]] = []
+        places: list[tuple[Path, Box, bool, bool]] = []
         earlier: set[str] = set()  # `x` when an earlier group writes it
         for g in groups:
             got = _place(x, decl, g, label, block_paths, loops, sizes, st, trace, used_outside, len(groups) > 1,
@@ -1157,7 +915,7 @@ def _stage(kernel: ir.Kernel, nest: ir.Stmt, st: _NestState, sizes: Mapping[str,
         scope = roles.get(x, "ub")
         by_shape: dict[tuple[int, ...], list[tuple[str, str]]] = {}  # sibling loops share a local of one shape
         for level, box, copy_in, copy_out in places:
-            dims = tuple(mx for (_, _, mx, _), k in zip(box.dims, _index_dims(box)) if k)
+            dims = tuple(mx for (_, _, mx, _), k in zip(box.dims, kept_dims(box)) if k)
             locs = by_shape.get(dims)
             if locs is None:
                 if scope in ("l0a", "l0b"):
@@ -1180,24 +938,13 @@ def _stage(kernel: ir.Kernel, nest: ir.Stmt, st: _NestState, sizes: Mapping[str,
     return nest, new_decls, dead
 
 
-def _common_path(lst: list[_Acc]) -> Path:
-    """The path of the innermost statement enclosing every access of `lst`."""
-    common = lst[0].stmt_path[:-1]
-    for a in lst[1:]:
-        n = 0
-        while n < min(len(common), len(a.stmt_path) - 1) and common[n] == a.stmt_path[n]:
-            n += 1
-        common = common[:n]
-    return common
-
-
-def _row_groups(lst: list[_Acc], st: _NestState, loops: Mapping[Path, ir.For]) -> list[list[_Acc]]:
+def _row_groups(lst: list[AccessSite], st: _NestState, loops: Mapping[Path, ir.For]) -> list[list[AccessSite]]:
     """The accesses of one tensor split by the sibling tile loops (made by this pass) they
     lie in, when they lie in two or more such loops directly below their common enclosing
     loop and each loop's variable moves the footprint (the loops over a long row: the
     tensor is staged per tile of each of them); else all accesses as one group."""
-    common = _common_path(lst)
-    by_child: dict[Path, list[_Acc]] = {}
+    common = common_path(lst)
+    by_child: dict[Path, list[AccessSite]] = {}
     for a in lst:
         child = a.stmt_path[:len(common) + 1]
         lp = loops.get(child)
@@ -1209,15 +956,15 @@ def _row_groups(lst: list[_Acc], st: _NestState, loops: Mapping[Path, ir.For]) -
     return list(by_child.values()) if len(by_child) > 1 else [lst]
 
 
-def _place(x: str, decl: ir.TensorDecl, lst: list[_Acc], label: str, block_paths: set[Path],
+def _place(x: str, decl: ir.TensorDecl, lst: list[AccessSite], label: str, block_paths: set[Path],
            loops: Mapping[Path, ir.For], sizes: Mapping[str, int], st: _NestState, trace: TraceEntry,
            used_outside: set[str], several: bool, written_before: set[str] | None
-           ) -> tuple[Path, _Box, bool, bool] | None:
+           ) -> tuple[Path, Box, bool, bool] | None:
     """Where accesses `lst` of `x` are staged: (level, box, copy in, copy out), or None
     (`x` stays in GM; the reason goes to the trace). `several`: `lst` is one of several
     groups of `x` (`_row_groups`), so a written temp is copied out for the other groups."""
     # deepest block loop enclosing every access
-    common = _common_path(lst)
+    common = common_path(lst)
     cands = [common[:k] for k in range(len(common), -1, -1) if common[:k] in block_paths]
     if not cands:
         trace.decisions.append(f"`{x}` stays in GM: no tile loop of `{label}` encloses all its accesses")
@@ -1230,19 +977,19 @@ def _place(x: str, decl: ir.TensorDecl, lst: list[_Acc], label: str, block_paths
         if any(v in mentioned for v in between):
             break
         level = outer
-    boxes = [_box_of(a, level, sizes, st) for a in lst]
+    boxes = [box_of(a, level, sizes) for a in lst]
     if any(b is None for b in boxes):
         trace.decisions.append(f"`{x}` stays in GM: its footprint in `{label}` is not a box")
         return None
-    box = _merge(boxes, sizes)  # type: ignore[arg-type]
+    box = merge(boxes, sizes)  # type: ignore[arg-type]
     if box is None:
         trace.decisions.append(f"`{x}` stays in GM: its accesses do not share one box")
         return None
     written = any(a.write for a in lst)
-    covered, dense = _reads_covered(x, lst, level, sizes, st, loops)
+    covered, dense = reads_covered(x, lst, level, sizes, loops)
     copy_in = not covered
     copy_out = written and (decl.kind == "output" or x in used_outside or several)
-    if copy_out and not copy_in and not any(_contains(w, box, sizes) for w in _union(dense, sizes)):
+    if copy_out and not copy_in and not any(contains(w, box, sizes) for w in union(dense, sizes)):
         if decl.kind == "output":
             trace.decisions.append(f"`{x}` stays in GM: the nest does not write its whole footprint")
             return None
@@ -1255,14 +1002,6 @@ def _place(x: str, decl: ir.TensorDecl, lst: list[_Acc], label: str, block_paths
     return level, box, copy_in, copy_out
 
 
-def _index_dims(box: _Box) -> list[bool]:
-    """True for dimensions kept in the local (slices), False for single indices."""
-    out = [used or mx != 1 for (_, _, mx, used) in box.dims]
-    if not any(out):
-        out = [False] * (len(out) - 1) + [True]
-    return out
-
-
 def _rewrite(s: ir.For, path: Path, plans: list[_Plan], sizes: Mapping[str, int]) -> ir.For:
     here = [p for p in plans if p.level == path]
     body = tuple(_rewrite(b, path + (i,), plans, sizes) if isinstance(b, ir.For) else b for i, b in enumerate(s.body))
@@ -1271,7 +1010,7 @@ def _rewrite(s: ir.For, path: Path, plans: list[_Plan], sizes: Mapping[str, int]
     pre: list[ir.Stmt] = []
     post: list[ir.Stmt] = []
     for p in here:
-        keep = _index_dims(p.box)
+        keep = kept_dims(p.box)
         gm_dims: list[Any] = []
         loc_dims: list[Any] = []
         for (lo, ext, mx, _), k in zip(p.box.dims, keep):
@@ -1294,7 +1033,7 @@ def _rewrite(s: ir.For, path: Path, plans: list[_Plan], sizes: Mapping[str, int]
 
 
 def _rewrite_accesses(s: ir.Stmt, p: _Plan, sizes: Mapping[str, int]) -> ir.Stmt:
-    keep = _index_dims(p.box)
+    keep = kept_dims(p.box)
     los = [to_affine(lo, sizes) for (lo, _, _, _) in p.box.dims]
     local = p.locals_[-1][0]
 

@@ -35,11 +35,12 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterable, Iterator, Sequence, Union
+from typing import TYPE_CHECKING, Iterator, Sequence, Union
 
 from . import ir
 from .affine import Affine, to_affine
 from .loops import get_at
+from .walk import sites, uses
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -99,26 +100,7 @@ class AccessInfo:
 
 def statements(kernel: ir.Kernel) -> list[StmtInfo]:
     """Every assignment and copy with its path and enclosing loops, in program order."""
-    out: list[StmtInfo] = []
-
-    def walk(stmts: tuple[ir.Stmt, ...], path: Path, loops: tuple[LoopCtx, ...]) -> None:
-        for i, s in enumerate(stmts):
-            p = path + (i,)
-            if isinstance(s, ir.For):
-                walk(s.body, p, loops + (LoopCtx(p, s),))
-            else:
-                out.append(StmtInfo(p, s, loops))
-
-    walk(kernel.body, (), ())
-    return out
-
-
-def _reads_in(e: ir.Expr, tensors: set[str]) -> Iterator[tuple[str, tuple[ir.Expr, ...], ir.Loc | None]]:
-    for s in ir.sub_exprs(e):
-        if isinstance(s, ir.Access):
-            yield s.tensor, s.indices, s.loc
-        elif isinstance(s, ir.Name) and s.name in tensors:  # rank-0 tensor
-            yield s.name, (), s.loc
+    return [StmtInfo(x.path, x.stmt, tuple(LoopCtx(p, lp) for p, lp in x.loops)) for x in sites(kernel.body)]
 
 
 def is_reduction_stmt(s: ir.Stmt, tensors: set[str] | None = None) -> bool:
@@ -133,24 +115,19 @@ def is_reduction_stmt(s: ir.Stmt, tensors: set[str] | None = None) -> bool:
 
 
 def accesses(kernel: ir.Kernel, st: StmtInfo) -> list[AccessInfo]:
-    tensors = {t.name for t in kernel.tensors()}
+    """The accesses of one statement in evaluation order (`walk.uses`): reads first, the
+    write last; a copy's regions keep their ranges."""
     s = st.stmt
     out: list[AccessInfo] = []
     if isinstance(s, ir.Assign):
-        for name, idx, loc in _reads_in(s.value, tensors):
-            out.append(AccessInfo(st, name, False, tuple(("pt", e) for e in idx), len(out), loc))
-        tgt = s.target
-        name = tgt.tensor if isinstance(tgt, ir.Access) else tgt.name
-        idx = tgt.indices if isinstance(tgt, ir.Access) else ()
-        dims = tuple(("pt", e) for e in idx)
         red = s.op if is_reduction_stmt(s) else None
-        if s.op != "=":
-            out.append(AccessInfo(st, name, False, dims, len(out), tgt.loc, red))
-        out.append(AccessInfo(st, name, True, dims, len(out), tgt.loc, red))
+        for u in uses(s, {t.name for t in kernel.tensors()}):
+            dims = tuple(("pt", e) for e in u.indices)
+            out.append(AccessInfo(st, u.tensor, u.write, dims, len(out), u.loc, red if u.target else None))
     else:
-        for region, write in ((s.src, False), (s.dst, True)):
-            dims = tuple(("rng", d.lo, d.hi) if isinstance(d, ir.Slice) else ("pt", d) for d in region.dims)
-            out.append(AccessInfo(st, region.tensor, write, dims, len(out), region.loc or s.loc))
+        for u in uses(s):
+            dims = tuple(("rng", d.lo, d.hi) if isinstance(d, ir.Slice) else ("pt", d) for d in u.indices)
+            out.append(AccessInfo(st, u.tensor, u.write, dims, len(out), u.loc or s.loc))
     return out
 
 
@@ -747,21 +724,6 @@ def fusion_conflict(kernel: ir.Kernel, path_a: Path, path_b: Path) -> FusionConf
 
 def can_fuse(kernel: ir.Kernel, path_a: Path, path_b: Path) -> bool:
     return fusion_conflict(kernel, path_a, path_b) is None
-
-
-def accessed_tensors(stmts: Iterable[ir.Stmt]) -> set[str]:
-    out: set[str] = set()
-    for s in ir.iter_stmts(tuple(stmts)):
-        if isinstance(s, ir.Assign):
-            out.add(s.target.tensor if isinstance(s.target, ir.Access) else s.target.name)
-            for e in ir.sub_exprs(s.value):
-                if isinstance(e, ir.Access):
-                    out.add(e.tensor)
-                elif isinstance(e, ir.Name):
-                    out.add(e.name)
-        elif isinstance(s, ir.Copy):
-            out.update((s.dst.tensor, s.src.tensor))
-    return out
 
 
 __all__ = [

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Container, Mapping
 
 import numpy as np
 
@@ -46,6 +46,7 @@ from .affine import eval_int, to_affine
 from .contraction import blas_form, contract, contraction_factors, names_in, target_names
 from .diagnostics import InterpError, UsageError
 from .dtypes import BOOL, WEAK_FLOAT, WEAK_INT, Ty, float_of, promote
+from .walk import uses
 
 NP_DTYPE: dict[str, Any] = {
     "f16": np.float16,
@@ -847,10 +848,11 @@ class _ZeroEnv(dict):
         return 0
 
 
-def _accesses(stmts: tuple[ir.Stmt, ...]) -> tuple[list[tuple[str, tuple[ir.Expr, ...], str]], list[tuple[str, tuple[ir.Expr, ...]]], bool, list[ir.For]]:
-    """(writes (tensor, indices, op), reads (tensor, indices), has_copy, nested loops)."""
-    writes: list[tuple[str, tuple[ir.Expr, ...], str]] = []
-    reads: list[tuple[str, tuple[ir.Expr, ...]]] = []
+def _accesses(stmts: tuple[ir.Stmt, ...], tensors: Container[str]) -> tuple[list[tuple[str, tuple[Any, ...], str]], list[tuple[str, tuple[Any, ...]]], bool, list[ir.For]]:
+    """(writes (tensor, indices, op), reads in the values (tensor, indices), has_copy, nested
+    loops), the references found by the one access walker (`walk.uses`)."""
+    writes: list[tuple[str, tuple[Any, ...], str]] = []
+    reads: list[tuple[str, tuple[Any, ...]]] = []
     loops: list[ir.For] = []
     has_copy = False
     for s in ir.iter_stmts(stmts):
@@ -859,16 +861,11 @@ def _accesses(stmts: tuple[ir.Stmt, ...]) -> tuple[list[tuple[str, tuple[ir.Expr
         elif isinstance(s, ir.For):
             loops.append(s)
         else:
-            t = s.target
-            if isinstance(t, ir.Access):
-                writes.append((t.tensor, t.indices, s.op))
-            else:
-                writes.append((t.name, (), s.op))
-            for x in ir.sub_exprs(s.value):
-                if isinstance(x, ir.Access):
-                    reads.append((x.tensor, x.indices))
-                elif isinstance(x, ir.Name):
-                    reads.append((x.name, ()))
+            for u in uses(s, tensors):
+                if u.write:
+                    writes.append((u.tensor, u.indices, s.op))
+                elif not u.target:
+                    reads.append((u.tensor, u.indices))
     return writes, reads, has_copy, loops
 
 
@@ -883,7 +880,7 @@ def _vectorisable(loop: ir.For, decls: dict[str, ir.TensorDecl], sizes: dict[str
                   indices do not mention v, and the op reassociates exactly enough:
                   `max=`/`min=` always, `+=`/`*=` when T is f32 or integer.
     Further: no copies in the body, and no nested loop bound mentions v."""
-    writes, reads, has_copy, loops = _accesses(loop.body)
+    writes, reads, has_copy, loops = _accesses(loop.body, decls)
     if has_copy:
         return False
     v = loop.var

@@ -70,26 +70,33 @@ def loop_names(kernel: ir.Kernel) -> dict[str, LoopRef]:
     return {k: v for k, v in names.items() if v.name}
 
 
+def _preference(name: str, loop: ir.For) -> tuple[bool, int, str]:
+    """The one loop-naming rule: a loop's own label first, then its shortest name, ties
+    broken alphabetically (every name `loop_names` lists is unambiguous, so the shortest
+    is as good as any for messages and generated parameters, and the easiest to read)."""
+    return (name != loop.label, len(name), name)
+
+
 def preferred_loop_names(kernel: ir.Kernel) -> dict[int, str]:
-    """`id(loop)` -> one name of that loop, for messages and generated parameters: its label,
-    else the shortest of its names (ties broken alphabetically). Loops without an
+    """`id(loop)` -> the preferred name of that loop (`_preference`). Loops without an
     unambiguous name are absent."""
     out: dict[int, str] = {}
-    for n, ref in sorted(loop_names(kernel).items(), key=lambda kv: (kv[0] != kv[1].loop.label, len(kv[0]), kv[0])):
+    for n, ref in sorted(loop_names(kernel).items(), key=lambda kv: _preference(kv[0], kv[1].loop)):
         out.setdefault(id(ref.loop), n)
     return out
 
 
+def loop_names_by_path(kernel: ir.Kernel) -> dict[Path, str]:
+    """path -> the preferred name of the loop there (`_preference`)."""
+    out: dict[Path, str] = {}
+    for n, ref in sorted(loop_names(kernel).items(), key=lambda kv: _preference(kv[0], kv[1].loop)):
+        out.setdefault(ref.path, n)
+    return out
+
+
 def name_of_loop(kernel: ir.Kernel, path: Path) -> str | None:
-    """A stable unambiguous name of the loop at `path`: its label, else `label.var` under
-    the nearest enclosing label, else its variable; None if it has none."""
-    cands = [n for n, ref in loop_names(kernel).items() if ref.path == path]
-    if not cands:
-        return None
-    loop = get_at(kernel.body, path)
-    label = getattr(loop, "label", None)
-    # prefer the loop's own label, then `label.var` under the nearest label, then `var`
-    return min(cands, key=lambda n: (0 if n == label else (1 if "." in n and not n.startswith(f"{label}.") else 2), -len(n), n))
+    """The preferred name of the loop at `path` (`_preference`); None if it has none."""
+    return loop_names_by_path(kernel).get(path)
 
 
 def resolve_loop(kernel: ir.Kernel, name: str, pass_name: str) -> LoopRef:

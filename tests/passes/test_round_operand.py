@@ -119,7 +119,7 @@ def test_inner_loop_of_a_fused_nest() -> None:
     k = example("attention")
     f = apply(k, "fuse")
     (inst,) = RoundOperand.space(f)
-    assert inst.to_text() == "round_operand{qk.d.s=f16}"
+    assert inst.to_text() == "round_operand{d.s=f16}"
     out = inst.apply(f)
     qk = out.body[0]
     assert [getattr(s, "label", None) for s in qk.body][-2:] == ["round_s", None]
@@ -250,7 +250,7 @@ def test_refused(case) -> None:  # type: ignore[no-untyped-def]
     if located:
         assert err.loc is not None, err.render()
     if "tile" not in pipeline and "nope" not in pipeline:
-        legal = "round_operand{qk.d.s=f16}" if pipeline.startswith("fuse") else "round_operand{pv.s=f16}"
+        legal = "round_operand{d.s=f16}" if pipeline.startswith("fuse") else "round_operand{pv.s=f16}"
         assert err.hint and f"legal here: `{legal}`" in err.hint, err.render()  # the legal alternative
 
 

@@ -39,9 +39,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, Sequence
 
 from .. import ir
-from ..affine import eval_int, to_affine
+from ..affine import eval_int
 from ..diagnostics import AscxError
-from ..loops import buffer_stages, loop_names
+from ..loops import buffer_stages, loop_names_by_path
+from ..regions import max_slice_extent
 from ..targets import Target
 from .buffer import Buffer, CopyLen, Dim
 from .result import CapacityResult
@@ -108,16 +109,6 @@ def _walk(kernel: ir.Kernel, locals_: set[str]) -> dict[str, _Use]:
     return uses
 
 
-def _loop_namer(kernel: ir.Kernel) -> Mapping[tuple[int, ...], str]:
-    """path -> the name passes use for that loop (label, then label.var, then var)."""
-    best: dict[tuple[int, ...], tuple[int, str]] = {}
-    for name, ref in loop_names(kernel).items():
-        rank = 0 if name == ref.loop.label else (1 if "." in name else 2)
-        if ref.path not in best or (rank, name) < best[ref.path]:
-            best[ref.path] = (rank, name)
-    return {p: n for p, (_, n) in best.items()}
-
-
 _ALLOC_CACHE: list[tuple[ir.Kernel, str, Any]] = []
 
 
@@ -159,22 +150,14 @@ def _dim(e: ir.Expr, env: Mapping[str, int], free: frozenset[str], what: str) ->
 
 
 def _extent(d: ir.Slice | ir.Expr, env: Mapping[str, int], free: frozenset[str]) -> Factor | None:
-    """Extent of one region dim: int, a free size name, or None when it varies (tails)."""
+    """Extent of one region dim: int (the largest, for a tail tile: `regions.max_slice_extent`),
+    a free size name, or None when it is not bounded."""
     if not isinstance(d, ir.Slice):
         return 1
     if free and isinstance(d.lo, ir.IntLit) and d.lo.value == 0 and isinstance(d.hi, ir.Name) \
             and d.hi.name in free:
         return d.hi.name
-    lo, hi = to_affine(d.lo, env), to_affine(d.hi, env)
-    if lo is not None and hi is not None:
-        ext = hi - lo
-        return ext.const if ext.is_const() else None
-    # A tail `min(a, b) - lo`: the full-tile alternative is the constant one.
-    if lo is not None and isinstance(d.hi, ir.Call) and d.hi.func == "min":
-        alts = [to_affine(a, env) for a in d.hi.args]
-        consts = [(a - lo).const for a in alts if a is not None and (a - lo).is_const()]
-        return max(consts) if consts else None
-    return None
+    return max_slice_extent(d, env)
 
 
 def _full(t: ir.TensorDecl, env: Mapping[str, int], free: frozenset[str]) -> list[Factor | None]:
@@ -307,7 +290,7 @@ def kernel_buffers(kernel: ir.Kernel, target: Target | str | None = None, *,
         return gemm
     alloc = None if free_set else ub_allocation(kernel, tgt)
     uses = _walk(kernel, {t.name for t in locals_})
-    names = _loop_namer(kernel)
+    names = loop_names_by_path(kernel)
     stages_of = buffer_stages(kernel) if alloc is None else {}
     if alloc is not None:
         tops = {n: alloc.phase_range[a.phase] for n, a in alloc.locals.items()}

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import ir
 from ..affine import Affine, to_affine
+from ..regions import slice_extent
 from .cexpr import affine_cpp
 from .plan import Buffer, Line, NestChoice
 
@@ -338,10 +339,9 @@ class _Matcher:
         exts: list[tuple[int, int]] = []
         for dim, st in zip(c.src.dims, g.strides):
             if isinstance(dim, ir.Slice):
-                lo, hi = to_affine(dim.lo, self.sizes), to_affine(dim.hi, self.sizes)
-                if lo is None or hi is None or not (hi - lo).is_const():
+                e = slice_extent(dim, self.sizes)
+                if e is None:
                     raise NoCube(f"copy from `{c.src.tensor}` has a non-constant extent")
-                e = (hi - lo).const
                 if e != 1:
                     exts.append((e, st))
             elif to_affine(dim, self.sizes) is None:
@@ -362,11 +362,11 @@ class _Matcher:
         exts = []
         for dim, st in zip(c.dst.dims, g.strides):
             if isinstance(dim, ir.Slice):
-                lo, hi = to_affine(dim.lo, self.sizes), to_affine(dim.hi, self.sizes)
-                if lo is None or hi is None or not (hi - lo).is_const():
+                e = slice_extent(dim, self.sizes)
+                if e is None:
                     raise NoCube(f"copy into `{c.dst.tensor}` has a non-constant extent")
-                if (hi - lo).const != 1:
-                    exts.append(((hi - lo).const, st))
+                if e != 1:
+                    exts.append((e, st))
         if len(exts) != 2 or exts[1][1] != 1 or (exts[0][0], exts[1][0]) != acc.shape:
             raise NoCube(f"copy of `{acc.name}` is not a 2-D row-major block in GM")
         st = _Store(acc.name, c.dst.tensor, None, acc.shape[0], acc.shape[1], False, c.dst)
