@@ -120,3 +120,18 @@ def test_emitted_gemm_matches_the_interpreter_with_tails(text: str | None, pipel
     if pipeline == SMALL_BLOCKS:
         assert em.plan is not None and em.plan.block_dim == 9
     check_emitted(t, k, emitted=em, sanitize=True, what=f"gemm {pipeline}")
+
+
+@pytest.mark.parametrize("text,sizes,zeroed", [
+    (None, {"M": 40, "N": 72, "K": 100}, True),   # B[K, N] with a K tail: its padding rows are zeroed
+    (None, {"M": 40, "N": 72, "K": 96}, False),   # K a multiple of 16: no padding rows
+    (RELU_BT, None, False),                        # Bᵀ[N, K]: K is Nd2Nz's d, zero-filled by the copy
+])
+def test_k_tail_padding_rows_of_b_are_zeroed_in_l1(text: str | None, sizes: dict[str, int] | None, zeroed: bool) -> None:
+    k = kernel_text(text) if text else example("matmul", sizes)
+    em = emit_ascendc(apply(k, SMALL_BLOCKS))
+    assert ("InitConstValue(" in em.source) == zeroed
+    assert em.plan is not None and any("InitConstValue" in n.instructions for n in em.plan.nests) == zeroed
+    if zeroed:  # the rows kLen..kPad of every 16-column group: np/16 runs of (kPad - kLen) 32 B blocks, kLen apart
+        line = next(ln for ln in em.source.splitlines() if "InitConstValue(" in ln)
+        assert "/ 16," in line and "half(0.0f)" in line

@@ -174,3 +174,17 @@ def test_mmad_fixpipe_matches_numpy(units):
     # F322F16 with relu
     np.testing.assert_array_equal(units["mm_c_half_relu"].reshape(M, N),
                                   np.maximum(ref, 0).astype(np.float16).astype(np.float64))
+
+
+def test_init_const_value_l1_and_l0(units):
+    # L1: from element 16 (byte 32), 3 iterations of 2 x 32 B blocks (32 halves) set to 0,
+    # 1 block (16 halves) skipped between them; everything else was never written (NaN)
+    l1 = units["init_l1"]
+    want = np.full(160, np.nan)
+    for r in range(3):
+        want[16 + r * 48: 16 + r * 48 + 32] = 0.0
+    np.testing.assert_array_equal(l1, want)
+    # L0A: one 512 B block of float = 128 elements
+    l0a = units["init_l0a"]
+    np.testing.assert_array_equal(l0a[:128], np.full(128, 2.5))
+    assert np.isnan(l0a[128:]).all()

@@ -132,6 +132,7 @@ FAILURES = {
     "reduce_oob": ("ReduceSum", "local tensor access out of its buffer"),
     "select_mode": ("Select", "needs selMode = SELMODE::VSEL_TENSOR_SCALAR_MODE"),
     "sort_repeat": ("Sort32", "repeatTimes 256 out of range"),
+    "initconst_ub": ("InitConstValue", "destination must be in A1/B1 (L1) or A2/B2 (L0A/L0B), got UB"),
 }
 
 

@@ -47,7 +47,7 @@ RESERVED: frozenset[str] = frozenset("""
 main Init Process pipe workspace BUFFER_NUM blockIdx workerIdx op
 AscendC std GM_ADDR half bfloat16_t TPipe TQue TBuf TPosition QuePosition LocalTensor GlobalTensor
 DataCopy DataCopyPad DataCopyParams DataCopyExtParams DataCopyPadExtParams Nd2NzParams LoadData
-LoadData2DParams Mmad MmadParams Fixpipe FixpipeParamsV220 CFG_ROW_MAJOR CFG_NZ QuantMode_t Add Sub Mul Div
+LoadData2DParams Mmad MmadParams Fixpipe FixpipeParamsV220 CFG_ROW_MAJOR CFG_NZ QuantMode_t InitConstValue InitConstValueParams Add Sub Mul Div
 Max Min Adds Muls Maxs Mins Exp Ln Abs Sqrt Rsqrt Reciprocal Relu Neg Duplicate Cast RoundMode ReduceMax
 ReduceMin ReduceSum Brcb BrcbRepeatParams GetBlockIdx GetBlockNum GetSubBlockIdx GetTaskRation SetFlag
 WaitFlag HardEvent PipeBarrier CrossCoreSetFlag CrossCoreWaitFlag PIPE_ALL PIPE_V PIPE_MTE2 PIPE_MTE3 PIPE_FIX

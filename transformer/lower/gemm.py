@@ -26,8 +26,11 @@ Ascend C matmuls have:
 **Tails** (sizes that are not multiples of the blocks or of 16): the last tiles and blocks
 take the actual extents `mLen = min(BM, M - m0)` etc.; buffers keep their full size, the Nz
 layouts use the extents rounded up to the 16 x 16 fractal (`mPad`), `Nd2Nz` zero-fills the
-columns of the last C0 group (so A's padded K columns are 0), `Mmad` takes the actual
-m, n, k and `Fixpipe` writes only mLen x nLen. So every size goes through the cube.
+columns of the last C0 group (documented: so A's padded K columns, and Bᵀ's, are 0), B's
+padding rows of the K tail are zeroed by `InitConstValue` (the cube multiplies whole
+fractals: stale Inf/NaN there times A's zero columns would be NaN; the emulator's `Mmad`
+refuses a K padding that contributes anything), `Mmad` takes the actual m, n, k and
+`Fixpipe` writes only mLen x nLen. So every size goes through the cube.
 """
 
 from __future__ import annotations
@@ -270,7 +273,8 @@ def lower_gemm_phase(low: "Lowering", src: "_PhaseSrc", ph: Any, g: GemmNest, bl
     out = low.info[g.store or g.acc]
     quant = out.dtype == "f16"
     where = f"{low.where(src.stmts[0])} `{g.label}`"
-    low.nests.append(NestChoice(where, ("DataCopy(Nd2NzParams)", "LoadData", "Mmad", "Fixpipe")))
+    low.nests.append(NestChoice(where, ("DataCopy(Nd2NzParams)",) + (("InitConstValue",) if g.k % FRACTAL and not g.b_nk else ())
+                                + ("LoadData", "Mmad", "Fixpipe")))
     v = names.fresh
     t, mi, ni, m0, n0, ml, nl, mp, np_ = (v(x) for x in ("tile", "mIdx", "nIdx", "m0", "n0", "mLen", "nLen", "mPad", "nPad"))
     kb, kl1, kl, kp, ks, ko, kls, k1, r = (v(x) for x in ("kb", "kL1", "kLen", "kPad", "ks", "kOff", "kSlice", "k1", "r"))
@@ -306,6 +310,12 @@ def lower_gemm_phase(low: "Lowering", src: "_PhaseSrc", ph: Any, g: GemmNest, bl
         w(2, f"DataCopy({b1.tensor}, {B}[{n0} * {K} + {kl1}], Nd2NzParams(1, {nl}, {kl}, 0, {K}, {np_}, 1, 0));")
     else:
         w(2, f"DataCopy({b1.tensor}, {B}[{kl1} * {N} + {n0}], Nd2NzParams(1, {kl}, {nl}, 0, {N}, {kp}, 1, 0));")
+        if K % FRACTAL:
+            # the K tail: B's rows kLen..kPad of every column group are padding that the cube
+            # multiplies (by A's zero-filled columns): zero them, stale Inf/NaN would give NaN
+            w(2, f"if ({kl} < {kp}) {{")
+            w(3, f"InitConstValue({b1.tensor}[{kl} * 16], InitConstValueParams<half>({np_} / 16, {kp} - {kl}, {kl}, half(0.0f)));")
+            w(2, "}")
     w(2, f"{b1.holder}.EnQue({b1.tensor});")
     w(2, f"{a1.tensor} = {a1.holder}.DeQue<half>();")
     w(2, f"{b1.tensor} = {b1.holder}.DeQue<half>();")

@@ -345,10 +345,32 @@ static void cube_units() {
     GmFree(ga); GmFree(gb); GmFree(gc); GmFree(gz); GmFree(gh);
 }
 
+// InitConstValue on L1 (A2 form: repeatTimes x blockNum 32 B blocks, dstGap blocks skipped)
+// and on L0A (512 B blocks); never-written local memory reads as NaN (0xFF fill), so the dump
+// shows exactly which elements were set.
+static void init_const_units() {
+    run(KernelMode::AIC_MODE, [&] {
+        TPipe pipe;
+        TQue<TPosition::B1, 1> qb1;
+        TQue<TPosition::A2, 1> qa2;
+        pipe.InitBuffer(qb1, 1, 512);
+        pipe.InitBuffer(qa2, 1, 2048);
+        auto b1 = qb1.AllocTensor<half>();
+        InitConstValue(b1[16], InitConstValueParams<half>(3, 2, 1, half(0.0f)));  // 3 x (64 B set, 32 B skipped) from byte 32
+        dump("init_l1", b1, 160);
+        qb1.FreeTensor(b1);
+        auto a2 = qa2.AllocTensor<float>();
+        InitConstValue(a2, InitConstValueParams<float>(1, 1, 0, 2.5f));  // one 512 B block
+        dump("init_l0a", a2, 192);
+        qa2.FreeTensor(a2);
+    });
+}
+
 int main() {
     half_bits();
     vector_units();
     copy_units();
     cube_units();
+    init_const_units();
     return 0;
 }

@@ -227,6 +227,8 @@ static void negative(const std::string& c) {
             ReduceSum(f0, f1, f2, 64, 5, 8);
         } else if (c == "select_mode") {
             Select(f0, b2.Get<uint8_t>(), f1, 1.0f, SELMODE::VSEL_TENSOR_TENSOR_MODE, 64);
+        } else if (c == "initconst_ub") {
+            InitConstValue(f0, InitConstValueParams<float>(1, 1, 0, 0.0f));
         } else if (c == "sort_repeat") {
             Sort32(f0, f1, b2.Get<uint32_t>(), 256);
         }

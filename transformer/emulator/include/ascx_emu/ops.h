@@ -1135,6 +1135,22 @@ inline void Mmad(const LocalTensor<DstT>& dst, const LocalTensor<SrcT>& fm, cons
                        ascx_emu::tm::Acc{dst.scope(), static_cast<int64_t>(dst.addr()),
                                          static_cast<int64_t>(dst.addr()) + (p.cmatrixInitVal ? 0 : N1 * M16 * 16 * static_cast<int64_t>(sizeof(DstT))), false},
                        ascx_emu::tm::W(dst, N1 * M16 * 16 * static_cast<int64_t>(sizeof(DstT)))});
+    // The cube multiplies whole fractals: K is padded to K1 * C0 and the padding of A (L0A)
+    // and B (L0B) takes part in the sum. The emulator sums k < p.k only, which equals the
+    // device's result only when every padded product is exactly 0 (e.g. Nd2Nz zero-fills A's
+    // last C0 group, but B's padding rows must be zeroed by the kernel, InitConstValue):
+    // refuse anything else, such as never-written (NaN) padding.
+    for (int64_t k = p.k; k < (ascx_emu::skip_data() ? p.k : K1 * C0); ++k)
+        for (int64_t n = 0; n < p.n; ++n) {
+            double bv = ascx_emu::to_d(B[((k / C0) * N1 + n / 16) * 16 * C0 + (n % 16) * C0 + k % C0]);
+            for (int64_t m = 0; m < p.m; ++m) {
+                double prod = ascx_emu::to_d(A[(m / 16) * K1 * 16 * C0 + (m % 16) * C0 + (k / C0) * 16 * C0 + k % C0]) * bv;
+                if (!(prod == 0.0))
+                    ascx_emu::fail(api, loc, "k=%u is not a multiple of %lld and the K padding contributes %g at (m=%lld, n=%lld, k=%lld): "
+                                   "the cube sums whole fractals, so zero the padding (InitConstValue) first", p.k, static_cast<long long>(C0),
+                                   prod, static_cast<long long>(m), static_cast<long long>(n), static_cast<long long>(k));
+            }
+        }
     std::vector<double> bcol(static_cast<size_t>(p.k));
     for (int64_t n = 0; n < (ascx_emu::skip_data() ? 0 : p.n); ++n) {
         for (int64_t k = 0; k < p.k; ++k) bcol[k] = ascx_emu::to_d(B[((k / C0) * N1 + n / 16) * 16 * C0 + (n % 16) * C0 + k % C0]);

@@ -8,6 +8,57 @@
 
 namespace AscendC {
 
+// ================================================================ InitConstValue
+// Sets a cube-side local tensor (A1/B1 in L1, A2/B2 in L0A/L0B) to a constant: repeatTimes
+// iterations of blockNum blocks (32 B in L1, 512 B in L0A/L0B), dstGap blocks skipped between
+// iterations (the A2 form with every parameter; blockNum = 0 with repeatTimes > 0 is the older
+// form of one 512 B block per iteration). Public docs: "InitConstValue" (Ascend C basic API).
+// The docs do not name the pipe: we assume the L1 form is executed by MTE2 (the unit that
+// writes L1 from GM) and the L0 form by MTE1 (the unit that writes L0A/L0B), each priced as
+// a copy of the bytes written.
+template <typename T> struct InitConstValueParams {
+    InitConstValueParams() = default;
+    InitConstValueParams(uint16_t repeatTimesIn, uint16_t blockNumIn, uint16_t dstGapIn, T initValueIn)
+        : repeatTimes(repeatTimesIn), blockNum(blockNumIn), dstGap(dstGapIn), initValue(initValueIn) {}
+    InitConstValueParams(uint16_t repeatTimesIn, T initValueIn) : repeatTimes(repeatTimesIn), initValue(initValueIn) {}
+    uint16_t repeatTimes = 0;
+    uint16_t blockNum = 0;
+    uint16_t dstGap = 0;
+    T initValue = 0;
+};
+template <typename T>
+inline void InitConstValue(const LocalTensor<T>& dst, const InitConstValueParams<ascx_emu::nondeduced_t<T>>& p, ASCX_LOC) {
+    static_assert(sizeof(T) == 2 || sizeof(T) == 4, "InitConstValue: supported element types are 16- and 32-bit (half, bfloat16_t, int16_t, uint16_t, float, int32_t, uint32_t)");
+    const char* api = "InitConstValue";
+    auto& c = ascx_emu::core(api, loc);
+    dst.Valid(api, loc);
+    const int sc = dst.scope();
+    if (sc != ascx_emu::SC_L1 && sc != ascx_emu::SC_L0A && sc != ascx_emu::SC_L0B)
+        ascx_emu::fail(api, loc, "destination must be in A1/B1 (L1) or A2/B2 (L0A/L0B), got %s", ascx_emu::scope_name(sc));
+    ascx_emu::check_local_align(api, sc, dst.addr(), loc);
+    if (p.repeatTimes > 32767 || p.blockNum > 32767 || p.dstGap > 32767)
+        ascx_emu::fail(api, loc, "repeatTimes %u / blockNum %u / dstGap %u out of range [0, 32767]", p.repeatTimes, p.blockNum, p.dstGap);
+    const bool l1 = sc == ascx_emu::SC_L1;
+    const int64_t blk = l1 ? 32 : 512;
+    // the older form (blockNum 0): one 512 B block per iteration, iterations back to back
+    const int64_t per = p.blockNum ? p.blockNum * blk : 512, gap = p.blockNum ? p.dstGap * blk : 0;
+    const int64_t n = per / static_cast<int64_t>(sizeof(T));
+    if (p.repeatTimes == 0) return;
+    const int64_t span = (p.repeatTimes - 1) * (per + gap) + per;
+    dst.BytePtr(api, 0, span, loc);  // bounds of the whole footprint, checked before writing
+    for (int64_t r = 0; r < (ascx_emu::skip_data() ? 0 : p.repeatTimes); ++r) {
+        T* d = reinterpret_cast<T*>(dst.BytePtr(api, r * (per + gap), per, loc));
+        for (int64_t i = 0; i < n; ++i) d[i] = p.initValue;
+    }
+    const double bytes = static_cast<double>(p.repeatTimes * per);
+    const int pipe = l1 ? PIPE_MTE2 : PIPE_MTE1;
+    ascx_emu::account(c, pipe, api, loc, l1 ? ascx_emu::tm::copy_in(bytes, p.repeatTimes, true, 0) : ascx_emu::tm::load_l0(bytes, sc == ascx_emu::SC_L0B),
+                      {ascx_emu::tm::W(dst, span)});
+    if (c.tracing)
+        ascx_emu::trace_emit(c, pipe, api, ascx_emu::ks("dst", ascx_emu::scope_name(sc)) + ascx_emu::ks("dtype", ascx_emu::type_name<T>()) +
+                                               ascx_emu::kv("bytes", static_cast<long long>(bytes)) + ascx_emu::kv("repeats", p.repeatTimes), loc);
+}
+
 // ================================================================ Std::max / Std::min
 namespace Std {
 template <typename T> constexpr const T& max(const T& a, const T& b) { return a < b ? b : a; }
