@@ -2,8 +2,8 @@
 
     round_operand{pv.s=f16},flash_attention
 
-Marks the first nest of the attention kernel (examples/attention.ir after
-`round_operand{pv.s=f16}`; any names) `@flash(q=128, kv=128)`. The IR keeps its meaning;
+Marks the first nest of the attention kernel (examples/attention.ir, or the causal
+examples/attention_causal.ir, after `round_operand{pv.s=f16}`; any names) `@flash(q=128, kv=128)`. The IR keeps its meaning;
 the lowering (transformer/lower/flash.py) emits one MIX_MODE kernel over every AIC and its
 two AIVs: per query tile of 128 rows and key block of 128 keys, QKᵀ and P·V on the cube, the
 online softmax on the vector cores, the cube one key block ahead of the vector cores
@@ -14,6 +14,12 @@ first be rounded with `round_operand{pv.s=f16}` (the one pass that changes resul
 f16 tolerance; docs/passes.md). Without it the pass refuses, naming that pass. The online
 softmax itself is exact in exact arithmetic (a rescaled running max and sum); the emitted
 P_j = f16(exp(x - running max)) differs from the IR's f16(exp(x - final max)) by rounding.
+
+Causal (`s[i, j] = select(j <= i, s[i, j] * scale, -inf)` in place of the additive mask):
+the kernel skips the fully masked key blocks of each query tile (neither the cube nor the
+vector cores touch them), masks the diagonal block only, and deals the unequal query tiles
+heaviest first to the least-loaded AIC. Any other mask nest in an otherwise attention-shaped
+kernel is refused (`NotApplicable`, naming the nest).
 
 Requires S a multiple of 128 and D = 64 or 128 (else refused, `NotApplicable`); nothing to
 do when the kernel is not attention-shaped (a no-op).
@@ -26,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from transformer import ir
-from transformer.lower.flash import KV_BLOCK, choose_q, flash_cores, flash_fits, match_flash
+from transformer.lower.flash import KV_BLOCK, Refusal, causal_blocks, choose_q, flash_cores, flash_fits, match_flash
 
 from transformer.targets import resolve_target
 
@@ -49,6 +55,10 @@ class FlashAttention(Pass):
         if isinstance(first, ir.For) and first.annotation("flash") is not None:
             raise NothingToDo(self.name, "the kernel is already marked @flash")
         fa = match_flash(kernel)
+        if isinstance(fa, Refusal):
+            raise NotApplicable(self.name, str(fa), getattr(kernel.body[1], "loc", None),
+                                hint="the causal form is `select(j <= i, s[i, j] * scale, -inf)` (examples/attention_causal.ir); "
+                                     "other masks go through an additive mask input M (examples/attention.ir)")
         if isinstance(fa, str):
             hint = _needs_rounding(kernel, target)
             if hint:
@@ -65,9 +75,12 @@ class FlashAttention(Pass):
         ann = ir.Annotation("flash", (("q", fa.q), ("kv", KV_BLOCK)), None)
         body = (dataclasses.replace(first, annotations=first.annotations + (ann,)),) + tuple(kernel.body[1:])
         n = flash_cores(fa, target)
-        trace.changes.append(f"attention (S = {fa.s}, D = {fa.d}) runs as one mix kernel: @flash(q={fa.q}, "
-                             f"kv={KV_BLOCK}) on `{first.label or first.var}`, {fa.s // fa.q} query tiles over {n} AIC "
-                             f"+ {2 * n} AIV, {fa.s // KV_BLOCK} key blocks each")
+        blocks = (f"key blocks 0 .. its diagonal (causal: {sum(causal_blocks(t, fa.q) for t in range(fa.s // fa.q))} of "
+                  f"{(fa.s // fa.q) * (fa.s // KV_BLOCK)} (tile, block) pairs; fully masked blocks skipped, the mask applied "
+                  "on the diagonal block only, tiles balanced over the AIC)") if fa.causal else f"{fa.s // KV_BLOCK} key blocks each"
+        trace.changes.append(f"{'causal ' if fa.causal else ''}attention (S = {fa.s}, D = {fa.d}) runs as one mix kernel: "
+                             f"@flash(q={fa.q}, kv={KV_BLOCK}) on `{first.label or first.var}`, {fa.s // fa.q} query tiles "
+                             f"over {n} AIC + {2 * n} AIV, {blocks}")
         trace.decisions.append(f"query tile {fa.q} rows: of 128 and 64, the one that leaves the busiest AIC the fewest rows; "
                                "QKᵀ and P·V on the cube, the online softmax on the vector cores, the cube one key block "
                                "ahead (two workspace slots, cross-core flags); P is the f16 `round_operand` made")

@@ -15,7 +15,7 @@ from transformer import ir
 from transformer.capacity.from_kernel import check_kernel_capacity
 from transformer.codegen import emit_ascendc
 
-from .conftest import apply, check_emitted, example
+from .conftest import ROOT, apply, check_emitted, example, kernel_text
 
 PIPELINE = "round_operand{pv.s=f16},flash_attention"
 
@@ -64,3 +64,55 @@ def test_emitted_flash_attention_matches_the_interpreter(sizes: dict[str, int], 
         ann = ir.Annotation("flash", (("q", q), ("kv", 128)), None)
         t = dataclasses.replace(t, body=(dataclasses.replace(first, annotations=(ann,)),) + t.body[1:])
     check_emitted(t, k, sanitize=True, what=f"flash attention {sizes} q={q}")
+
+
+# ---------------------------------------------------------------- causal (attention_causal.ir)
+
+def _force_q(t: ir.Kernel, q: int) -> ir.Kernel:
+    first = t.body[0]
+    assert isinstance(first, ir.For)
+    ann = ir.Annotation("flash", (("q", q), ("kv", 128)), None)
+    return dataclasses.replace(t, body=(dataclasses.replace(first, annotations=(ann,)),) + t.body[1:])
+
+
+def test_causal_attention_skips_masked_blocks_and_balances_the_tiles() -> None:
+    from transformer.lower.flash import causal_blocks, causal_schedule, match_flash
+
+    t = apply(example("attention_causal", {"S": 8192, "D": 128}), PIPELINE)
+    fa = match_flash(t)
+    assert not isinstance(fa, str) and fa.causal and _flash(t) is not None
+    em = emit_ascendc(t)
+    assert em.plan is not None and em.plan.kind == "mix" and em.plan.block_dim == 24 and em.warnings == []
+    assert em.source.count("Mmad(") == 2  # QKᵀ and P·V on the cube
+    assert {"Mmad", "Fixpipe"} <= set(next(n for n in em.plan.nests if n.where.endswith("(AIC)")).instructions)
+    assert check_kernel_capacity(t).status == "sat"
+    # only the blocks up to the diagonal: S/q tiles, tile t attends ceil((t+1) q / 128) blocks
+    q = int(_flash(t).get("q"))  # type: ignore[union-attr]
+    work = [causal_blocks(x, q) for x in range(8192 // q)]
+    assert work[0] == 1 and work[-1] == 64 and sum(work) < 0.52 * len(work) * 64
+    sched = causal_schedule(8192, q, 24)
+    assert sorted(x for tiles in sched for x in tiles) == list(range(8192 // q))
+    loads = [sum(work[x] for x in tiles) for tiles in sched]
+    assert max(loads) - min(loads) <= max(work)  # within one tile of each other (round-robin: 1.3x the mean)
+    assert max(loads) <= 1.05 * sum(work) / 24
+    assert "M[" not in em.source  # no mask input: the diagonal masks are built on the AIVs
+
+
+def test_a_mask_that_is_not_causal_is_refused() -> None:
+    k = example("attention_causal", {"S": 256, "D": 64})
+    text = (ROOT / "examples" / "attention_causal.ir").read_text().replace("select(j <= i,", "select(j < i,").replace("S = 1024", "S = 256")
+    bad = kernel_text(text)
+    with pytest.raises(NotApplicable) as e:
+        apply(bad, PIPELINE)
+    assert "causal mask" in str(e.value) and "select(j <= i" in (e.value.hint or "")
+    assert _flash(apply(k, PIPELINE)) is not None
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sizes,q", [({"S": 384, "D": 64}, 64), ({"S": 384, "D": 128}, 128)])
+def test_emitted_causal_flash_attention_matches_the_interpreter(sizes: dict[str, int], q: int) -> None:
+    k = example("attention_causal", sizes)
+    t = _force_q(apply(k, PIPELINE), q)
+    em = emit_ascendc(t)
+    assert em.source.count("Mmad(") == 2
+    check_emitted(t, k, emitted=em, sanitize=True, what=f"causal flash attention {sizes} q={q}")

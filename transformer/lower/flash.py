@@ -23,6 +23,12 @@ reuse of a slot is ordered behind its last read by the flag chain and the in-ord
 (e.g. the AIC's Mmad of S_{j+3} follows its Mmad of P_j V_j, which follows the load of
 P_j). Numerics: the online softmax rescales (exact in exact arithmetic); P is
 rounded to f16 per block (exp(x - running max)), the row sum uses the f32 values.
+
+Causal (examples/attention_causal.ir: `mask` nest `s = select(j <= i, s * scale, -inf)`
+instead of `bias`): query tile t runs key blocks 0 .. ceil((t + 1) q / kv) - 1 only (the
+rest are fully masked: no load, Mmad, softmax or flag for them), the AIVs add a 0 / -inf
+mask tile (built once per AIV) on the last, diagonal block, and the tiles are packed over
+the AIC blocks by a table (`causal_schedule`) since their work grows with t.
 """
 
 from __future__ import annotations
@@ -51,6 +57,8 @@ CANON_NESTS = (
     " }\n O[i, d] = f16(acc[i, d] / sm[i])\n }\n}",
 )
 CANON_NESTS = tuple("\n".join(line.strip() for line in n.splitlines()) for n in CANON_NESTS)
+# examples/attention_causal.ir: no mask input, the scores masked by the key index instead
+CAUSAL_MASK = "for i in 0..S {\nfor j in 0..S {\ns[i, j] = select(j <= i, s[i, j] * scale, -inf)\n}\n}"
 Q_BLOCK, KV_BLOCK = 128, 128  # the largest query tile; the key block
 UB_BYTES = 196608 - 8192  # the 910B UB less the API temp area (checked against the target by `ascx check`)
 SLOTS = 3  # workspace slots per stream: the cube runs two key blocks ahead of the vector cores
@@ -62,6 +70,12 @@ class FlashAttn:
     s: int
     d: int
     q: int = 128  # query rows per tile (each AIV takes q / 2)
+    causal: bool = False  # attention_causal.ir: key j attends query i only when j <= i
+
+
+class Refusal(str):
+    """Why `match_flash` does not take a kernel that is attention-shaped otherwise (e.g. a mask
+    it does not recognise): the pass refuses (exit 2) instead of doing nothing."""
 
 
 def _strip(s: ir.Stmt) -> ir.Stmt:
@@ -89,22 +103,30 @@ def _canon_text(nest: ir.Stmt, tensors: dict[str, str], loops: tuple[str, ...]) 
 
 
 def match_flash(kernel: ir.Kernel) -> FlashAttn | str:
-    """The attention of examples/attention.ir after `round_operand{pv.s=f16}`, or why not."""
+    """The attention of examples/attention.ir (or attention_causal.ir) after
+    `round_operand{pv.s=f16}`, or why not (a `Refusal` when only the mask is not recognised)."""
     ins, outs = list(kernel.inputs), list(kernel.outputs)
     temps = [t for t in kernel.buffers if t.kind == "temp"]
-    if len(ins) != 4 or len(outs) != 1 or len(temps) != 5 or len(kernel.consts) != 1 or len(kernel.sizes) != 2:
-        return ("not the attention kernel of examples/attention.ir after `round_operand{pv.s=f16}` "
-                "(inputs Q, K, V, M; output O; temps s, s_f16, mx, sm, acc; one const; sizes S, D)")
-    names = dict(zip(CANON_NAMES, [t.name for t in ins + outs + temps] + [kernel.consts[0].name]
+    causal = len(ins) == 3
+    if len(ins) not in (3, 4) or len(outs) != 1 or len(temps) != 5 or len(kernel.consts) != 1 or len(kernel.sizes) != 2:
+        return ("not the attention kernel of examples/attention.ir or attention_causal.ir after `round_operand{pv.s=f16}` "
+                "(inputs Q, K, V[, M]; output O; temps s, s_f16, mx, sm, acc; one const; sizes S, D)")
+    canon = tuple(c for c in CANON_NAMES if not (causal and c == "M"))
+    names = dict(zip(canon, [t.name for t in ins + outs + temps] + [kernel.consts[0].name]
                      + [x.name for x in kernel.sizes]))
     back = {v: k for k, v in names.items()}
     nests = [s for s in kernel.body]
     if len(nests) != len(CANON_NESTS):
-        return f"{len(nests)} top-level statements, not the 6 nests qk, bias, rmax, expo, round_s, pv"
+        return f"{len(nests)} top-level statements, not the 6 nests qk, bias (or mask), rmax, expo, round_s, pv"
     for n, (nest, want) in enumerate(zip(nests, CANON_NESTS)):
+        if causal and n == 1:
+            want = CAUSAL_MASK
         got = _canon_text(nest, back, CANON_LOOPS[n])
         if got != want:
             label = nest.label if isinstance(nest, ir.For) else None
+            if causal and n == 1 and all(_canon_text(x, back, CANON_LOOPS[m]) == w for m, (x, w) in enumerate(zip(nests, CANON_NESTS)) if m != 1):
+                return Refusal(f"nest 2 (`{label or '?'}`) is not the causal mask `s[i, j] = select(j <= i, s[i, j] * scale, -inf)` "
+                               f"(got `{' '.join(got.splitlines()[2:3]) or '?'}`): other masks are not recognised")
             return f"nest {n + 1} (`{label or '?'}`) is not the attention nest `{' '.join(want.splitlines()[:3])} ...`" \
                    + (" (run `round_operand{pv.s=f16}` first: P·V on the cube takes P in f16)" if n >= 4 else "")
     sizes = kernel.size_values()
@@ -114,20 +136,61 @@ def match_flash(kernel: ir.Kernel) -> FlashAttn | str:
                   "mx": ("f32", ("S",)), "sm": ("f32", ("S",)), "acc": ("f32", ("S", "D"))}
     S, D = sizes[names["S"]], sizes[names["D"]]
     for c, (dt, shp) in want_types.items():
+        if c not in names:
+            continue
         t = dec[names[c]]
         if t.dtype != dt or tuple(eval_int(x, sizes) for x in t.shape) != tuple({"S": S, "D": D}[x] for x in shp):
             return f"`{t.name}` is not {dt}[{', '.join(shp)}]"
     if kernel.consts[0].dtype != "f32":
         return "the scale is not an f32 const"
-    return FlashAttn(names, S, D)
+    return FlashAttn(names, S, D, causal=causal)
 
 
 def choose_q(fa: FlashAttn, target: Any) -> int:
     """The query tile: of 128 and 64 rows, the one that leaves the busiest AIC the fewest
     rows (S / q tiles dealt round-robin over the AIC), 128 on a tie (every query tile reloads
-    all K and V blocks, so taller tiles move fewer bytes GM -> L1, the AIC's busiest pipe)."""
+    all K and V blocks, so taller tiles move fewer bytes GM -> L1, the AIC's busiest pipe).
+    Causal: 128 when there are at least as many 128-row tiles as AIC, else 64."""
     aic = int(target.aic_cores or target.cores)
-    return min((128, 64), key=lambda q: (-(-(fa.s // q) // aic) * q, -q)) if fa.s % 128 == 0 else 64
+    if fa.s % 128:
+        return 64
+    if fa.causal:
+        # 128 whenever every AIC gets a tile: the balanced schedule then stays within a few
+        # percent of the mean for either size, and a 64-row tile halves the rows each vector
+        # instruction and each K/V load serve (measured at S = 8192: 1.29x the cycles)
+        return 128 if fa.s // 128 >= aic else 64
+    return min((128, 64), key=lambda q: (-(-(fa.s // q) // aic) * q, -q))
+
+
+def causal_blocks(t: int, q: int) -> int:
+    """Key blocks query tile `t` (rows t*q .. t*q+q-1) attends causally: the blocks holding a
+    key j <= its last row; the last one is the only one partly masked (q divides KV_BLOCK)."""
+    return -(-((t + 1) * q) // KV_BLOCK)
+
+
+def causal_schedule(s: int, q: int, cores: int) -> list[list[int]]:
+    """The query tiles of each AIC block for causal attention: tile t costs its key blocks
+    (t + 1 for q = 128), so round-robin would give the last blocks the heaviest tiles. The
+    smallest capacity C (from the mean load up) for which best-fit decreasing packs every
+    tile into `cores` blocks of at most C key blocks (at S = 8192, q = 128: C = 87, the mean
+    is 86.7; heaviest-first to the least-loaded block gives 97). Each block runs its tiles
+    heaviest first."""
+    w = {t: causal_blocks(t, q) for t in range(s // q)}
+    items = sorted(w, key=lambda t: (-w[t], t))
+    cap = max(-(-sum(w.values()) // cores), max(w.values()))
+    while True:
+        load = [0] * cores
+        out: list[list[int]] = [[] for _ in range(cores)]
+        for t in items:
+            fits = [b for b in range(cores) if load[b] + w[t] <= cap]
+            if not fits:
+                break
+            b = max(fits, key=lambda b: (load[b], -b))  # best fit: the fullest block it fits in
+            load[b] += w[t]
+            out[b].append(t)
+        else:
+            return out
+        cap += 1
 
 
 def flash_fits(fa: FlashAttn) -> str | None:
@@ -151,21 +214,32 @@ def workspace_slots(fa: FlashAttn, target: Any) -> list[tuple[str, str, int]]:
 
 
 def flash_buffers(fa: FlashAttn) -> list[tuple[str, str, str, tuple[int, int], int, str]]:
-    """(role, scope, dtype, shape, stages, position) of every on-chip buffer (AIC, then each AIV)."""
+    """(role, scope, dtype, shape, stages, position) of every on-chip buffer (AIC, then each AIV).
+    Causal: no mask input (no m_ub); the additive diagonal masks (0 / -inf, one per row offset
+    of the diagonal block: 1 for q = 128, 2 for q = 64) are built once per AIV in mask_ub, and
+    mf_ub only holds the 64-column fold of the row max / sum."""
     q, kv, d, r = fa.q, KV_BLOCK, fa.d, fa.q // 2
     w = max(kv, d)
+    cube = [("q_l1", "l1", "f16", (q, d), 1, "A1"), ("k_l1", "l1", "f16", (kv, d), 2, "B1"),
+            ("p_l1", "l1", "f16", (q, kv), 2, "A1"), ("v_l1", "l1", "f16", (kv, d), 2, "B1"),
+            ("a_l0a", "l0a", "f16", (q, w), 2, "A2"), ("b_l0b", "l0b", "f16", (w, w), 2, "B2"),
+            ("c_l0c", "l0c", "f32", (q, w), 2, "CO1")]
+    stats = [("acc_ub", "ub", "f32", (r, d), 1, "VECCALC"), ("stat_ub", "ub", "f32", (8, r), 1, "VECCALC"),
+             ("brc_ub", "ub", "f32", (r, 8), 1, "VECCALC")]
+    if fa.causal:
+        nmask = KV_BLOCK // q
+        once = r * kv * (4 + 2) + r * d * (4 + 2 + 4) + r * 64 * 4 + 8 * r * 4 + r * 8 * 4 + nmask * r * kv * 4
+        st = 2 if once + r * kv * 4 + r * d * 4 <= UB_BYTES else 1
+        return cube + [("s_ub", "ub", "f32", (r, kv), st, "VECIN"), ("o_ub", "ub", "f32", (r, d), st, "VECIN"),
+                       ("p_ub", "ub", "f16", (r, kv), 1, "VECOUT"), ("out_ub", "ub", "f16", (r, d), 1, "VECOUT"),
+                       ("mf_ub", "ub", "f32", (r, 64), 1, "VECCALC")] + stats + [
+                       ("mask_ub", "ub", "f32", (nmask * r, kv), 1, "VECCALC")]
     # UB: the loads of S, M and O double-buffered when they fit twice (q = 64), else once
     once = r * kv * (4 + 2 + 2 + 4) + r * d * (4 + 2 + 4) + 8 * r * 4 + r * 8 * 4
     ub_stages = 2 if once + r * kv * 6 + r * d * 4 <= UB_BYTES else 1
-    return [("q_l1", "l1", "f16", (q, d), 1, "A1"), ("k_l1", "l1", "f16", (kv, d), 2, "B1"),
-            ("p_l1", "l1", "f16", (q, kv), 2, "A1"), ("v_l1", "l1", "f16", (kv, d), 2, "B1"),
-            ("a_l0a", "l0a", "f16", (q, w), 2, "A2"), ("b_l0b", "l0b", "f16", (w, w), 2, "B2"),
-            ("c_l0c", "l0c", "f32", (q, w), 2, "CO1"),
-            ("s_ub", "ub", "f32", (r, kv), ub_stages, "VECIN"), ("m_ub", "ub", "f16", (r, kv), ub_stages, "VECIN"),
-            ("o_ub", "ub", "f32", (r, d), ub_stages, "VECIN"), ("p_ub", "ub", "f16", (r, kv), 1, "VECOUT"),
-            ("out_ub", "ub", "f16", (r, d), 1, "VECOUT"), ("mf_ub", "ub", "f32", (r, kv), 1, "VECCALC"),
-            ("acc_ub", "ub", "f32", (r, d), 1, "VECCALC"), ("stat_ub", "ub", "f32", (8, r), 1, "VECCALC"),
-            ("brc_ub", "ub", "f32", (r, 8), 1, "VECCALC")]
+    return cube + [("s_ub", "ub", "f32", (r, kv), ub_stages, "VECIN"), ("m_ub", "ub", "f16", (r, kv), ub_stages, "VECIN"),
+                   ("o_ub", "ub", "f32", (r, d), ub_stages, "VECIN"), ("p_ub", "ub", "f16", (r, kv), 1, "VECOUT"),
+                   ("out_ub", "ub", "f16", (r, d), 1, "VECOUT"), ("mf_ub", "ub", "f32", (r, kv), 1, "VECCALC")] + stats
 
 
 def lower_flash_phase(low: "Lowering", src: Any, ph: Any, fa: FlashAttn, method: str) -> None:
@@ -182,7 +256,7 @@ def lower_flash_phase(low: "Lowering", src: Any, ph: Any, fa: FlashAttn, method:
                             shape[0] * shape[1] * ir.DTYPE_BYTES[dt], kind)
     ph.buffers = list(bufs.values())
     B = {k: (b.tensor, b.holder) for k, b in bufs.items()}
-    gm = {c: low.info[nm[c]].cname for c in ("Q", "K", "V", "M", "O")}
+    gm = {c: low.info[nm[c]].cname for c in ("Q", "K", "V", "M", "O") if c in nm}
     ws = {r: low.info[f"\0flash_{r}"].cname for r in ("S", "P", "O")}
     scale = names(nm["scale"])
     q, kv, d, r = fa.q, KV_BLOCK, fa.d, fa.q // 2
@@ -197,6 +271,10 @@ def lower_flash_phase(low: "Lowering", src: Any, ph: Any, fa: FlashAttn, method:
     f_s, f_p, f_o = 5, 6, 7  # cross-core flag ids (the barrier ids of the template are 1-4)
     v = names.fresh
     blk, t, j, rr, h, slot, q0 = (v(x) for x in ("faBlk", "faTile", "faJ", "faR", "faH", "faSlot", "faQ0"))
+    # the key blocks of a query tile: all of them, or (causal) those up to its diagonal block
+    nbt = v("faNb") if fa.causal else str(nb)
+    sched = causal_schedule(S, q, cores) if fa.causal else []
+    tiles_v, first_v, ti = v("faTiles"), v("faFirst"), v("faI")
     L: list[tuple[int, str]] = []
 
     def w(dd: int, s_: str) -> None:
@@ -215,6 +293,23 @@ def lower_flash_phase(low: "Lowering", src: Any, ph: Any, fa: FlashAttn, method:
         tn, hn = B[role]
         w(dd, f"{hn}.FreeTensor({tn});")
 
+    def tile_loop() -> None:
+        """The query tiles of this block: round-robin, or (causal) the balanced schedule."""
+        if not fa.causal:
+            w(0, f"for (int32_t {t} = {blk}; {t} < {ntile}; {t} += {cores}) {{")
+            return
+        order = [x for tiles in sched for x in tiles]
+        starts = [0]
+        for tiles in sched:
+            starts.append(starts[-1] + len(tiles))
+        w(0, f"// causal: query tile t attends key blocks 0 .. ceil((t + 1) * {q} / {kv}) - 1 (the rest are fully masked); "
+             "tiles dealt heaviest first to the least-loaded block")
+        w(0, f"const int32_t {tiles_v}[{len(order)}] = {{{', '.join(map(str, order))}}};")
+        w(0, f"const int32_t {first_v}[{len(starts)}] = {{{', '.join(map(str, starts))}}};")
+        w(0, f"for (int32_t {ti} = {first_v}[{blk}]; {ti} < {first_v}[{blk} + 1]; ++{ti}) {{")
+        w(1, f"const int32_t {t} = {tiles_v}[{ti}];")
+        w(1, f"const int32_t {nbt} = (({t} + 1) * {q} + {kv - 1}) / {kv};")
+
     T = {k: b[0] for k, b in B.items()}
     # ---------------- AIC
     cube: list[tuple[int, str]] = []
@@ -223,7 +318,7 @@ def lower_flash_phase(low: "Lowering", src: Any, ph: Any, fa: FlashAttn, method:
         b = bufs[role]
         w(0, f"pipe.InitBuffer({b.holder}, {'BUFFER_NUM' if b.depth == 2 else 1}, {b.nbytes});")
     w(0, f"const int32_t {blk} = static_cast<int32_t>(GetBlockIdx());")
-    w(0, f"for (int32_t {t} = {blk}; {t} < {ntile}; {t} += {cores}) {{")
+    tile_loop()
     w(1, f"const int32_t {q0} = {t} * {q};")
     alloc("q_l1", 1)
     w(1, f"DataCopy({T['q_l1']}, {gm['Q']}[{q0} * {d}], Nd2NzParams(1, {q}, {d}, 0, {d}, {q}, 1, 0));")
@@ -259,10 +354,14 @@ def lower_flash_phase(low: "Lowering", src: Any, ph: Any, fa: FlashAttn, method:
         w(e, f"CrossCoreSetFlag<0x2, PIPE_FIX>({f_s});")
 
     qk(1, "0")
-    if nb > 1:
+    if fa.causal:
+        w(1, f"if ({nbt} > 1) {{")
+        qk(2, "1")
+        w(1, "}")
+    elif nb > 1:
         qk(1, "1")
-    w(1, f"for (int32_t {j} = 0; {j} < {nb}; ++{j}) {{")
-    w(2, f"if ({j} + 2 < {nb}) {{")
+    w(1, f"for (int32_t {j} = 0; {j} < {nbt}; ++{j}) {{")
+    w(2, f"if ({j} + 2 < {nbt}) {{")
     qk(3, f"{j} + 2")
     w(2, "}")
     alloc("v_l1", 2)
@@ -303,7 +402,9 @@ def lower_flash_phase(low: "Lowering", src: Any, ph: Any, fa: FlashAttn, method:
     # ---------------- AIV
     vec: list[tuple[int, str]] = []
     L = vec
-    for role in ("s_ub", "m_ub", "o_ub", "p_ub", "out_ub", "mf_ub", "acc_ub", "stat_ub", "brc_ub"):
+    for role in ("s_ub", "m_ub", "o_ub", "p_ub", "out_ub", "mf_ub", "acc_ub", "stat_ub", "brc_ub", "mask_ub"):
+        if role not in bufs:
+            continue
         b = bufs[role]
         if b.kind == "que":
             w(0, f"pipe.InitBuffer({b.holder}, {'BUFFER_NUM' if b.depth == 2 else 1}, {b.nbytes});")
@@ -316,25 +417,38 @@ def lower_flash_phase(low: "Lowering", src: Any, ph: Any, fa: FlashAttn, method:
     w(0, f"const int32_t {blk} = static_cast<int32_t>(GetBlockIdx()) / 2;")
     w(0, f"const int32_t {h} = static_cast<int32_t>(GetSubBlockIdx());  // this AIV's half of the query tile")
     upd = names.fresh("FlashUpdate")
-    w(0, f"for (int32_t {t} = {blk}; {t} < {ntile}; {t} += {cores}) {{")
+    if fa.causal:  # the additive masks of the diagonal block: row i of mask m keeps keys <= m*q + h*r + i
+        mk, mi = T["mask_ub"], v("faMi")
+        w(0, f"for (int32_t {mi} = 0; {mi} < {(kv // q) * r}; ++{mi}) {{")
+        w(1, f"Duplicate({mk}[{mi} * {kv}], -ascx_inf, {kv});")
+        w(1, f"Duplicate({mk}[{mi} * {kv}], 0.0f, ascx_min<int32_t>({kv}, ({mi} / {r}) * {q} + {h} * {r} + {mi} % {r} + 1));")
+        w(0, "}")
+    tile_loop()
     w(1, f"const int32_t {q0} = {t} * {q} + {h} * {r};")
     w(1, f"Duplicate({m_old}, -ascx_inf, {r});")
     w(1, f"Duplicate({l_}, 0.0f, {r});")
     w(1, f"Duplicate({acc}, 0.0f, {r * d});")
-    w(1, f"for (int32_t {j} = 0; {j} < {nb}; ++{j}) {{")
+    w(1, f"for (int32_t {j} = 0; {j} < {nbt}; ++{j}) {{")
     w(2, f"CrossCoreWaitFlag({f_s});  // S_j from the AIC")
     w(2, f"const int32_t {slot} = {blk} * {SLOTS} + {j} % {SLOTS};")
     alloc("s_ub", 2)
     w(2, f"DataCopy({T['s_ub']}, {ws['S']}[{slot} * {q * kv} + {h} * {r * kv}], {r * kv});")
-    alloc("m_ub", 2)
-    w(2, f"DataCopy({T['m_ub']}, {gm['M']}[{q0} * {S} + {j} * {kv}], DataCopyParams({r}, {kv * 2 // 32}, {(S - kv) * 2 // 32}, 0));")
-    enq_deq("s_ub", 2)
-    enq_deq("m_ub", 2)
     s_ = T["s_ub"]
-    w(2, f"Muls({s_}, {s_}, {scale}, {r * kv});")
-    w(2, f"Cast({mf}, {T['m_ub']}, RoundMode::CAST_NONE, {r * kv});")
-    free("m_ub", 2)
-    w(2, f"Add({s_}, {s_}, {mf}, {r * kv});")
+    if fa.causal:
+        enq_deq("s_ub", 2)
+        w(2, f"Muls({s_}, {s_}, {scale}, {r * kv});")
+        w(2, f"if ({j} == {nbt} - 1) {{  // the diagonal block: keys beyond the row masked (-inf)")
+        w(3, f"Add({s_}, {s_}, {T['mask_ub']}" + (f"[({t} % 2) * {r * kv}]" if kv // q > 1 else "") + f", {r * kv});")
+        w(2, "}")
+    else:
+        alloc("m_ub", 2)
+        w(2, f"DataCopy({T['m_ub']}, {gm['M']}[{q0} * {S} + {j} * {kv}], DataCopyParams({r}, {kv * 2 // 32}, {(S - kv) * 2 // 32}, 0));")
+        enq_deq("s_ub", 2)
+        enq_deq("m_ub", 2)
+        w(2, f"Muls({s_}, {s_}, {scale}, {r * kv});")
+        w(2, f"Cast({mf}, {T['m_ub']}, RoundMode::CAST_NONE, {r * kv});")
+        free("m_ub", 2)
+        w(2, f"Add({s_}, {s_}, {mf}, {r * kv});")
     # row max: fold the 64-float halves of each row, then one value per row
     w(2, f"Max({mf}, {s_}, {s_}[64], 64, {r}, BinaryRepeatParams(1, 1, 1, 8, {kv // 8}, {kv // 8}));")
     w(2, f"WholeReduceMax({rowv}, {mf}, 64, {r}, 1, 1, 8, ReduceOrder::ORDER_ONLY_VALUE);")
@@ -362,7 +476,7 @@ def lower_flash_phase(low: "Lowering", src: Any, ph: Any, fa: FlashAttn, method:
     w(3, f"{upd}({blk}, {h}, {j} - 1);")
     w(2, "}")
     w(1, "}")
-    w(1, f"{upd}({blk}, {h}, {nb - 1});")
+    w(1, f"{upd}({blk}, {h}, {nbt} - 1);")
     # O = f16(acc / l)
     w(1, f"Brcb({brc}, {l_}, {r // 8}, BrcbRepeatParams(1, 8));")
     for half in range(d // 64):
