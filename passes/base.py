@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Iterable, Sequence
+from typing import ClassVar, Iterable, Sequence
 
 from transformer import ir
 from transformer.check import check_kernel
@@ -158,7 +158,7 @@ class Pass:
         raise NotImplementedError(f"pass {self.name} has no run()")
 
     @classmethod
-    def space(cls, kernel: ir.Kernel, target: Any = None) -> list["Pass"]:
+    def space(cls, kernel: ir.Kernel, target: Target | None = None) -> list["Pass"]:
         """Concrete instances that are legal on `kernel` (the agent's action space)."""
         return []
 

@@ -46,6 +46,7 @@ from . import _rewrite as R
 from ._budgets import scope_budget, tensor_bytes
 from .params import Int, Keywords, Loop, Params
 from .base import NothingToDo, Pass, PassError, TraceEntry, all_loops, preferred_loop_names, register, replace_at, resolve_loop
+from transformer.targets import Target
 
 Path = tuple[int, ...]
 
@@ -62,7 +63,7 @@ class DoubleBuffer(Pass):
     loop: str = ""
     stages: int = 2
 
-    def run(self, kernel: ir.Kernel, target: Any, trace: TraceEntry) -> ir.Kernel:
+    def run(self, kernel: ir.Kernel, target: Target, trace: TraceEntry) -> ir.Kernel:
         if self.stages < 2:
             raise BadParameter("double_buffer", f"stages must be at least 2, got {self.stages}", hint="stages=2", param="stages", value=self.stages)
         if self.loop:
@@ -112,7 +113,7 @@ class DoubleBuffer(Pass):
         return out
 
     @classmethod
-    def space(cls, kernel: ir.Kernel, target: Any = None) -> list[Pass]:
+    def space(cls, kernel: ir.Kernel, target: Target | None = None) -> list[Pass]:
         out: list[Pass] = []
         for _, loop, name in _candidates(kernel):
             p = DoubleBuffer(loop=name)
@@ -344,7 +345,7 @@ def _max_ext(lo: ir.Expr, hi: ir.Expr, sizes: Mapping[str, int]) -> int | None:
     return None
 
 
-def _check_capacity(kernel: ir.Kernel, target: Any) -> None:
+def _check_capacity(kernel: ir.Kernel, target: Target) -> None:
     """Condition: per nest and scope, sum(bytes x stages) of the locals used fits the budget."""
     sizes = kernel.size_values()
     stages = buffer_stages(kernel)

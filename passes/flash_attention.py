@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from transformer import ir
 from transformer.lower.flash import KV_BLOCK, Refusal, causal_blocks, choose_q, flash_cores, flash_fits, match_flash
@@ -38,6 +38,7 @@ from transformer.targets import resolve_target
 
 from .params import NoParams, Params
 from .base import NotApplicable, NothingToDo, Pass, PipelineError, TraceEntry, register
+from transformer.targets import Target
 
 
 @register
@@ -50,7 +51,7 @@ class FlashAttention(Pass):
                               "the vector cores, pipelined); needs round_operand{pv.s=f16} first")
     params: ClassVar[Params] = NoParams(note="query tiles of 128 or 64 rows, key blocks of 128")
 
-    def run(self, kernel: ir.Kernel, target: Any, trace: TraceEntry) -> ir.Kernel:
+    def run(self, kernel: ir.Kernel, target: Target, trace: TraceEntry) -> ir.Kernel:
         first = kernel.body[0] if kernel.body else None
         if isinstance(first, ir.For) and first.annotation("flash") is not None:
             raise NothingToDo(self.name, "the kernel is already marked @flash")
@@ -87,7 +88,7 @@ class FlashAttention(Pass):
         return dataclasses.replace(kernel, body=body)
 
     @classmethod
-    def space(cls, kernel: ir.Kernel, target: Any = None) -> list[Pass]:
+    def space(cls, kernel: ir.Kernel, target: Target | None = None) -> list[Pass]:
         fa = match_flash(kernel)
         first = kernel.body[0] if kernel.body else None
         if isinstance(fa, str) or flash_fits(dataclasses.replace(fa, q=choose_q(fa, target or resolve_target(None)))) or (isinstance(first, ir.For) and first.annotation("flash")):
@@ -95,7 +96,7 @@ class FlashAttention(Pass):
         return [cls()]
 
 
-def _needs_rounding(kernel: ir.Kernel, target: Any) -> str | None:
+def _needs_rounding(kernel: ir.Kernel, target: Target) -> str | None:
     """The `round_operand` request that makes `kernel` the rounded attention, if one does."""
     from .base import PassError, parse_pipeline, run_pipeline
 

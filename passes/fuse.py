@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from transformer import ir
 from transformer.diagnostics import BadParameter, DependenceViolation, NotApplicable
@@ -55,6 +55,7 @@ from transformer.printer import format_type
 from ._rewrite import fresh, loop_header, map_expr, map_loops, map_stmt_exprs, same_bound, subst_stmt, used_names
 from .params import Loop, Names, Params
 from .base import Pass, PassError, TraceEntry, get_at, name_of_loop, register, replace_at, resolve_loop
+from transformer.targets import Target
 
 Path = tuple[int, ...]
 
@@ -312,7 +313,7 @@ class Fuse(Pass):
     first: str = ""
     second: str = ""
 
-    def run(self, kernel: ir.Kernel, target: Any, trace: TraceEntry) -> ir.Kernel:
+    def run(self, kernel: ir.Kernel, target: Target, trace: TraceEntry) -> ir.Kernel:
         st = _State(kernel, trace, used_names(kernel) | {kernel.name})
         if not self.first:
             _greedy(st, ())
@@ -355,7 +356,7 @@ class Fuse(Pass):
         _fuse_seam(st, ra.path, n_a)
 
     @classmethod
-    def space(cls, kernel: ir.Kernel, target: Any = None) -> list[Pass]:
+    def space(cls, kernel: ir.Kernel, target: Target | None = None) -> list[Pass]:
         out: list[Pass] = []
         from passes.base import all_loops
 

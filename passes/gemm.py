@@ -34,6 +34,7 @@ from . import _rewrite as R
 from .params import Int, Map, Name, Params
 from .base import BadParameter, CapacityExceeded, NothingToDo, Pass, TraceEntry, register
 from .tile import split_epilogues
+from transformer.targets import Target
 
 KEYS = ("m", "n", "k", "k0")
 
@@ -49,7 +50,7 @@ class Gemm(Pass):
                                    note="block sizes; none: the documented policy chooses")
     blocks: tuple[tuple[str, int], ...] = ()
 
-    def run(self, kernel: ir.Kernel, target: Any, trace: TraceEntry) -> ir.Kernel:
+    def run(self, kernel: ir.Kernel, target: Target, trace: TraceEntry) -> ir.Kernel:
         import dataclasses
 
         kernel = _expand_scalar_accumulators(kernel, trace)
@@ -100,7 +101,7 @@ class Gemm(Pass):
         return dataclasses.replace(kernel, body=tuple(body))
 
     @classmethod
-    def space(cls, kernel: ir.Kernel, target: Any = None) -> list[Pass]:
+    def space(cls, kernel: ir.Kernel, target: Target | None = None) -> list[Pass]:
         return [cls()] if any(isinstance(s, ir.For) and s.annotation("gemm") is None
                               and not isinstance(match_gemm(kernel, s), str) for s in kernel.body) else []
 

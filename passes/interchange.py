@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from transformer import ir
 from transformer.diagnostics import BadParameter, DependenceViolation, NotApplicable
@@ -39,6 +39,7 @@ from transformer.deps import interchange_violation, perfect_band
 from ._rewrite import loop_header, mentions
 from .params import Loop, Names, Params
 from .base import Pass, PassError, TraceEntry, all_loops, get_at, name_of_loop, register, replace_at, resolve_loop
+from transformer.targets import Target
 
 
 def check_rectangular(loops: list[ir.For]) -> tuple[ir.For, str] | None:
@@ -68,7 +69,7 @@ class Interchange(Pass):
                                      note="two loops: swap them; more: their new order, outermost first")
     loops: tuple[str, ...] = ()
 
-    def run(self, kernel: ir.Kernel, target: Any, trace: TraceEntry) -> ir.Kernel:
+    def run(self, kernel: ir.Kernel, target: Target, trace: TraceEntry) -> ir.Kernel:
         refs = [resolve_loop(kernel, n, self.name) for n in self.loops]
         paths = [r.path for r in refs]
         if len(set(paths)) != len(paths):
@@ -131,7 +132,7 @@ class Interchange(Pass):
         return new_kernel
 
     @classmethod
-    def space(cls, kernel: ir.Kernel, target: Any = None) -> list[Pass]:
+    def space(cls, kernel: ir.Kernel, target: Target | None = None) -> list[Pass]:
         out: list[Pass] = []
         seen: set[tuple] = set()
         for path, loop, _ in all_loops(kernel):

@@ -46,6 +46,7 @@ from transformer.affine import Affine, to_affine
 from . import _rewrite as R
 from .params import LayoutName, Map, Params, Tensor
 from .base import Pass, PassError, TraceEntry, register
+from transformer.targets import Target
 
 # new dims as functions of old dims: ("id", d) old index d; ("q", d) = old d / 16;
 # ("r", d) = old d % 16; ("comb", dq, dr) = 16 * old dq + old dr
@@ -82,13 +83,13 @@ class Layout(Pass):
                                    note="each tensor converted in the order written")
     layouts: tuple[tuple[str, str], ...] = ()
 
-    def run(self, kernel: ir.Kernel, target: Any, trace: TraceEntry) -> ir.Kernel:
+    def run(self, kernel: ir.Kernel, target: Target, trace: TraceEntry) -> ir.Kernel:
         for tname, lay in self.layouts:
             kernel = change_layout(kernel, tname, lay, trace)
         return kernel
 
     @classmethod
-    def space(cls, kernel: ir.Kernel, target: Any = None) -> list[Pass]:
+    def space(cls, kernel: ir.Kernel, target: Target | None = None) -> list[Pass]:
         out: list[Pass] = []
         for t in kernel.tensors():
             cur = t.layout or "ND"

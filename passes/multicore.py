@@ -34,21 +34,16 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from transformer import ir
-from transformer.targets import Target, resolve_target
+from transformer.targets import Target
 from transformer.diagnostics import BadParameter, DependenceViolation, NotApplicable
 from transformer.deps import parallel_blockers
 
 from ._rewrite import const_trip, loop_header
 from .params import Entry, Int, Loop, Params
 from .base import Pass, PassError, TraceEntry, get_at, name_of_loop, register, replace_at, resolve_loop
-
-def target_cores(target: "Target | str | None") -> int:
-    """The cores a vector kernel spreads over on `target` (None: the default target)."""
-    return int(resolve_target(target).cores)
-
 
 @register
 @dataclass(frozen=True)
@@ -60,7 +55,7 @@ class Multicore(Pass):
     loop: str = ""
     cores: int = 0  # 0: the target's core count (`Target.cores`)
 
-    def run(self, kernel: ir.Kernel, target: Any, trace: TraceEntry) -> ir.Kernel:
+    def run(self, kernel: ir.Kernel, target: Target, trace: TraceEntry) -> ir.Kernel:
         if not self.loop:
             raise BadParameter(self.name, "no loop given", hint="e.g. `multicore{qk}`", param="loop")
         ref = resolve_loop(kernel, self.loop, self.name)
@@ -87,7 +82,7 @@ class Multicore(Pass):
                 raise BadParameter(self.name, f"{n} cores for `{loop_header(loop)}`, which has only {trip} iterations",
                                 loc=loop.loc, hint=f"use at most {trip} cores", param="cores", value=n, loops=(self.loop,))
         else:
-            n, why = target_cores(target), f"the core count of {resolve_target(target).name}"
+            n, why = target.cores, f"the core count of {target.name}"
             if trip is not None and n > trip:
                 n, why = trip, why + f", capped at the trip count {trip}"
         ann = ir.Annotation("cores", (("n", n),))
@@ -102,7 +97,7 @@ class Multicore(Pass):
         return dataclasses.replace(kernel, body=replace_at(kernel.body, ref.path, [new_loop]))
 
     @classmethod
-    def space(cls, kernel: ir.Kernel, target: Any = None) -> list[Pass]:
+    def space(cls, kernel: ir.Kernel, target: Target | None = None) -> list[Pass]:
         out: list[Pass] = []
         for i, s in enumerate(kernel.body):
             if isinstance(s, ir.For) and s.annotation("cores") is None:

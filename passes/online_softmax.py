@@ -60,6 +60,7 @@ from transformer.diagnostics import BadParameter
 from . import _rewrite as R
 from .params import Int, Keywords, Params
 from .base import NothingToDo, Pass, PassError, TraceEntry, register
+from transformer.targets import Target
 
 _PAT = ("online_softmax needs attention's shape: row loops holding `MX = -inf; for j { MX max= Z }`, "
         "`SM = 0.0; for j { P = exp(Z - MX); SM += P }` and `for d { ACC = 0.0; for j { ACC += P * W } ... }`")
@@ -80,11 +81,11 @@ class OnlineSoftmax(Pass):
     params: ClassVar[Params] = Keywords({"block": Int(1)}, example="block=32", note="key-block size (default 64)")
     block: int = 64
 
-    def run(self, kernel: ir.Kernel, target: Any, trace: TraceEntry) -> ir.Kernel:
+    def run(self, kernel: ir.Kernel, target: Target, trace: TraceEntry) -> ir.Kernel:
         return rewrite(kernel, self.block, trace)
 
     @classmethod
-    def space(cls, kernel: ir.Kernel, target: Any = None) -> list[Pass]:
+    def space(cls, kernel: ir.Kernel, target: Target | None = None) -> list[Pass]:
         out: list[Pass] = []
         for b in (16, 32, 64, 128):
             try:

@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from transformer import ir
 from transformer.diagnostics import BadParameter, DependenceViolation, NotApplicable
@@ -66,6 +66,7 @@ from ._rewrite import accesses, fresh, loop_header, map_expr, map_stmt_exprs, na
 from .params import Dtype, Entry, LoopTensor, Params
 from .base import (Pass, PassError, TraceEntry, all_loops, get_at, name_of_loop, register,
                    replace_at, resolve_loop)
+from transformer.targets import Target
 
 
 @register
@@ -80,7 +81,7 @@ class RoundOperand(Pass):
     tensor: str = ""
     dtype: str = ""
 
-    def run(self, kernel: ir.Kernel, target: Any, trace: TraceEntry) -> ir.Kernel:
+    def run(self, kernel: ir.Kernel, target: Target, trace: TraceEntry) -> ir.Kernel:
         ref = resolve_loop(kernel, self.loop, self.name)
         nest = ref.loop
         decl = kernel.tensor(self.tensor)
@@ -153,7 +154,7 @@ class RoundOperand(Pass):
         raise BadParameter(self.name, why, loc=loc, hint=_hint(hint, _alternatives(kernel)), param="dtype", value=self.dtype, loops=(self.loop,))
 
     @classmethod
-    def space(cls, kernel: ir.Kernel, target: Any = None) -> list[Pass]:
+    def space(cls, kernel: ir.Kernel, target: Target | None = None) -> list[Pass]:
         """For every `acc += a * b` statement whose operand `a` (or `b`, under casts) reads an
         f32 input or temp: round it to f16 in the outermost named loop around the statement
         that does not write it (the whole nest when possible)."""

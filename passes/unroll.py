@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from transformer import ir
 from transformer.diagnostics import BadParameter, NotApplicable
@@ -42,6 +42,7 @@ from transformer.diagnostics import BadParameter, NotApplicable
 from ._rewrite import add, const_trip, fresh, lit, loop_header, map_loops, mul, subst_stmt, used_names
 from .params import Entry, IntOrFull, Loop, Params
 from .base import Pass, PassError, TraceEntry, all_loops, name_of_loop, register, replace_at, resolve_loop
+from transformer.targets import Target
 
 FULL_UNROLL_MAX = 1024  # copies a `full` request may create
 SPACE_FACTORS = (2, 4)  # factors `space()` offers
@@ -60,7 +61,7 @@ class Unroll(Pass):
     loop: str = ""
     factor: int = 0  # 0 means full
 
-    def run(self, kernel: ir.Kernel, target: Any, trace: TraceEntry) -> ir.Kernel:
+    def run(self, kernel: ir.Kernel, target: Target, trace: TraceEntry) -> ir.Kernel:
         if not self.loop:
             raise BadParameter(self.name, "no loop given", hint="e.g. `unroll{qk.k=4}`", param="loop")
         ref = resolve_loop(kernel, self.loop, self.name)
@@ -112,7 +113,7 @@ class Unroll(Pass):
         return dataclasses.replace(kernel, body=replace_at(kernel.body, ref.path, new))
 
     @classmethod
-    def space(cls, kernel: ir.Kernel, target: Any = None) -> list[Pass]:
+    def space(cls, kernel: ir.Kernel, target: Target | None = None) -> list[Pass]:
         out: list[Pass] = []
         sizes = kernel.size_values()
         for path, loop, _ in all_loops(kernel):

@@ -13,13 +13,13 @@ input (located in the CSV or TOML file) or when no parameter could be fitted.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import click
 
 from .cli_common import check_output_path, handle_errors, load_target, target_option, write_output_file
 from .diagnostics import Source, UsageError, did_you_mean
 from .ir import Loc
+from .targets import Target
 
 
 def _read(path: str) -> Source:
@@ -71,7 +71,7 @@ def _line_of(text: str, word: str) -> Loc | None:
     return None
 
 
-def _check_facts(pipes: dict[str, dict[str, str]], target: Any, params_path: str | None) -> None:
+def _check_facts(pipes: dict[str, dict[str, str]], target: Target, params_path: str | None) -> None:
     known = target.all_facts()
     for feats in pipes.values():
         for spec in feats.values():

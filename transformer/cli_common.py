@@ -21,6 +21,7 @@ import click
 
 from . import ir
 from .diagnostics import AscxError, Source, UsageError
+from .targets import Target
 
 EXIT_OK = 0
 EXIT_CHECK_FAILED = 1
@@ -264,7 +265,7 @@ def npu_toolchain(backend: str, device: int | None, *, need_msprof: bool = False
 # steps several commands share (the work is the driver's; here, the command-line side)
 
 
-def transform_kernel(path: str, kernel: ir.Kernel, pipeline: str, target: Any) -> tuple[ir.Kernel, list]:
+def transform_kernel(path: str, kernel: ir.Kernel, pipeline: str, target: Target) -> tuple[ir.Kernel, list]:
     """Run `pipeline` on `kernel` (`driver.transform`), attaching the right source to any
     error: the pipeline text for pipeline errors, the file for pass errors. A pass with
     nothing to do is noted on stderr (an error under `--strict`)."""
@@ -279,7 +280,7 @@ def transform_kernel(path: str, kernel: ir.Kernel, pipeline: str, target: Any) -
     return out, trace
 
 
-def enforce_capacity(kernel: Any, target: Any = None, *, timeout_ms: int | None = None) -> None:
+def enforce_capacity(kernel: Any, target: Target | None = None, *, timeout_ms: int | None = None) -> None:
     """Refuse to go on with an over-capacity kernel (for `ascx transform`).
 
     Prints the explanation (located at the buffer's declaration when known) to stderr and

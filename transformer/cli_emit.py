@@ -29,9 +29,10 @@ from .cli_common import (  # noqa: F401  (check_harness_dir, write_emitted: re-e
     transform_kernel,
     write_emitted,
 )
+from .targets import Target
 
 
-def emit_for_cli(file: str, kernel: Any, pipeline: str | None, target: Any, *, select: bool = True) -> Any:
+def emit_for_cli(file: str, kernel: Any, pipeline: str | None, target: Target, *, select: bool = True) -> Any:
     """Run the pipeline (if any) and emit (`driver.transform`, `driver.emit`)."""
     from .driver import emit
 
@@ -71,7 +72,7 @@ def emit_cmd(file: str, pipeline: str | None, sizes: tuple[str, ...], target_nam
         click.echo(explain_fallbacks(em, target), err=True)
 
 
-def explain_fallbacks(em: Any, target: Any) -> str:
+def explain_fallbacks(em: Any, target: Target) -> str:
     """The `--explain` report: each scalar fallback, why, and what it costs on the model."""
     from .timing.explain import fallback_costs
 

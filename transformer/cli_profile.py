@@ -29,6 +29,7 @@ from .cli_common import (
     transform_kernel,
 )
 from .diagnostics import UsageError
+from .targets import Target
 
 
 def format_report(r: Any) -> str:
@@ -140,7 +141,7 @@ def profile_cmd(file: str, pipeline: str | None, sizes: tuple[str, ...], target_
         raise CheckFailed()
 
 
-def _profile_npu(kernel: Any, em: Any, target: Any, toolchain: Any, *, file: str, as_json: bool,
+def _profile_npu(kernel: Any, em: Any, target: Target, toolchain: Any, *, file: str, as_json: bool,
                  record_path: str | None, full: bool) -> None:
     """`--backend npu`: build with CANN, run under msprof on the device, report what it
     measured (with --record, next to the emulator's prediction, appended to a calibration CSV)."""

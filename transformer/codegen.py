@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 from . import ir
 from .diagnostics import AscxError
 from .lower import KernelPlan, Line, lower_kernel
+from .targets import Target
 
 if TYPE_CHECKING:  # numpy is imported where kernels are run, not for `ascx emit`
     import numpy as np
@@ -147,7 +148,7 @@ def render(plan: KernelPlan, *, source_name: str = "", pipeline: str = "", kerne
     return e
 
 
-def emit_ascendc(kernel: ir.Kernel, target: Any = None, *, select: bool = True, source_name: str = "",
+def emit_ascendc(kernel: ir.Kernel, target: Target | None = None, *, select: bool = True, source_name: str = "",
                  pipeline: str = "") -> Emitted:
     """Lower `kernel` for `target` (a Target, a name, or None for the default) and render it."""
     plan = lower_kernel(kernel, target, select=select, source_name=source_name)
@@ -226,7 +227,7 @@ def run_compiled(binary: Path, plan: KernelPlan, inputs: Mapping[str, np.ndarray
     return out
 
 
-def build_and_run(kernel: ir.Kernel, target: Any, inputs: Mapping[str, np.ndarray], keep_dir: str | Path | None = None,
+def build_and_run(kernel: ir.Kernel, target: Target, inputs: Mapping[str, np.ndarray], keep_dir: str | Path | None = None,
                   sanitize: bool = False, *, emitted: Emitted | None = None, optimize: str = "-O1") -> dict[str, np.ndarray]:
     """Emit, compile (g++ -std=c++17 -Wall -Wextra -Werror + emulator flags, cached by
     source hash), run on `inputs` and return the outputs keyed by name. With `keep_dir`,
@@ -264,7 +265,7 @@ def write_sources(em: Emitted, directory: str | Path, kernel_file: str = "kernel
     return [d / kernel_file, d / "main.cpp", d / "build.sh"]
 
 
-def verify_emitted(kernel: ir.Kernel, target: Any = None, trials: int = 1, seed: int | None = None, *,
+def verify_emitted(kernel: ir.Kernel, target: Target | None = None, trials: int = 1, seed: int | None = None, *,
                    reference: ir.Kernel | None = None, sanitize: bool = False, keep_dir: str | Path | None = None,
                    emitted: Emitted | None = None, optimize: str = "-O0") -> list[Any]:
     """Compile the emitted Ascend C once, run it on `trials` random input sets drawn from

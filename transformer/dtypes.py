@@ -1,4 +1,5 @@
-"""Typing rules of the IR (ir.md, "Meaning"): promotion and weak literals.
+"""The IR's dtypes -- names, float/int classes, bytes per element -- and its typing rules
+(ir.md, "Meaning"): promotion and weak literals.
 
 An expression's type is a `Ty`: a dtype name plus a `weak` flag. Literals, sizes and loop
 variables used as values are weak: they take the type of the other operand. A float
@@ -12,7 +13,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .ir import FLOAT_DTYPES, INT_DTYPES
+DTYPES: tuple[str, ...] = ("f16", "bf16", "f32", "i8", "i32")
+"""Storage dtypes a tensor may have. `bool` exists only as the type of comparisons."""
+
+FLOAT_DTYPES = frozenset({"f16", "bf16", "f32"})
+INT_DTYPES = frozenset({"i8", "i32"})
+
+DTYPE_BYTES: dict[str, int] = {"f16": 2, "bf16": 2, "f32": 4, "i8": 1, "i32": 4}
+"""Bytes per element: the one table (ir.py, the capacity model and the lowering read it)."""
 
 
 @dataclass(frozen=True)

@@ -16,16 +16,12 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Iterator, Union
 
+from .dtypes import DTYPE_BYTES, DTYPES, FLOAT_DTYPES, INT_DTYPES  # noqa: F401  (re-exported: ir.DTYPES, ...)
+
 # --------------------------------------------------------------------------------------
 # Vocabulary shared by parser, checker, interpreter and passes.
 
-DTYPES: tuple[str, ...] = ("f16", "bf16", "f32", "i8", "i32")
-"""Storage dtypes a tensor may have. `bool` exists only as the type of comparisons."""
-
-FLOAT_DTYPES = frozenset({"f16", "bf16", "f32"})
-INT_DTYPES = frozenset({"i8", "i32"})
-
-DTYPE_BYTES: dict[str, int] = {"f16": 2, "bf16": 2, "f32": 4, "i8": 1, "i32": 4}
+# DTYPES, FLOAT_DTYPES, INT_DTYPES, DTYPE_BYTES: the dtype facts live in dtypes.py (imported above).
 
 SCOPES: tuple[str, ...] = ("ub", "l1", "l0a", "l0b", "l0c")
 """On-chip memory scopes a `local` buffer may live in (extendable by target tables)."""

@@ -11,9 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Union
 
+from ..dtypes import DTYPE_BYTES
 from .errors import InvalidBufferError
-
-DTYPE_BYTES: dict[str, int] = {"f16": 2, "bf16": 2, "f32": 4, "i8": 1, "i32": 4}
 
 # TPositions whose buffers are TQue buffers (counted against the per-position queue limit).
 # VECCALC is a TBuf (no queue); GM is not on chip.

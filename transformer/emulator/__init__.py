@@ -24,12 +24,18 @@ from typing import Mapping, Sequence
 from .trace import TraceEvent, parse_trace
 
 __all__ = [
-    "DEFAULT_SCOPE_BYTES", "EMU_SCOPES", "ERROR_EXIT", "CompileError", "RunResult", "include_dir", "cflags",
+    "DEFAULT_SCOPE_BYTES", "EMU_SCOPES", "MIX_AIV_PER_BLOCK", "ERROR_EXIT", "CompileError", "RunResult", "include_dir", "cflags",
     "compile_source", "compile_files", "build_flags", "run_binary", "compile_and_run", "TraceEvent",
 ]
 
 #: The local memory scopes the headers size (`-DASCX_EMU_<SCOPE>_BYTES`).
 EMU_SCOPES = ("UB", "L1", "L0A", "L0B", "L0C")
+
+#: Vector cores per block of the emulator's MIX launch (`ascx_emu/runtime.h`: the AIV `sub` of
+#: block `b` reports `GetBlockIdx() == b * 2 + sub`), the 910B's aiv_cores / aic_cores. The
+#: lowering takes the ratio from the target (`Target.aiv_per_aic`) and uses this only on a
+#: coupled chip, where a MIX launch is the emulator's all-core barrier, not a chip feature.
+MIX_AIV_PER_BLOCK = 2
 
 
 def _default_scope_bytes() -> dict[str, int]:

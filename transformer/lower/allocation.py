@@ -8,11 +8,11 @@ a nest needed when it fell back to scalar code for lack of UB.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from .. import ir
 from .lower import Lowering
 from .plan import KernelPlan
+from ..targets import Target
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,7 @@ class UbAllocation:
     api_temp: bool = False  # some nest's instructions take the UB API temp area
 
 
-def ub_allocation(kernel: ir.Kernel, target: Any = None) -> UbAllocation:
+def ub_allocation(kernel: ir.Kernel, target: Target | None = None) -> UbAllocation:
     """Lower `kernel` (instruction selection on) and report its on-chip allocation.
 
     Raises `LoweringError` for a kernel the code generator cannot lower. Spreading over the

@@ -41,6 +41,7 @@ from .. import ir
 from ..affine import eval_int
 from .cexpr import CTYPE
 from .plan import Buffer, Line, Method, NestChoice
+from ..targets import Target
 
 if TYPE_CHECKING:
     from .lower import Lowering
@@ -146,7 +147,7 @@ def match_flash(kernel: ir.Kernel) -> FlashAttn | str:
     return FlashAttn(names, S, D, causal=causal)
 
 
-def choose_q(fa: FlashAttn, target: Any) -> int:
+def choose_q(fa: FlashAttn, target: Target) -> int:
     """The query tile: of 128 and 64 rows, the one that leaves the busiest AIC the fewest
     rows (S / q tiles dealt round-robin over the AIC), 128 on a tie (every query tile reloads
     all K and V blocks, so taller tiles move fewer bytes GM -> L1, the AIC's busiest pipe).
@@ -202,11 +203,11 @@ def flash_fits(fa: FlashAttn) -> str | None:
     return None
 
 
-def flash_cores(fa: FlashAttn, target: Any) -> int:
+def flash_cores(fa: FlashAttn, target: Target) -> int:
     return max(1, min(int(target.aic_cores or target.cores), fa.s // fa.q))
 
 
-def workspace_slots(fa: FlashAttn, target: Any) -> list[tuple[str, str, int]]:
+def workspace_slots(fa: FlashAttn, target: Target) -> list[tuple[str, str, int]]:
     """(role, dtype, elements) of the GM workspace: SLOTS S, P and O slots per AIC block."""
     n = flash_cores(fa, target)
     return [("S", "f32", n * SLOTS * fa.q * KV_BLOCK), ("P", "f16", n * SLOTS * fa.q * KV_BLOCK),

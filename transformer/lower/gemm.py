@@ -42,6 +42,7 @@ from .. import ir
 from ..affine import eval_int, to_affine
 from .cexpr import CTYPE
 from .plan import Buffer, Line, Method, NestChoice
+from ..targets import Target
 
 if TYPE_CHECKING:
     from .lower import Lowering, _PhaseSrc
@@ -181,7 +182,7 @@ def match_gemm(kernel: ir.Kernel, nest: ir.Stmt) -> GemmNest | str:
     return GemmNest(nest.label or nest.var, acc.name, a.tensor, b.tensor, b_nk, m, n, kk, store, relu)
 
 
-def choose_blocks(g: GemmNest, target: Any) -> Blocks:
+def choose_blocks(g: GemmNest, target: Target) -> Blocks:
     """The documented policy: the largest C tile that fits L0C (bn >= bm: B's rows are the
     long bursts), then the largest L0 K slice (at most 256) whose A and B slices fit L0A and
     L0B twice, then the L1 K block: a multiple of the slice whose A and B blocks fit L1
@@ -210,7 +211,7 @@ def choose_blocks(g: GemmNest, target: Any) -> Blocks:
     return Blocks(bm, bn, bk, k0)
 
 
-def check_blocks(bl: Blocks, target: Any) -> str | None:
+def check_blocks(bl: Blocks, target: Target) -> str | None:
     """Why the blocks do not fit the chip (or None): what the capacity model proves too."""
     for name, v in (("m", bl.m), ("n", bl.n), ("k", bl.k), ("k0", bl.k0)):
         if v % FRACTAL:
@@ -247,7 +248,7 @@ def tiles_of(g: GemmNest, bl: Blocks) -> int:
     return -(-g.m // bl.m) * -(-g.n // bl.n)
 
 
-def gemm_cores(g: GemmNest, bl: Blocks, target: Any) -> int:
+def gemm_cores(g: GemmNest, bl: Blocks, target: Target) -> int:
     """Blocks of the launch: every AIC (the target table), at most one per C tile."""
     aic = target.aic_cores or target.cores
     return max(1, min(int(aic), tiles_of(g, bl)))

@@ -29,6 +29,8 @@ from ..diagnostics import AscxError
 from ..dtypes import Ty, promote
 from .cexpr import C_GLOBALS, CTYPE, ExprEmitter, Names, affine_cpp, const_value
 from .plan import Buffer, GmParam, KernelPlan, Line, Method, NestChoice, Phase, Scalar, WorkspaceSlot
+from ..emulator import MIX_AIV_PER_BLOCK
+from ..targets import Target
 
 CUBE_SCOPES = frozenset({"l1", "l0a", "l0b", "l0c"})
 WS_ALIGN = 512
@@ -107,7 +109,7 @@ class _PhaseSrc:
 
 
 class Lowering:
-    def __init__(self, kernel: ir.Kernel, target: Any = None, *, select: bool = True, source_name: str = "",
+    def __init__(self, kernel: ir.Kernel, target: Target | None = None, *, select: bool = True, source_name: str = "",
                  spread: bool = True) -> None:
         from ..targets import resolve_target
 
@@ -128,6 +130,10 @@ class Lowering:
         self.phase_range: dict[int, tuple[int, int]] = {}  # phase -> first, last top-level stmt
         self.gemms: dict[int, Any] = {}  # phase -> (GemmNest, Blocks) of a `@gemm` nest (gemm.py)
         self.flash: Any = None  # the FlashAttn of a `@flash` kernel: one mix phase (flash.py)
+        # AIV per block of a MIX launch: the chip's aiv_cores / aic_cores. A coupled chip has no
+        # such ratio; there a MIX launch is only the emulator's all-core barrier for multi-phase
+        # vector kernels, whose blocks hold the emulator's MIX_AIV_PER_BLOCK vector cores.
+        self.mix_vectors = self.target.aiv_per_aic or MIX_AIV_PER_BLOCK
 
     # ---- helpers ----------------------------------------------------------------------
     def shape_of(self, t: ir.TensorDecl) -> tuple[int, ...]:
@@ -253,7 +259,7 @@ class Lowering:
             kind, block_dim = "mix", phases[0].cores
             mode = "MIX_MODE"
         elif kind == "mix":
-            block_dim = max(max_cube, -(-max_vec // 2))
+            block_dim = max(max_cube, -(-max_vec // self.mix_vectors))
             mode = "MIX_MODE"
         elif kind == "cube":
             block_dim = max_cube
@@ -265,7 +271,7 @@ class Lowering:
                 # phases need an all-core barrier between them; the emulator runs AIV_MODE
                 # blocks one after another, so the barrier runs as a mix launch
                 mode = "MIX_MODE"
-                block_dim = -(-block_dim // 2)
+                block_dim = -(-block_dim // self.mix_vectors)
         self.kind, self.mode, self.block_dim = kind, mode, block_dim
 
         # GM parameters, workspace, scalars
@@ -766,7 +772,7 @@ class PhaseEmitter:
 
     def workers_available(self) -> int:
         if self.low.mode == "MIX_MODE" and self.ph.core == "vec":
-            return 2 * self.low.block_dim
+            return self.low.mix_vectors * self.low.block_dim
         return self.low.block_dim
 
     def record_scalar(self, s: ir.For, reason: str = "") -> None:
@@ -967,7 +973,7 @@ def _perfect2(s: ir.For) -> bool:
     return len(s.body) == 1 and isinstance(s.body[0], ir.For) and not any(isinstance(x, (ir.For, ir.Copy)) for x in s.body[0].body)
 
 
-def lower_kernel(kernel: ir.Kernel, target: Any = None, *, select: bool = True, source_name: str = "") -> KernelPlan:
+def lower_kernel(kernel: ir.Kernel, target: Target | None = None, *, select: bool = True, source_name: str = "") -> KernelPlan:
     """Lower a (transformed) kernel to a `KernelPlan` for `target` (default ascend910b2).
 
     select=False disables instruction selection (every nest scalar): the reference path.

@@ -24,10 +24,10 @@ without it (`Lowering(spread=False)`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from .. import ir
 from ..affine import to_affine
+from ..targets import Target
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,7 @@ class Spread:
     auto: bool = False  # decided here, not by an explicit `@cores`
 
 
-def kind_cores(target: Any, core: str) -> tuple[int, str]:
+def kind_cores(target: Target, core: str) -> tuple[int, str]:
     """(cores, their name) a phase of core kind `core` ("vec" or "cube") spreads over."""
     if core == "cube" and target.aic_cores is not None:
         return int(target.aic_cores), "AIC"
@@ -54,7 +54,7 @@ def const_trip(loop: ir.For, sizes: dict[str, int]) -> tuple[int, int] | None:
     return lo.const, max(hi.const - lo.const, 0)
 
 
-def decide(kernel: ir.Kernel, stmt: ir.Stmt, index: int, core: str, phases: int, target: Any) -> Spread:
+def decide(kernel: ir.Kernel, stmt: ir.Stmt, index: int, core: str, phases: int, target: Target) -> Spread:
     """The spread of the phase made of top-level statement `stmt` (at `kernel.body[index]`)."""
     if not isinstance(stmt, ir.For):
         return Spread(1, "not split over cores: the phase is not a loop")
@@ -90,7 +90,7 @@ def decide(kernel: ir.Kernel, stmt: ir.Stmt, index: int, core: str, phases: int,
     return Spread(n, f"{label} split over {n} of {avail} {kind} cores: {trip} iterations, {share} (contiguous)", True)
 
 
-def kernel_spread(kernel: ir.Kernel, target: Any) -> dict[int, Spread]:
+def kernel_spread(kernel: ir.Kernel, target: Target) -> dict[int, Spread]:
     """The spread of each top-level loop (by its index in `kernel.body`), as lowering decides
     it (for estimates that do not lower: the tuner's analytic model)."""
     from .cube import CUBE_SCOPES

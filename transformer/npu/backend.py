@@ -27,6 +27,7 @@ from ..diagnostics import AscxError
 from ..timing.result import ProfileResult
 from .detect import CannToolchain
 from .msprof import read_msprof
+from ..targets import Target
 
 MAIN_TEMPLATE = "npu_main.cpp.j2"
 CMAKE_TEMPLATE = "npu_CMakeLists.txt.j2"
@@ -48,7 +49,7 @@ class NpuProject:
     soc_version: str
 
 
-def soc_version(target: Any) -> str:
+def soc_version(target: Target) -> str:
     """The SoC name CANN's compiler expects: the target's `soc_version` fact, else its
     name spelled the CANN way (ascend910b2 -> Ascend910B2; ascend310p -> Ascend310P3)."""
     if target.has("soc_version"):
@@ -59,7 +60,7 @@ def soc_version(target: Any) -> str:
     return "Ascend" + name.removeprefix("ascend").upper()
 
 
-def write_project(emitted: Any, target: Any, directory: str | Path) -> NpuProject:
+def write_project(emitted: Any, target: Target, directory: str | Path) -> NpuProject:
     """Write the kernel-launch project of `emitted` into `directory`."""
     from ..codegen import _env
 
@@ -94,7 +95,7 @@ def _run(cmd: list[str], tc: CannToolchain, what: str, cwd: Path, timeout: float
     return r
 
 
-def build_project(emitted: Any, tc: CannToolchain, target: Any, directory: str | Path,
+def build_project(emitted: Any, tc: CannToolchain, target: Target, directory: str | Path,
                   timeout: float = 900.0) -> NpuProject:
     """Write and build the project with cmake and the CANN toolchain."""
     proj = write_project(emitted, target, directory)
@@ -144,7 +145,7 @@ def _workspace(keep_dir: str | Path | None) -> tuple[Path, Any]:
     return Path(tmp.name), tmp
 
 
-def verify_on_npu(kernel: ir.Kernel, target: Any, tc: CannToolchain, trials: int = 1, seed: int | None = None, *,
+def verify_on_npu(kernel: ir.Kernel, target: Target, tc: CannToolchain, trials: int = 1, seed: int | None = None, *,
                   reference: ir.Kernel | None = None, keep_dir: str | Path | None = None,
                   emitted: Any = None) -> list[Any]:
     """Build once, run on `trials` random input sets drawn from `seed` on the device, and
@@ -175,14 +176,14 @@ def verify_on_npu(kernel: ir.Kernel, target: Any, tc: CannToolchain, trials: int
             tmp.cleanup()
 
 
-def gm_roofline_us(plan: Any, target: Any) -> float:
+def gm_roofline_us(plan: Any, target: Target) -> float:
     """Lower bound of the kernel's time from its GM traffic alone: bytes of its inputs and
     outputs at the target's HBM bandwidth (`hbm_bandwidth_gbps`)."""
     nbytes = sum(p.nbytes for p in plan.params if p.role in ("input", "output"))
     return nbytes / (float(target.value("hbm_bandwidth_gbps")) * 1e3)
 
 
-def profile_on_npu(kernel: ir.Kernel, target: Any, tc: CannToolchain, *, seed: int = 0,
+def profile_on_npu(kernel: ir.Kernel, target: Target, tc: CannToolchain, *, seed: int = 0,
                    keep_dir: str | Path | None = None, source_name: str | None = None,
                    emitted: Any = None, timeout: float = 600.0) -> ProfileResult:
     """Build, run under `msprof op` on random inputs, and read the measured profile."""

@@ -26,6 +26,7 @@ from typing import Any
 
 from ..diagnostics import AscxError
 from ..timing.result import PipeStats, ProfileResult
+from ..targets import Target
 
 # msprof pipe names -> ours (transformer.timing.result.PIPES)
 PIPE_NAMES = {"vec": "V", "cube": "M", "scalar": "S", "fixpipe": "FIX", "mte1": "MTE1", "mte2": "MTE2", "mte3": "MTE3"}
@@ -61,7 +62,7 @@ def find_output(directory: str | Path) -> Path:
     return found[-1].parent
 
 
-def read_msprof(directory: str | Path, *, kernel: str, target: Any, entry: str | None = None,
+def read_msprof(directory: str | Path, *, kernel: str, target: Target, entry: str | None = None,
                 roofline_us: float = 0.0, details: dict[str, Any] | None = None) -> ProfileResult:
     """The profile of `entry` (default: the first kernel) in msprof's output `directory`
     (the OPPROF folder, or a folder holding one)."""

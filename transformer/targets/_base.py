@@ -305,6 +305,14 @@ class Target:
         return self._opt_int("aiv_cores")
 
     @property
+    def aiv_per_aic(self) -> int | None:
+        """Vector cores per cube core on a split chip (`aiv_cores / aic_cores`, 2 on the
+        910B): a MIX launch's block is one AIC and this many AIV. None on a coupled chip."""
+        if self.arch != "split":
+            return None
+        return self._int("aiv_cores") // self._int("aic_cores")
+
+    @property
     def cores(self) -> int:
         """Cores a vector kernel can spread over (AIV on split chips, all on coupled)."""
         if self.arch == "split":
@@ -352,6 +360,9 @@ class Target:
         missing += [f for f in REQUIRED_FACTS + ARCH_FACTS[self.arch] if f not in self.facts]
         if missing:
             raise InvalidTargetError(f"{self.name}: missing {', '.join(missing)}")
+        if self.arch == "split" and (self._int("aic_cores") < 1 or self._int("aiv_cores") % self._int("aic_cores")):
+            raise InvalidTargetError(f"{self.name}: aiv_cores must be a multiple of aic_cores (a MIX block is one AIC "
+                                     "and aiv_cores / aic_cores AIV)")
         for s in self.scopes.values():
             if s.usable_bytes > s.physical_bytes:
                 raise InvalidTargetError(f"{self.name}.{s.name}: usable > physical")

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 import numpy as np
+from ..targets import Target
 
 TOTAL = "TOTAL"
 
@@ -117,7 +118,7 @@ def _spec(spec: str) -> tuple[str, bool]:
     return (spec[2:].strip(), True) if spec.startswith("1/") else (spec, False)
 
 
-def coefficients(target: Any, pipe_features: PipeFeatures) -> dict[str, float]:
+def coefficients(target: Target, pipe_features: PipeFeatures) -> dict[str, float]:
     """fact -> the coefficient the model multiplies its features by (value or 1/value)."""
     out: dict[str, float] = {}
     for feats in pipe_features.values():
@@ -255,7 +256,7 @@ def _design(sample: Sample, pipe_features: PipeFeatures) -> dict[str, float]:
     return feats
 
 
-def calibrate(samples: Iterable[Sample], target: Any, pipe_features: PipeFeatures) -> CalibrationReport:
+def calibrate(samples: Iterable[Sample], target: Target, pipe_features: PipeFeatures) -> CalibrationReport:
     """Fit the parameters named in `pipe_features` to `samples`; the target is not changed
     (write `report.values()` as an override with `override_text`)."""
     samples = list(samples)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+from ..targets import Target
 
 
 @dataclass(frozen=True)
@@ -24,7 +25,7 @@ class FallbackCost:
     share: float
 
 
-def fallback_costs(emitted: Any, target: Any, *, timeout: float | None = None) -> tuple[list[FallbackCost], Any]:
+def fallback_costs(emitted: Any, target: Target, *, timeout: float | None = None) -> tuple[list[FallbackCost], Any]:
     """Profile `emitted` (timing-only) and price each scalar fallback of its plan.
     Returns the costs (costliest first) and the `ProfileResult` (None when nothing fell back)."""
     from .profile import profile_kernel

@@ -11,7 +11,7 @@ facts changes the model without touching code.  Every parameter is a `timing_*` 
 
 from __future__ import annotations
 
-from typing import Any
+from ..targets import Target
 
 #: Changes whenever the model's arithmetic changes (part of every profile, and of caches).
 MODEL_VERSION = "ascx-pipe-2"
@@ -69,7 +69,7 @@ GLOBAL_FACTS: dict[str, str] = {
 }
 
 
-def core_counts(target: Any) -> tuple[int, int]:
+def core_counts(target: Target) -> tuple[int, int]:
     """(vector cores, cube cores): AIV/AIC on split chips; `cores` twice on coupled ones."""
     if target.has("aiv_cores") and target.has("aic_cores"):
         return int(target.value("aiv_cores")), int(target.value("aic_cores"))
@@ -77,12 +77,12 @@ def core_counts(target: Any) -> tuple[int, int]:
     return n, n
 
 
-def hbm_bytes_per_cycle(target: Any) -> float:
+def hbm_bytes_per_cycle(target: Target) -> float:
     """Aggregate HBM bandwidth in bytes per core-clock cycle (shared by all cores)."""
     return float(target.value("hbm_bandwidth_gbps")) * 1e9 / (float(target.value("clock_mhz")) * 1e6)
 
 
-def model_parameters(target: Any) -> dict[str, float]:
+def model_parameters(target: Target) -> dict[str, float]:
     """Every parameter of the model for `target`, read through the Target (so fact overrides
     take effect): `"PIPE.feature"` -> cycles per unit, the latencies of `GLOBAL_FACTS`, and
     `clock_mhz`, `hbm_bytes_per_cycle`, `gm_align`, `aiv_cores`, `aic_cores`, `l2_bytes`."""
@@ -99,7 +99,7 @@ def model_parameters(target: Any) -> dict[str, float]:
     return out
 
 
-def params_text(target: Any) -> str:
+def params_text(target: Target) -> str:
     """The parameter file the emulator reads (`ASCX_TIMING_PARAMS`): `PIPE feature value`
     lines and `name value` lines."""
     lines = [f"# ascx timing parameters ({MODEL_VERSION}) for {target.name}"]

@@ -19,6 +19,8 @@ from typing import Any, Mapping, Sequence
 
 from .params import MODEL_VERSION, core_counts, model_parameters, params_text
 from .result import PIPES, Hazard, HotLine, PipeStats, ProfileResult
+from ..emulator import MIX_AIV_PER_BLOCK
+from ..targets import Target
 
 
 class ProfileError(RuntimeError):
@@ -32,7 +34,7 @@ def _ir_line(origin: str | None) -> str | None:
     return m.group(1) if m else None
 
 
-def parse_summary(summary: Mapping[str, Any], target: Any, *, kernel: str, line_map: Mapping[int, str] | None = None,
+def parse_summary(summary: Mapping[str, Any], target: Target, *, kernel: str, line_map: Mapping[int, str] | None = None,
                   min_gm_bytes: float | None = None, details: Mapping[str, Any] | None = None) -> ProfileResult:
     """A `ProfileResult` from the emulator's summary JSON.
 
@@ -94,7 +96,7 @@ def parse_summary(summary: Mapping[str, Any], target: Any, *, kernel: str, line_
                            h["second_line"]) for h in summary.get("hazards", []))
     used = 0
     for l in launches:
-        per_block = 3 if l["mode"] == "MIX" else 1
+        per_block = 1 + MIX_AIV_PER_BLOCK if l["mode"] == "MIX" else 1  # one AIC and its AIV
         used = max(used, min(l["block_dim"], l["slots"]) * per_block)
     det = {
         "timing_only": bool(summary.get("timing_only")),
@@ -115,7 +117,7 @@ def parse_summary(summary: Mapping[str, Any], target: Any, *, kernel: str, line_
                          details=det)
 
 
-def run_profiled(binary: Path, target: Any, args: Sequence[str] = (), *, timing_only: bool = False, timeout: float | None = None,
+def run_profiled(binary: Path, target: Target, args: Sequence[str] = (), *, timing_only: bool = False, timeout: float | None = None,
                  trace: str | Path | None = None, cwd: Path | None = None) -> tuple[dict[str, Any], Any]:
     """Run `binary` with the timing model; returns (summary JSON, RunResult)."""
     from ..emulator import run_binary
@@ -142,7 +144,7 @@ def _write_inputs(plan: Any, directory: Path) -> None:
             f.truncate(p.nbytes)
 
 
-def profile_kernel(kernel: Any, target: Any, *, timing_only: bool | None = None, timeout: float | None = None,
+def profile_kernel(kernel: Any, target: Target | str, *, timing_only: bool | None = None, timeout: float | None = None,
                    source_name: str | None = None, trace: str | Path | None = None, emitted: Any = None) -> ProfileResult:
     """Emit `kernel` for `target`, compile (cached), run on the emulator with the pipe-level
     model and return its profile. `timing_only` (default True) skips the arithmetic."""
@@ -165,7 +167,7 @@ def profile_kernel(kernel: Any, target: Any, *, timing_only: bool | None = None,
                                   "hot_all": [(h["line"], h["pipe"], float(h["cycles"])) for h in summary.get("hot", [])]})
 
 
-def profile_source(cpp_path: str | Path, target: Any, *, args: Sequence[str] = (), timeout: float | None = None,
+def profile_source(cpp_path: str | Path, target: Target | str, *, args: Sequence[str] = (), timeout: float | None = None,
                    timing_only: bool = False, trace: str | Path | None = None) -> ProfileResult:
     """Profile a hand-written Ascend C source with its own `main` on the same model."""
     from ..emulator import compile_source

@@ -18,10 +18,10 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from typing import Any
 
 from .. import ir
 from .measure import Measurement
+from ..targets import Target
 
 VERIFY_MAX_ELEMS = 1 << 16  # verify by running the emitted code when tensors are this small
 
@@ -41,7 +41,7 @@ class EmulatorMeasurer:
             MODEL_VERSION = "?"
         return f"{MODEL_VERSION}/{__version__}"
 
-    def measure(self, kernel: ir.Kernel, target: Any) -> Measurement:
+    def measure(self, kernel: ir.Kernel, target: Target) -> Measurement:
         from ..diagnostics import AscxError
         from ..timing.profile import profile_kernel
 

@@ -39,6 +39,7 @@ from .estimate import PIPES, estimate
 from .measure import Measurement, Measurer
 from .measurers import default_measurer
 from .space import DEFAULT_STAGES, Node, SearchSpace
+from ..targets import Target
 
 MAX_ACTIONS = 64
 FAILURE_REWARD = -1.0
@@ -56,7 +57,7 @@ except ImportError:  # plain Python otherwise
     _Base = object
 
 
-def features(kernel: ir.Kernel, target: Any) -> dict[str, float]:
+def features(kernel: ir.Kernel, target: Target) -> dict[str, float]:
     """Structure and cost features of a kernel (the observation without the stage)."""
     depth = 0
     pipelined = cores = 0
@@ -100,7 +101,7 @@ class TuneEnv(_Base):  # type: ignore[misc]
 
     metadata: dict[str, Any] = {"render_modes": []}
 
-    def __init__(self, kernel: ir.Kernel, target: Any, measurer: Measurer | None = None,
+    def __init__(self, kernel: ir.Kernel, target: Target, measurer: Measurer | None = None,
                  stages: tuple[str, ...] = DEFAULT_STAGES) -> None:
         self.kernel = kernel
         self.target = target

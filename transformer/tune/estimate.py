@@ -31,6 +31,7 @@ from typing import Any
 
 from .. import ir
 from ..targets import resolve_target
+from ..targets import Target
 
 ESTIMATE_VERSION = "estimate-2"  # 2: @gemm nests priced as the blocked cube kernel
 PIPES = ("MTE2", "MTE1", "MTE3", "V", "M", "S")
@@ -60,7 +61,7 @@ def _accesses(e: ir.Expr) -> list[ir.Access]:
 
 
 class _Model:
-    def __init__(self, kernel: ir.Kernel, target: Any) -> None:
+    def __init__(self, kernel: ir.Kernel, target: Target) -> None:
         self.k = kernel
         self.t = target
         self.sizes = kernel.size_values()
@@ -199,7 +200,7 @@ def _gemm_nest(m: _Model, kernel: ir.Kernel, s: ir.Stmt) -> tuple[dict[str, floa
     return pipes, gemm_cores(g, bl, m.t)
 
 
-def estimate(kernel: ir.Kernel, target: Any = None) -> Estimate:
+def estimate(kernel: ir.Kernel, target: Target | None = None) -> Estimate:
     """The analytic time of `kernel` on `target` (see the module docstring)."""
     tgt = resolve_target(target)
     m = _Model(kernel, tgt)

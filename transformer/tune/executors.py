@@ -13,9 +13,10 @@ import time
 from typing import Any
 
 from .measure import Measurement
+from ..targets import Target
 
 
-def _run(measurer: Any, kernel: Any, target: Any) -> Measurement:
+def _run(measurer: Any, kernel: Any, target: Target) -> Measurement:
     t0 = time.perf_counter()
     try:
         return measurer.measure(kernel, target)
@@ -30,7 +31,7 @@ class SerialExecutor:
     name = "serial"
     jobs = 1
 
-    def submit(self, measurer: Any, kernel: Any, target: Any) -> "cf.Future[Measurement]":
+    def submit(self, measurer: Any, kernel: Any, target: Target) -> "cf.Future[Measurement]":
         f: cf.Future[Measurement] = cf.Future()
         f.set_result(_run(measurer, kernel, target))
         return f
@@ -49,7 +50,7 @@ class PoolExecutor:
         self.jobs = jobs
         self.pool = cf.ProcessPoolExecutor(max_workers=jobs)
 
-    def submit(self, measurer: Any, kernel: Any, target: Any) -> "cf.Future[Measurement]":
+    def submit(self, measurer: Any, kernel: Any, target: Target) -> "cf.Future[Measurement]":
         try:
             return self.pool.submit(_run, measurer, kernel, target)
         except cf.process.BrokenProcessPool:
@@ -78,7 +79,7 @@ class RayExecutor:
         self.jobs = jobs
         self._task = ray.remote(_run)
 
-    def submit(self, measurer: Any, kernel: Any, target: Any) -> "cf.Future[Measurement]":
+    def submit(self, measurer: Any, kernel: Any, target: Target) -> "cf.Future[Measurement]":
         return self._task.remote(measurer, kernel, target).future()
 
     def close(self) -> None:

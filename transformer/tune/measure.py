@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from .. import ir
+from ..targets import Target
 
 
 @dataclass(frozen=True)
@@ -57,4 +58,4 @@ class Measurer(Protocol):
     name: str
     version: str
 
-    def measure(self, kernel: ir.Kernel, target: Any) -> Measurement: ...
+    def measure(self, kernel: ir.Kernel, target: Target) -> Measurement: ...

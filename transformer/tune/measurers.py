@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
 
 from .. import ir
 from .measure import Measurement, Measurer
+from ..targets import Target
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,7 @@ class EstimateMeasurer:
 
         return ESTIMATE_VERSION
 
-    def measure(self, kernel: ir.Kernel, target: Any) -> Measurement:
+    def measure(self, kernel: ir.Kernel, target: Target) -> Measurement:
         from .estimate import estimate
 
         t0 = time.perf_counter()

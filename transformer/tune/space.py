@@ -33,6 +33,7 @@ from typing import Any, Iterable, Sequence
 
 from .. import ir
 from ..printer import print_kernel
+from ..targets import Target
 
 DEFAULT_STAGES: tuple[str, ...] = ("fuse", "online_softmax", "interchange", "gemm", "tile",
                                    "double_buffer", "multicore")
@@ -46,14 +47,14 @@ CHOOSES_ITSELF = frozenset({"fuse", "tile", "double_buffer", "online_softmax", "
 AUTO_ONLY = frozenset({"double_buffer"})
 
 
-def kernel_key(kernel: ir.Kernel, target: Any) -> str:
+def kernel_key(kernel: ir.Kernel, target: Target) -> str:
     """Canonical identity of a kernel at its sizes on a target (hex SHA-256)."""
     sizes = sorted(kernel.size_values().items())
     blob = json.dumps([print_kernel(kernel), sizes, _target_name(target)])
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
-def _target_name(target: Any) -> str:
+def _target_name(target: Target | str) -> str:
     return target if isinstance(target, str) else getattr(target, "name", str(target))
 
 
@@ -96,7 +97,7 @@ def _one_line(msg: str) -> str:
     return line[:200]
 
 
-def _instances(name: str, kernel: ir.Kernel, target: Any) -> list[Any]:
+def _instances(name: str, kernel: ir.Kernel, target: Target) -> list[Any]:
     """Instances of pass `name` to try on `kernel`: its `space()`, the parameterless pass,
     and for `tile` the feasible sizes of each band's outer loop."""
     from passes.base import registry
@@ -157,7 +158,7 @@ class Step:
     reason: str = ""
 
 
-def apply_masked(kernel: ir.Kernel, p: Any, target: Any) -> Step:
+def apply_masked(kernel: ir.Kernel, p: Any, target: Target) -> Step:
     """Apply pass instance `p`; refuse (with the reason) if it is illegal, changes
     nothing, or the result does not fit the target's on-chip memories."""
     from passes.base import PipelineError
@@ -214,7 +215,7 @@ class Node:
 class SearchSpace:
     """Every distinct candidate kernel reachable through the staged pass sequence."""
 
-    def __init__(self, kernel: ir.Kernel, target: Any, stages: Sequence[str] = DEFAULT_STAGES) -> None:
+    def __init__(self, kernel: ir.Kernel, target: Target, stages: Sequence[str] = DEFAULT_STAGES) -> None:
         self.kernel = kernel
         self.target = target
         self.stages = tuple(stages)
@@ -228,7 +229,7 @@ class SearchSpace:
 
     # ---- building -----------------------------------------------------------------
     @classmethod
-    def build(cls, kernel: ir.Kernel, target: Any, stages: Sequence[str] = DEFAULT_STAGES,
+    def build(cls, kernel: ir.Kernel, target: Target, stages: Sequence[str] = DEFAULT_STAGES,
               max_candidates: int = MAX_CANDIDATES) -> "SearchSpace":
         sp = cls(kernel, target, stages)
         sp._enumerate(max_candidates)

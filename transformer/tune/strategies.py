@@ -27,6 +27,7 @@ from typing import Any, Callable, Iterator, Mapping
 from .estimate import estimate
 from .measure import Measurement
 from .space import Candidate, Node, SearchSpace, kernel_key
+from ..targets import Target
 
 STRATEGIES = ("agent", "random", "grid", "tpe")
 Decision = tuple[str, str, dict[str, Any]]  # (kind, pipeline, detail)
@@ -245,7 +246,7 @@ class Agent(Strategy):
         return c
 
 
-def _estimate_us(c: Candidate, target: Any) -> float:
+def _estimate_us(c: Candidate, target: Target) -> float:
     try:
         return estimate(c.kernel, target).time_us
     except Exception:

@@ -27,6 +27,7 @@ from .measure import Measurement, Measurer
 from .measurers import default_measurer
 from .space import DEFAULT_STAGES, Candidate, SearchSpace, kernel_key
 from .strategies import Strategy, make_strategy, nearest_pipelines
+from ..targets import Target
 
 
 @dataclass
@@ -87,7 +88,7 @@ def model_version(measurer: Measurer) -> str:
     return f"{measurer.name}:{measurer.version}"
 
 
-def tune(kernel: ir.Kernel, target: Any, *, budget: int = 20, strategy: str | Strategy = "agent",
+def tune(kernel: ir.Kernel, target: Target, *, budget: int = 20, strategy: str | Strategy = "agent",
          measurer: Measurer | None = None, db: TuningDB | None = None, seed: int | None = None,
          jobs: int = 1, executor: str = "local", documented: str | None = None,
          space: SearchSpace | None = None, stages: tuple[str, ...] = DEFAULT_STAGES,
