@@ -338,3 +338,31 @@ def test_tile_with_an_empty_inner_loop(tmp_path: Path) -> None:
     assert r.exit_code == 2
     assert r.output == (f"{p}:6:9: error: tile: `for h in 100000..H` never runs (trip count 0): nothing to tile\n"
                         "      for h in 100000..H { Y[n] += f32(X[n, h]) }\n          ^\n")
+
+
+def test_output_to_a_device_is_written_in_place_not_replaced(tmp_path):
+    """`-o /dev/null` used to write `/dev/null.ascx-tmp-PID` and rename it over /dev/null,
+    turning the device into a plain file (as root). A destination that exists and is not a
+    regular file is written in place; a regular file is still replaced atomically."""
+    import os
+    import stat
+
+    from transformer.cli_common import write_output_file
+
+    write_output_file(os.devnull, "kernel text\n")
+    assert stat.S_ISCHR(os.stat(os.devnull).st_mode)
+    assert not [f for f in os.listdir(os.path.dirname(os.devnull)) if ".ascx-tmp-" in f]
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # a reader, so opening for writing does not block
+    try:
+        write_output_file(str(fifo), "through the pipe")
+        assert os.read(reader, 100) == b"through the pipe"
+    finally:
+        os.close(reader)
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    regular = tmp_path / "out.cpp"
+    regular.write_text("old")
+    write_output_file(str(regular), "new")
+    assert regular.read_text() == "new"
+    assert set(os.listdir(tmp_path)) == {"pipe", "out.cpp"}  # no temporary left behind

@@ -216,9 +216,19 @@ def check_output_dir(path: str, option: str, files: Iterable[str], *, inputs: It
 
 def write_output_file(path: str, data: bytes | str, *, force: bool = True) -> None:
     """Write a file the user asked for by name (atomic replace, so a failure midway, even
-    an interrupt, never leaves a truncated file or a temporary one)."""
-    tmp = f"{path}.ascx-tmp-{os.getpid()}"
+    an interrupt, never leaves a truncated file or a temporary one). A destination that
+    exists and is not a regular file (`/dev/null`, a FIFO, a terminal) is written in place:
+    replacing it would turn the device node into a plain file (as root: `-o /dev/null`
+    used to destroy /dev/null)."""
     mode = "wb" if isinstance(data, bytes) else "w"
+    if os.path.exists(path) and not os.path.isfile(path) and not os.path.isdir(path):
+        try:
+            with open(path, mode) as fh:
+                fh.write(data)
+        except OSError as e:
+            raise UsageError(f"cannot write `{path}`: {e.strerror}") from None
+        return
+    tmp = f"{path}.ascx-tmp-{os.getpid()}"
     try:
         with open(tmp, mode) as fh:
             fh.write(data)
