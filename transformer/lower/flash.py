@@ -371,7 +371,7 @@ def lower_flash_phase(low: "Lowering", src: Any, ph: Any, fa: FlashAttn, method:
     w(2, f"CrossCoreWaitFlag({f_p});  // P_j from both AIVs")
     w(2, f"const int32_t {slot} = {blk} * {SLOTS} + {j} % {SLOTS};")
     alloc("p_l1", 2)
-    w(2, f"DataCopy({T['p_l1']}, {ws['P']}[{slot} * {q * kv}], Nd2NzParams(1, {q}, {kv}, 0, {kv}, {q}, 1, 0));")
+    w(2, f"DataCopy({T['p_l1']}, {ws['P']}[{slot} * {q * kv}], {q * kv});  // already Nz (the AIVs wrote it so)")
     enq_deq("p_l1", 2)
     w(2, f"{T['v_l1']} = {B['v_l1'][1]}.DeQue<half>();")
     alloc("a_l0a", 2)
@@ -466,11 +466,17 @@ def lower_flash_phase(low: "Lowering", src: Any, ph: Any, fa: FlashAttn, method:
     w(2, f"WholeReduceSum({rowv}, {mf}, 64, {r}, 1, 1, 8);")
     w(2, f"Mul({l_}, {l_}, {alpha}, {r});")
     w(2, f"Add({l_}, {l_}, {rowv}, {r});")
-    alloc("p_ub", 2)
-    w(2, f"Cast({T['p_ub']}, {s_}, RoundMode::CAST_RINT, {r * kv});")
+    # P_j in f16, rearranged into the L1 layout the cube reads (Nz: 16-column groups of the
+    # tile's q rows), so the AIC loads it with one contiguous DataCopy instead of q Nd2Nz rows:
+    # Cast (ND, into mf), then one strided copy per row (block g of row i -> g * r + i), then
+    # this AIV's r rows of each group to GM (kv / 16 bursts of r x 32 B)
+    ph16 = f"{mf}.ReinterpretCast<half>()"
+    w(2, f"Cast({ph16}, {s_}, RoundMode::CAST_RINT, {r * kv});")
     free("s_ub", 2)
+    alloc("p_ub", 2)
+    w(2, f"Adds({T['p_ub']}, {ph16}, static_cast<half>(0.0f), 128, {r}, UnaryRepeatParams({r}, 1, 1, {kv // 16}));")
     enq_deq("p_ub", 2)
-    w(2, f"DataCopy({ws['P']}[{slot} * {q * kv} + {h} * {r * kv}], {T['p_ub']}, {r * kv});")
+    w(2, f"DataCopy({ws['P']}[{slot} * {q * kv} + {h} * {r * 16}], {T['p_ub']}, DataCopyParams({kv // 16}, {r}, 0, {q - r}));")
     free("p_ub", 2)
     w(2, f"CrossCoreSetFlag<0x2, PIPE_MTE3>({f_p});")
     w(2, f"if ({j} > 0) {{")
