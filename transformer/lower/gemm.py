@@ -40,9 +40,9 @@ from typing import TYPE_CHECKING, Any
 
 from .. import ir
 from ..affine import eval_int, to_affine
-from .cexpr import CTYPE
-from .plan import Buffer, Line, Method, NestChoice
 from ..targets import Target
+from .cube_emit import finish_phase, queue_buffers, slice_loop
+from .plan import NestChoice
 
 if TYPE_CHECKING:
     from .lower import Lowering, _PhaseSrc
@@ -261,13 +261,7 @@ def gemm_cores(g: GemmNest, bl: Blocks, target: Target) -> int:
 def lower_gemm_phase(low: "Lowering", src: "_PhaseSrc", ph: Any, g: GemmNest, bl: Blocks, method: str) -> None:
     """Fill `ph` (buffers, the phase method `method`) with the blocked cube kernel of `g`."""
     names = low.names
-    bufs: dict[str, Buffer] = {}
-    for role, scope, dt, shape, depth, pos in gemm_buffers(bl, g.b_nk):
-        base = f"{g.label}_{role}"
-        nbytes = shape[0] * shape[1] * ir.DTYPE_BYTES[dt]
-        layout = {"l1": "Nz", "l0a": "Zz", "l0b": "Zn", "l0c": "Nz"}[scope]
-        bufs[role] = Buffer(base, names.fresh(f"{base}Local"), names.fresh(f"que_{base}"), dt, CTYPE[dt], scope, pos,
-                            depth, shape, (shape[1], 1), layout, nbytes, "que")
+    bufs = queue_buffers(low, g.label, gemm_buffers(bl, g.b_nk))
     ph.buffers = list(bufs.values())
     a1, b1, a2, b2, c0 = (bufs[r] for r in ("A_l1", "B_l1", "A_l0a", "B_l0b", "C_l0c"))
     A, B = low.info[g.a].cname, low.info[g.b].cname
@@ -278,8 +272,8 @@ def lower_gemm_phase(low: "Lowering", src: "_PhaseSrc", ph: Any, g: GemmNest, bl
                                 + ("LoadData", "Mmad", "Fixpipe")))
     v = names.fresh
     t, mi, ni, m0, n0, ml, nl, mp, np_ = (v(x) for x in ("tile", "mIdx", "nIdx", "m0", "n0", "mLen", "nLen", "mPad", "nPad"))
-    kb, kl1, kl, kp, ks, ko, kls, k1, r = (v(x) for x in ("kb", "kL1", "kLen", "kPad", "ks", "kOff", "kSlice", "k1", "r"))
-    mmp, fxp = v("mmadParams"), v("fixParams")
+    kb, kl1, kl, kp = (v(x) for x in ("kb", "kL1", "kLen", "kPad"))
+    fxp = v("fixParams")
     mt, nt = -(-g.m // bl.m), -(-g.n // bl.n)
     cores = gemm_cores(g, bl, low.target)
     M, N, K = g.m, g.n, g.k
@@ -320,34 +314,8 @@ def lower_gemm_phase(low: "Lowering", src: "_PhaseSrc", ph: Any, g: GemmNest, bl
     w(2, f"{b1.holder}.EnQue({b1.tensor});")
     w(2, f"{a1.tensor} = {a1.holder}.DeQue<half>();")
     w(2, f"{b1.tensor} = {b1.holder}.DeQue<half>();")
-    w(2, f"for (int32_t {ks} = 0; {ks} * {bl.k0} < {kl}; ++{ks}) {{")
-    w(3, f"const int32_t {ko} = {ks} * {bl.k0}, {kls} = ascx_min<int32_t>({bl.k0}, {kl} - {ko}), {k1} = ({kls} + 15) / 16;")
-    # L1 -> L0A: Nz [mPad, kPad] -> Zz [mPad, k1*16], one call per 16-column group
-    w(3, f"{a2.tensor} = {a2.holder}.AllocTensor<half>();")
-    w(3, f"for (int32_t {r} = 0; {r} < {k1}; ++{r}) {{")
-    w(4, f"LoadData({a2.tensor}[{r} * 256], {a1.tensor}[({ko} / 16 + {r}) * {mp} * 16], "
-         f"LoadData2DParams(0, {mp} / 16, 1, 0, {k1} - 1, false, 0));")
-    w(3, "}")
-    w(3, f"{a2.holder}.EnQue({a2.tensor});")
-    w(3, f"{b2.tensor} = {b2.holder}.AllocTensor<half>();")
-    if g.b_nk:
-        # the Nz tile of Bᵀ [nPad, kPad] holds the Zn fractals of B: the slice is contiguous
-        w(3, f"LoadData({b2.tensor}, {b1.tensor}[{ko} / 16 * {np_} * 16], LoadData2DParams(0, {k1} * {np_} / 16, 1, 0, 0, false, 0));")
-    else:
-        # L1 -> L0B: Nz [kPad, nPad] -> Zn, each fractal transposed, one call per 16-row group
-        w(3, f"for (int32_t {r} = 0; {r} < {k1}; ++{r}) {{")
-        w(4, f"LoadData({b2.tensor}[{r} * {np_} * 16], {b1.tensor}[({ko} / 16 + {r}) * 256], "
-             f"LoadData2DParams(0, {np_} / 16, {kp} / 16, 0, 0, true, 0));")
-        w(3, "}")
-    w(3, f"{b2.holder}.EnQue({b2.tensor});")
-    w(3, f"{a2.tensor} = {a2.holder}.DeQue<half>();")
-    w(3, f"{b2.tensor} = {b2.holder}.DeQue<half>();")
-    w(3, f"MmadParams {mmp}({ml}, {nl}, {kls}, false, 0, false, false, false);")
-    w(3, f"{mmp}.cmatrixInitVal = ({kb} == 0 && {ks} == 0);")
-    w(3, f"Mmad({c0.tensor}, {a2.tensor}, {b2.tensor}, {mmp});")
-    w(3, f"{a2.holder}.FreeTensor({a2.tensor});")
-    w(3, f"{b2.holder}.FreeTensor({b2.tensor});")
-    w(2, "}")
+    slice_loop(low, w, 2, bufs, k0=bl.k0, kl=kl, kp=kp, mp=mp, np_=np_, m=ml, n=nl,
+               init=f"({kb} == 0 && {{ks}} == 0)", b_nk=g.b_nk)
     w(2, f"{a1.holder}.FreeTensor({a1.tensor});")
     w(2, f"{b1.holder}.FreeTensor({b1.tensor});")
     w(1, "}")
@@ -359,16 +327,7 @@ def lower_gemm_phase(low: "Lowering", src: "_PhaseSrc", ph: Any, g: GemmNest, bl
     w(1, f"Fixpipe({out.cname}[{m0} * {N} + {n0}], {c0.tensor}, {fxp});")
     w(1, f"{c0.holder}.FreeTensor({c0.tensor});")
     w(0, "}")
-    origin = low.where(src.stmts[0])
-    body = [Line(s, d, origin) for d, s in L]
-    single = len(low.kernel.body) == 1 and low.mode != "MIX_MODE"
-    if single:
-        ph.init = [l for l in body if l.text.startswith("pipe.InitBuffer")]
-        ph.body = [l for l in body if not l.text.startswith("pipe.InitBuffer")]
-        return
-    body += [Line("PipeBarrier<PIPE_ALL>();", 0, origin), Line("pipe.Reset();", 0, origin)]
-    ph.methods.append(Method(method, (), body, "phase"))
-    ph.body = [Line(f"{method}();")]
+    finish_phase(low, src, ph, L, method)
 
 
 def gemm_phase(kernel: ir.Kernel, nest: ir.Stmt) -> tuple[GemmNest, Blocks] | None:
