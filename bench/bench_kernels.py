@@ -87,6 +87,9 @@ CASES: list[Case] = [
          {"S": 256, "D": 64}),
     Case("attention_causal f16 D=128 S=8192", "attention_causal", {"S": 8192, "D": 128},
          "round_operand{pv.s=f16},flash_attention", 2.0, 15, {"S": 384, "D": 64}, bound="causal"),
+    # issue 15 item 3: conv2d as an implicit GEMM on the cube (img2col gathered during GM->L1)
+    Case("conv2d f16 N=8 C=64 H=W=66 F=128", "conv2d", {"N": 8, "C": 64, "H": 66, "W": 66, "F": 128}, "conv_gemm", 2.0,
+         15, {"N": 2, "C": 5, "H": 9, "W": 18, "F": 40}),
 ]
 
 VERSUS: list[Versus] = [

@@ -54,6 +54,7 @@ ANNOTATIONS: dict[str, tuple[str, ...]] = {
     "pipeline": ("stages",),
     "cores": ("n",),
     "gemm": ("m", "n", "k", "k0"),  # blocks of a matmul nest the cube runs (passes/gemm.py)
+    "conv": ("m", "rows", "c", "k0"),  # blocks of a convolution the cube runs as an implicit GEMM (passes/conv_gemm.py)
     "flash": ("q", "kv"),  # attention as one FlashAttention mix kernel (passes/flash_attention.py)
 }
 

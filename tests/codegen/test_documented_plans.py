@@ -37,3 +37,14 @@ def test_documented_plan_has_no_per_element_round_trip_or_fallback(name: str, pi
     for n in plan.nests:
         if n.instructions and not n.fallback and "DataCopy" not in n.instructions[0] and n.nest:
             assert n.plan, f"{n.where}: a selected nest carries its typed instructions"
+
+
+@pytest.mark.parametrize("sizes", ["small", "example"])
+def test_conv_gemm_plan_is_one_cube_phase(sizes: str) -> None:
+    """`conv2d.ir` under `conv_gemm`: the whole convolution is one cube phase (img2col
+    gathered by Nd2Nz, Mmad, Fixpipe) with no scalar fallback, no vector work, no workspace."""
+    assert ("conv2d", "conv_gemm") in ROWS
+    plan = lower_kernel(apply(example("conv2d", SMALL["conv2d"] if sizes == "small" else None), "conv_gemm"))
+    assert plan.kind == "cube" and [ph.core for ph in plan.phases] == ["cube"]
+    assert {"DataCopy(Nd2NzParams)", "LoadData", "Mmad", "Fixpipe"} <= set(plan.instructions())
+    assert not [n.fallback for n in plan.nests if n.fallback] and plan.workspace == [] and plan.warnings == []

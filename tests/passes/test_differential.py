@@ -15,7 +15,8 @@ PIPELINES = {
     "matmul": ["interchange{mm,mm.j}", "unroll{mm.k=3}", "unroll{mm.k=full}", "multicore{mm}"],
     "attention": ["fuse", "fuse{qk,bias}", "fuse,multicore{qk=4}", "interchange{qk,qk.j},fuse", "unroll{pv.j=5}"],
     "attention_causal": ["fuse", "fuse{qk,mask}", "fuse,unroll{qk=3}"],
-    "conv2d": ["interchange{conv.c,conv.s}", "interchange{conv,conv.x}", "unroll{conv.r=full}", "multicore{conv}"],
+    "conv2d": ["interchange{conv.c,conv.s}", "interchange{conv,conv.x}", "unroll{conv.r=full}", "multicore{conv}",
+               "conv_gemm"],
 }
 
 

@@ -366,6 +366,18 @@ def _gemm_buffers(kernel: ir.Kernel) -> list[Buffer]:
                               position=pos, cube_operand=scope in CUBE_SCOPES,
                               origin=f"@gemm(m={bl.m}, n={bl.n}, k={bl.k}, k0={bl.k0}) on `{g.label}`",
                               loc=str(s.loc) if s.loc else None, live=(i, i)))
+    from ..lower.conv import conv_buffers, conv_phase
+
+    for i, s in enumerate(kernel.body):
+        cp = conv_phase(kernel, s)
+        if cp is None:
+            continue
+        cv, cb = cp
+        for role, scope, dt, shape, stages, pos in conv_buffers(cv, cb):
+            out.append(Buffer(name=f"{cv.label}_{role}", scope=scope, dtype=dt, shape=shape, stages=stages,
+                              position=pos, cube_operand=scope in CUBE_SCOPES,
+                              origin=f"@conv(m={cb.m}, rows={cb.rows}, c={cb.c}, k0={cb.k0}) on `{cv.label}`",
+                              loc=str(s.loc) if s.loc else None, live=(i, i)))
     first = kernel.body[0] if kernel.body else None
     if isinstance(first, ir.For) and first.annotation("flash") is not None:
         from dataclasses import replace as _replace

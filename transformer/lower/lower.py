@@ -129,6 +129,7 @@ class Lowering:
         self.demoted: dict[str, str] = {}  # local -> why it lives in the GM workspace
         self.phase_range: dict[int, tuple[int, int]] = {}  # phase -> first, last top-level stmt
         self.gemms: dict[int, Any] = {}  # phase -> (GemmNest, Blocks) of a `@gemm` nest (gemm.py)
+        self.convs: dict[int, Any] = {}  # phase -> (ConvNest, ConvBlocks) of a `@conv` nest (conv.py)
         self.flash: Any = None  # the FlashAttn of a `@flash` kernel: one mix phase (flash.py)
         # AIV per block of a MIX launch: the chip's aiv_cores / aic_cores. A coupled chip has no
         # such ratio; there a MIX launch is only the emulator's all-core barrier for multi-phase
@@ -190,11 +191,19 @@ class Lowering:
         from .gemm import gemm_cores, gemm_phase
 
         self.gemms = {}
+        from .conv import conv_cores, conv_phase
+
+        self.convs = {}
         for ph in phases:
             gp = gemm_phase(self.kernel, ph.stmts[0]) if len(ph.stmts) == 1 else None
             if gp is not None:  # a `@gemm` matmul: a blocked cube kernel over every AIC (gemm.py)
                 self.gemms[ph.index] = gp
                 ph.core, ph.cores = "cube", gemm_cores(gp[0], gp[1], self.target)
+                continue
+            cp = conv_phase(self.kernel, ph.stmts[0]) if len(ph.stmts) == 1 else None
+            if cp is not None:  # a `@conv` convolution: an implicit GEMM over every AIC (conv.py)
+                self.convs[ph.index] = cp
+                ph.core, ph.cores = "cube", conv_cores(cp[0], cp[1], self.target)
                 continue
             used = ir.names_used(ph.stmts)
             ph.core = "cube" if any(self.decls[t].scope in CUBE_SCOPES for t in used
@@ -205,6 +214,9 @@ class Lowering:
             for ph in phases:
                 if ph.index in self.gemms:  # gemm.py shares its C tiles among the AIC itself
                     ph.spread = f"C tiles of the `@gemm` nest round-robin over {ph.cores} AIC (gemm.py)"
+                    continue
+                if ph.index in self.convs:
+                    ph.spread = f"C tiles of the `@conv` nest round-robin over {ph.cores} AIC (conv.py)"
                     continue
                 sp = decide(self.kernel, ph.stmts[0], self.phase_range[ph.index][0], ph.core, len(phases), self.target)
                 ph.cores, ph.spread = sp.cores, sp.note
@@ -297,7 +309,8 @@ class Lowering:
         slots: list[WorkspaceSlot] = []
         off = 0
         # the accumulator of a `@gemm` phase that no other phase reads lives in L0C only
-        gemm_private = {g.acc for i, (g, _) in self.gemms.items() if phase_use.get(g.acc, set()) == {i}}
+        gemm_private = {g.acc for i, (g, _) in [*self.gemms.items(), *self.convs.items()]
+                        if phase_use.get(g.acc, set()) == {i}}
         for t in k.buffers:
             if t.kind != "temp" or t.name in gemm_private or self.flash is not None:
                 continue
@@ -413,6 +426,11 @@ class Lowering:
             from .gemm import lower_gemm_phase
 
             lower_gemm_phase(self, src, ph, *self.gemms[src.index], _phase_method(ph))
+            return ph
+        if src.index in self.convs:
+            from .conv import lower_conv_phase
+
+            lower_conv_phase(self, src, ph, *self.convs[src.index], _phase_method(ph))
             return ph
         buffers = self.plan_buffers(src)
         cube = None
