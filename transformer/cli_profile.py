@@ -1,6 +1,6 @@
 """`ascx profile`: how fast a kernel runs on the emulator's pipe-level timing model.
 
-    ascx profile FILE [--passes P] [--size N=V]... [--target T] [--json] [--trace out.json] [--full]
+    ascx profile FILE [--passes P] [--size N=V]... [--target T] [--json] [--trace out.json] [--svg out.svg] [--full]
 
 FILE is an `.ir` kernel (emitted after --passes) or a hand-written Ascend C `.cpp` with its
 own `main`, so both are measured on the same model (`transformer.timing`).  Exit codes:
@@ -10,7 +10,11 @@ own `main`, so both are measured on the same model (`transformer.timing`).  Exit
 
 from __future__ import annotations
 
+import contextlib
 import json
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import click
@@ -21,6 +25,7 @@ from .cli_common import (
     npu_toolchain,
     CheckFailed,
     check_output_path,
+    write_output_file,
     handle_errors,
     load_kernel,
     load_target,
@@ -83,6 +88,8 @@ def format_report(r: Any) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print the profile as JSON.")
 @click.option("--trace", "trace_path", default=None, metavar="OUT.json",
               help="Write a Chrome trace-event timeline (a track per core x pipe; open in Perfetto).")
+@click.option("--svg", "svg_path", default=None, metavar="OUT.svg",
+              help="Also draw the timeline of the first two cores as a static SVG picture (docs, CI artifacts).")
 @click.option("--full", is_flag=True, help="Run the arithmetic too (default: timing-only, same cycles, faster).")
 @backend_option
 @device_option
@@ -91,14 +98,45 @@ def format_report(r: Any) -> str:
                    "(the input of `ascx calibrate`).")
 @handle_errors
 def profile_cmd(file: str, pipeline: str | None, sizes: tuple[str, ...], target_name: str | None, as_json: bool,
-                trace_path: str | None, full: bool,
+                trace_path: str | None, svg_path: str | None, full: bool,
                 backend: str, device: int | None, record_path: str | None) -> None:
     """Profile FILE (.ir after --passes, or a hand-written Ascend C .cpp with main) on the
     pipe-level timing model: cycles, per-pipe busy time, bound, roofline, hot lines, hazards."""
-    from .timing.profile import profile_kernel, profile_source
-
+    if svg_path and backend == "npu":
+        raise UsageError("--svg draws the emulator's timeline; --backend npu has none (msprof measures the device)")
     if trace_path:
         check_output_path(trace_path, "--trace", inputs=(file,))
+    if svg_path:
+        check_output_path(svg_path, "--svg", inputs=(file,), suffix=".svg")
+    with _trace_file(trace_path, svg_path) as tp:
+        _profile(file, pipeline, sizes, target_name, as_json, tp, full, backend, device, record_path)
+        if svg_path:
+            _write_svg(Path(tp), Path(svg_path), file)
+    if trace_path:
+        click.echo(f"wrote {trace_path} (open in https://ui.perfetto.dev)", err=True)
+
+
+@contextlib.contextmanager
+def _trace_file(trace_path: str | None, svg_path: str | None) -> Iterator[str | None]:
+    """The trace to write: the user's `--trace`, or a temporary one when only `--svg` wants it."""
+    if trace_path or not svg_path:
+        yield trace_path
+        return
+    with tempfile.TemporaryDirectory(prefix="ascx-svg-") as tmp:
+        yield str(Path(tmp) / "trace.json")
+
+
+def _write_svg(trace: Path, svg: Path, file: str) -> None:
+    from .timing.timeline_svg import render
+
+    write_output_file(str(svg), render(json.loads(trace.read_text()), title=Path(file).name))
+    click.echo(f"wrote {svg}", err=True)
+
+
+def _profile(file: str, pipeline: str | None, sizes: tuple[str, ...], target_name: str | None, as_json: bool,
+             trace_path: str | None, full: bool, backend: str, device: int | None, record_path: str | None) -> None:
+    from .timing.profile import profile_kernel, profile_source
+
     if record_path and backend != "npu":
         raise UsageError("--record goes with --backend npu", hint="it pairs a measured profile with the emulator's")
     if backend == "npu" and (trace_path or file.endswith((".cpp", ".cc", ".cxx"))):
@@ -135,8 +173,6 @@ def profile_cmd(file: str, pipeline: str | None, sizes: tuple[str, ...], target_
             return
         result = profile_kernel(out, target, timing_only=not full, source_name=file, trace=trace_path, emitted=em)
     click.echo(json.dumps(result.to_json(), indent=2) if as_json else format_report(result))
-    if trace_path:
-        click.echo(f"wrote {trace_path} (open in https://ui.perfetto.dev)", err=True)
     if result.hazards:
         raise CheckFailed()
 

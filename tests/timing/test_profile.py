@@ -106,3 +106,15 @@ def test_flag_dropped_from_emitted_kernel_is_caught(monkeypatch):
     assert "sync hazard: RAW on UB" in r.output and "MTE2 at" in r.output and "V at" in r.output
     code, out = _profile(ADD, "--passes", "tile,double_buffer")
     assert code == 1 and "RAW hazard on UB" in out
+
+
+def test_svg_timeline_of_an_emitted_kernel(tmp_path):
+    import xml.etree.ElementTree as ET
+
+    svg = tmp_path / "add.svg"
+    code, out = _profile(ADD, "--passes", ONE_CORE, "--svg", str(svg))
+    assert code == 0, out
+    root = ET.fromstring(svg.read_text())
+    labels = {t.text for t in root.iter("{http://www.w3.org/2000/svg}text")}
+    assert {"b0.aiv0 MTE2", "b0.aiv0 V", "b0.aiv0 MTE3"} <= labels
+    assert any(ln.get("marker-end") for ln in root.iter("{http://www.w3.org/2000/svg}line"))  # queue edges

@@ -55,7 +55,9 @@ class EmulatorMeasurer:
             if elems <= VERIFY_MAX_ELEMS:
                 from ..codegen import verify_emitted
 
-                diffs = verify_emitted(kernel, target, trials=1, seed=0, emitted=em)
+                # at the profile's -O1 (not verify's default -O0), so both runs share one binary:
+                # one compile per candidate instead of two
+                diffs = verify_emitted(kernel, target, trials=1, seed=0, emitted=em, optimize="-O1")
                 bad = [d for d in diffs if not d.ok]
                 if bad:
                     return Measurement.failure(f"mismatch: output `{bad[0].name}` differs from the interpreter",

@@ -44,6 +44,23 @@ inline constexpr SoftmaxConfig SOFTMAX_DEFAULT_CFG = {true, 0, 0};
 
 namespace detail {
 struct SmShape { uint32_t m, k, ok; };
+// Prices a high-level API as the basic vector instructions its documented algorithm issues
+// over `elems` elements of T: one instruction per (class, pass), `rows` per-row results.
+// Which instructions is our reading of the public formulas (docs/timing.md); the cost of each
+// is the basic instruction's.
+struct HlStep { int cls; bool per_row; };
+template <typename T>
+inline void hl_acct(ascx_emu::CoreState& c, const char* api, SrcLoc loc, int64_t elems, int64_t rows, std::initializer_list<HlStep> steps,
+                    std::initializer_list<ascx_emu::tm::Acc> acc) {
+    bool first = true;
+    for (const HlStep& st : steps) {
+        const int64_t n = st.per_row ? rows : elems;
+        ascx_emu::account(c, PIPE_V, api, loc, ascx_emu::tm::vec(st.cls, static_cast<double>(repeats_for<T>(n)), true, static_cast<double>(nbytes<T>(n))),
+                          first ? acc : std::initializer_list<ascx_emu::tm::Acc>{});
+        first = false;
+    }
+}
+namespace tmc = ascx_emu::tm;
 template <typename T>
 inline SmShape softmax_shape(const char* api, const SoftMaxTiling& tiling, const SoftMaxShapeInfo& info, SrcLoc loc) {
     SmShape s{info.srcM ? info.srcM : tiling.srcM, info.srcK ? info.srcK : tiling.srcK, 0};
@@ -74,7 +91,12 @@ inline void softmax_rows(const char* api, const LocalTensor<T>& dst, const Local
     T* d = dst.Ptr(api, 0, n, loc);
     S* sm = sumT.Ptr(api, 0, s.m * per, loc);
     S* mx = maxT.Ptr(api, 0, s.m * per, loc);
-    for (uint32_t i = 0; i < s.m; ++i) {
+    // reduce max, subtract, exp, reduce sum, divide, and the two per-row broadcasts
+    hl_acct<T>(c, api, loc, n, static_cast<int64_t>(s.m) * per,
+               {{tmc::VC_REDUCE, false}, {tmc::VC_SIMPLE, false}, {tmc::VC_TRANSC, false}, {tmc::VC_REDUCE, false}, {tmc::VC_TRANSC, false},
+                {tmc::VC_SIMPLE, true}, {tmc::VC_SIMPLE, true}},
+               {tmc::R(src, nbytes<T>(n)), tmc::W(dst, nbytes<T>(n)), tmc::W(sumT, nbytes<S>(s.m * per)), tmc::W(maxT, nbytes<S>(s.m * per))});
+    for (uint32_t i = 0; i < (ascx_emu::skip_data() ? 0u : s.m); ++i) {
         double m = -INFINITY, sum = 0;
         for (uint32_t j = 0; j < s.ok; ++j) m = std::max(m, ascx_emu::to_d(x[i * s.k + j]));
         for (uint32_t j = 0; j < s.ok; ++j) sum += (row[j] = std::exp(ascx_emu::to_d(x[i * s.k + j]) - m));
@@ -129,7 +151,12 @@ inline void SimpleSoftMax(const LocalTensor<T>& dstTensor, const LocalTensor<T>&
     const T* sm = inSumTensor.Ptr(api, 0, s.m * per, loc);
     const T* mx = inMaxTensor.Ptr(api, 0, s.m * per, loc);
     T* d = dstTensor.Ptr(api, 0, n, loc);
-    for (uint32_t i = 0; i < s.m; ++i)
+    // subtract the row max, exp, divide by the row sum
+    detail::hl_acct<T>(c, api, loc, n, s.m,
+                       {{detail::tmc::VC_SIMPLE, false}, {detail::tmc::VC_TRANSC, false}, {detail::tmc::VC_TRANSC, false}},
+                       {detail::tmc::R(srcTensor, detail::nbytes<T>(n)), detail::tmc::R(inSumTensor, detail::nbytes<T>(s.m * per)),
+                        detail::tmc::R(inMaxTensor, detail::nbytes<T>(s.m * per)), detail::tmc::W(dstTensor, detail::nbytes<T>(n))});
+    for (uint32_t i = 0; i < (ascx_emu::skip_data() ? 0u : s.m); ++i)
         for (uint32_t j = 0; j < s.k; ++j)
             d[i * s.k + j] = j < s.ok ? ascx_emu::convert<T>(std::exp(ascx_emu::to_d(x[i * s.k + j]) - ascx_emu::to_d(mx[i * per])) / ascx_emu::to_d(sm[i * per])) : T(0);
     detail::trace_vec<T>(c, api, n, detail::repeats_for<T>(n) * 3, loc);
@@ -160,7 +187,16 @@ inline void LayerNorm(const LocalTensor<T>& output, const LocalTensor<T>& output
     T* mo = outputMean.Ptr(api, 0, rows, loc);
     T* vo = outputVariance.Ptr(api, 0, rows, loc);
     const double eps = ascx_emu::to_d(epsilon);
-    for (int64_t r = 0; r < rows; ++r) {
+    // mean: reduce sum, scale; variance: subtract, square, reduce sum; rstd per row: add eps,
+    // sqrt, reciprocal; output: scale by rstd, multiply gamma, add beta
+    detail::hl_acct<T>(c, api, loc, n, rows,
+                       {{detail::tmc::VC_REDUCE, false}, {detail::tmc::VC_SIMPLE, true}, {detail::tmc::VC_SIMPLE, false}, {detail::tmc::VC_SIMPLE, false},
+                        {detail::tmc::VC_REDUCE, false}, {detail::tmc::VC_SIMPLE, true}, {detail::tmc::VC_TRANSC, true}, {detail::tmc::VC_TRANSC, true},
+                        {detail::tmc::VC_SIMPLE, false}, {detail::tmc::VC_SIMPLE, false}, {detail::tmc::VC_SIMPLE, false}},
+                       {detail::tmc::R(inputX, detail::nbytes<T>(n)), detail::tmc::R(gamma, detail::nbytes<T>(H)), detail::tmc::R(beta, detail::nbytes<T>(H)),
+                        detail::tmc::W(output, detail::nbytes<T>(n)), detail::tmc::W(outputMean, detail::nbytes<T>(rows)),
+                        detail::tmc::W(outputVariance, detail::nbytes<T>(rows))});
+    for (int64_t r = 0; r < (ascx_emu::skip_data() ? 0 : rows); ++r) {
         double mean = 0, var = 0;
         for (int64_t j = 0; j < oh; ++j) mean += ascx_emu::to_d(x[r * H + j]);
         mean /= static_cast<double>(oh);

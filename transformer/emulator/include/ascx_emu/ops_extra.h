@@ -76,7 +76,11 @@ template <typename T> inline void Fill(GlobalTensor<T>& gmWorkspaceAddr, const u
         ascx_emu::fail(api, loc, "called after TPipe::InitBuffer; the documentation allows Fill only before the first InitBuffer");
     gmWorkspaceAddr.Check(api, 0, size, loc);
     T* d = gmWorkspaceAddr.address_();
-    for (uint64_t i = 0; i < size; ++i) d[i] = value;
+    const uint64_t bytes = size * sizeof(T);
+    ascx_emu::gm_blocks(c, gmWorkspaceAddr, bytes, 1, bytes);
+    ascx_emu::account(c, PIPE_MTE3, api, loc,
+                      ascx_emu::tm::copy_out(static_cast<double>(bytes), 1, ascx_emu::tm::unaligned_bytes(ascx_emu::gm_offset(gmWorkspaceAddr), bytes, bytes, 1)));
+    for (uint64_t i = 0; i < (ascx_emu::skip_data() ? 0 : size); ++i) d[i] = value;
     ascx_emu::trace_emit(c, PIPE_MTE3, api, ascx_emu::copy_extra("UB", "GM", ascx_emu::type_name<T>(), static_cast<long long>(size * sizeof(T)),
                                                                  static_cast<long long>(size)), loc);
 }
@@ -119,6 +123,9 @@ inline void reduce_rep(const char* api, int kind, const LocalTensor<T>& dst, con
     float acc = 0.0f;
     uint32_t bi = 0;
     long long n = 0;
+    if (g.repeat == 0) ascx_emu::fail(api, loc, "no active element (repeatTimes 0)");
+    vec_acct(c, api, loc, g.repeat, false, 0,
+             {ascx_emu::tm::R(src, extent<T>(g, 1, srcRepStride)), ascx_emu::tm::W(dst, nbytes<T>(calIndex ? 2 : 1))});
     for (int32_t r = 0; r < g.repeat; ++r)
         each_active_in(g, r, 1, srcRepStride, sizeof(T), [&](int64_t off, int64_t pos) {
             double v = ascx_emu::to_d(a[off]);
@@ -127,7 +134,6 @@ inline void reduce_rep(const char* api, int kind, const LocalTensor<T>& dst, con
             else if (n == 0 || (kind == 0 ? v > best : v < best)) { best = v; bi = idx; }
             ++n;
         });
-    if (n == 0) ascx_emu::fail(api, loc, "no active element (repeatTimes 0)");
     T* d = dst.Ptr(api, 0, calIndex ? 2 : 1, loc);
     d[0] = ascx_emu::convert<T>(kind == 2 ? static_cast<double>(acc) : best);
     if (calIndex) store_index(&d[1], bi);
@@ -170,6 +176,9 @@ inline void grouped_reduce(const char* api, const LocalTensor<T>& dst, const Loc
     ascx_emu::local_check_vec(api, dst, loc);
     const int64_t per_rep = 256 / static_cast<int64_t>(sizeof(T)), ngroups = per_rep / group;
     long long n = 0;
+    const int64_t dst_elems = g.repeat > 0 ? (static_cast<int64_t>(g.repeat) - 1) * dstRepStride * ngroups + ngroups : 0;
+    vec_acct(c, api, loc, g.repeat, false, 0,
+             {ascx_emu::tm::R(src, extent<T>(g, srcBlkStride, srcRepStride)), ascx_emu::tm::W(dst, nbytes<T>(dst_elems))});
     for (int32_t r = 0; r < g.repeat; ++r) {
         std::vector<std::vector<double>> vals(static_cast<size_t>(ngroups));
         each_active_in(g, r, srcBlkStride, srcRepStride, sizeof(T), [&](int64_t off, int64_t pos) {
@@ -247,7 +256,10 @@ inline void gather_mask(const char* api, const LocalTensor<T>& dst, const LocalT
         *dst.Ptr(api, k++, 1, loc) = *src0.Ptr(api, off, 1, loc);
     }
     rsvdCnt = static_cast<uint64_t>(k);
-    trace_vec<T>(c, api, total, (total + per_rep - 1) / per_rep, loc, "repeat");
+    const int64_t nrep = (total + per_rep - 1) / per_rep;
+    const int64_t src_bytes = nrep > 0 ? (nrep - 1) * p.src0RepeatStride * 32 + 7 * p.src0BlockStride * 32 + 32 : 0;
+    vec_acct(c, api, loc, static_cast<double>(nrep), false, 0, {ascx_emu::tm::R(src0, src_bytes), ascx_emu::tm::W(dst, k * es)});
+    trace_vec<T>(c, api, total, nrep, loc, "repeat");
 }
 }  // namespace detail
 
@@ -306,7 +318,11 @@ inline void Gather(const LocalTensor<T>& dst, const LocalTensor<T>& src, const L
     ascx_emu::local_check_vec(api, dst, loc);
     ascx_emu::local_check_vec(api, src, loc);
     ascx_emu::local_check_vec(api, srcOffset, loc);
-    for (uint32_t i = 0; i < count; ++i) detail::gather_one(api, dst, i, src, srcOffset, i, srcBaseAddr, loc);
+    // offsets are data: a timing-only run (no data) skips the gather itself
+    for (uint32_t i = 0; i < (ascx_emu::skip_data() ? 0u : count); ++i) detail::gather_one(api, dst, i, src, srcOffset, i, srcBaseAddr, loc);
+    detail::vec_acct(c, api, loc, static_cast<double>(detail::repeats_for<T>(count)), true, static_cast<double>(detail::nbytes<T>(count)),
+                     {ascx_emu::tm::R(src, static_cast<int64_t>(src.GetSize() * sizeof(T))), ascx_emu::tm::R(srcOffset, 4 * static_cast<int64_t>(count)),
+                      ascx_emu::tm::W(dst, detail::nbytes<T>(count))});
     detail::trace_vec<T>(c, api, count, detail::repeats_for<T>(count), loc);
 }
 // Repeat form: repeat r gathers the active elements j of the repeat: dst[r * dstRepStride * 32 B + j]
@@ -326,6 +342,9 @@ inline void Gather(const LocalTensor<T>& dst, const LocalTensor<T>& src, const L
                                srcBaseAddr, loc);
             ++n;
         });
+    detail::vec_acct(c, api, loc, g.repeat, false, 0,
+                     {ascx_emu::tm::R(src, static_cast<int64_t>(src.GetSize() * sizeof(T))), ascx_emu::tm::R(srcOffset, g.repeat * per_rep * 4),
+                      ascx_emu::tm::W(dst, detail::extent<T>(g, 1, dstRepStride))});
     detail::trace_vec<T>(c, api, n, g.repeat, loc, "repeat");
 }
 
@@ -365,6 +384,9 @@ inline void Sort32(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const 
     ascx_emu::local_check_vec(api, dst, loc);
     ascx_emu::local_check_vec(api, src0, loc);
     ascx_emu::local_check_vec(api, src1, loc);
+    detail::vec_acct(c, api, loc, repeatTime, false, 0,
+                     {ascx_emu::tm::R(src0, detail::nbytes<T>(static_cast<int64_t>(repeatTime) * 32)), ascx_emu::tm::R(src1, static_cast<int64_t>(repeatTime) * 128),
+                      ascx_emu::tm::W(dst, static_cast<int64_t>(repeatTime) * 256)});
     for (int32_t r = 0; r < repeatTime; ++r) {
         std::vector<detail::ScoreIdx> v(32);
         const T* s = src0.Ptr(api, static_cast<int64_t>(r) * 32, 32, loc);
@@ -434,6 +456,11 @@ inline void mrg_sort(const char* api, const LocalTensor<T>& dst, const MrgSortSr
         ++out;
     }
     for (int i = 0; i < 4; ++i) taken[i] = i < nl ? static_cast<uint16_t>(pos[i]) : 0;
+    int64_t in_bytes = 0;
+    for (int i = 0; i < nl; ++i) in_bytes += static_cast<int64_t>(lens[i]) * 8;
+    vec_acct(c, api, loc, static_cast<double>((in_bytes + 255) / 256), false, 0,
+             {ascx_emu::tm::R(*src[0], static_cast<int64_t>(lens[0]) * 8), ascx_emu::tm::R(*src[1], static_cast<int64_t>(lens[1]) * 8),
+              ascx_emu::tm::W(dst, out * 8)});
     trace_vec<T>(c, api, out, (out * 8 + 255) / 256, loc, "repeat");
 }
 }  // namespace detail
@@ -469,6 +496,8 @@ inline void copy_rep(const char* api, const LocalTensor<T>& dst, const LocalTens
     T* d = operand(api, dst, g, p.dstStride, p.dstRepeatSize, loc);
     const T* s = operand(api, src, g, p.srcStride, p.srcRepeatSize, loc);
     long long n = 0;
+    vec_acct(c, api, loc, g.repeat, false, 0,
+             {ascx_emu::tm::R(src, extent<T>(g, p.srcStride, p.srcRepeatSize)), ascx_emu::tm::W(dst, extent<T>(g, p.dstStride, p.dstRepeatSize))});
     for_active(g, [&](int64_t r, int64_t bk, int64_t e) {
         d[rep_off(r, bk, e, p.dstStride, p.dstRepeatSize, sizeof(T))] = s[rep_off(r, bk, e, p.srcStride, p.srcRepeatSize, sizeof(T))];
         ++n;
@@ -497,7 +526,8 @@ template <typename T> inline void Transpose(const LocalTensor<T>& dst, const Loc
     const T* s = src.Ptr(api, 0, 256, loc);
     T* d = dst.Ptr(api, 0, 256, loc);
     if (dst.addr() == src.addr() && dst.scope() == src.scope()) ascx_emu::fail(api, loc, "dst and src are the same buffer (in-place transpose is not supported)");
-    for (int i = 0; i < 16; ++i)
+    detail::vec_acct(c, api, loc, 2, false, 0, {ascx_emu::tm::R(src, 512), ascx_emu::tm::W(dst, 512)});
+    for (int i = 0; i < (ascx_emu::skip_data() ? 0 : 16); ++i)
         for (int j = 0; j < 16; ++j) d[j * 16 + i] = s[i * 16 + j];
     detail::trace_vec<T>(c, api, 256, 2, loc);
 }
@@ -517,7 +547,9 @@ inline void Axpy(const LocalTensor<T>& dst, const LocalTensor<U>& src, const U s
     T* d = dst.Ptr(api, 0, count, loc);
     const U* a = src.Ptr(api, 0, count, loc);
     const double s = ascx_emu::to_d(scalarValue);
-    for (int32_t i = 0; i < count; ++i) d[i] = ascx_emu::convert<T>(ascx_emu::to_d(a[i]) * s + ascx_emu::to_d(d[i]));
+    detail::vec_acct(c, api, loc, static_cast<double>(detail::repeats_for<T>(count)), true, static_cast<double>(detail::nbytes<T>(count)),
+                     {ascx_emu::tm::R(src, detail::nbytes<U>(count)), ascx_emu::tm::R(dst, detail::nbytes<T>(count)), ascx_emu::tm::W(dst, detail::nbytes<T>(count))});
+    for (int32_t i = 0; i < (ascx_emu::skip_data() ? 0 : count); ++i) d[i] = ascx_emu::convert<T>(ascx_emu::to_d(a[i]) * s + ascx_emu::to_d(d[i]));
     detail::trace_vec<T>(c, api, count, detail::repeats_for<T>(count), loc);
 }
 
@@ -530,7 +562,9 @@ template <typename T, typename F> inline void int_unary(const char* api, const L
     ascx_emu::local_check_vec(api, src, loc);
     T* d = dst.Ptr(api, 0, count, loc);
     const T* a = src.Ptr(api, 0, count, loc);
-    for (int32_t i = 0; i < count; ++i) d[i] = f(a[i]);
+    vec_acct(c, api, loc, static_cast<double>(repeats_for<T>(count)), true, static_cast<double>(nbytes<T>(count)),
+             {ascx_emu::tm::R(src, nbytes<T>(count)), ascx_emu::tm::W(dst, nbytes<T>(count))});
+    for (int32_t i = 0; i < (ascx_emu::skip_data() ? 0 : count); ++i) d[i] = f(a[i]);
     trace_vec<T>(c, api, count, repeats_for<T>(count), loc);
 }
 template <typename T, typename F>
@@ -543,7 +577,9 @@ inline void int_binary(const char* api, const LocalTensor<T>& dst, const LocalTe
     T* d = dst.Ptr(api, 0, count, loc);
     const T* a = s0.Ptr(api, 0, count, loc);
     const T* b = s1.Ptr(api, 0, count, loc);
-    for (int32_t i = 0; i < count; ++i) d[i] = f(a[i], b[i]);
+    vec_acct(c, api, loc, static_cast<double>(repeats_for<T>(count)), true, static_cast<double>(nbytes<T>(count)),
+             {ascx_emu::tm::R(s0, nbytes<T>(count)), ascx_emu::tm::R(s1, nbytes<T>(count)), ascx_emu::tm::W(dst, nbytes<T>(count))});
+    for (int32_t i = 0; i < (ascx_emu::skip_data() ? 0 : count); ++i) d[i] = f(a[i], b[i]);
     trace_vec<T>(c, api, count, repeats_for<T>(count), loc);
 }
 template <typename T> inline void check_shift(const char* api, int64_t s, SrcLoc loc) {
@@ -611,7 +647,9 @@ inline void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& src0,
     const T* a = src0.Ptr(api, 0, count, loc);
     uint8_t* d = dst.BytePtr(api, 0, (count + 7) / 8, loc);
     const double y = ascx_emu::to_d(src1Scalar);
-    for (uint32_t i = 0; i < count; ++i) detail::set_bit(d, i, detail::cmp(cmpMode, ascx_emu::to_d(a[i]), y));
+    detail::vec_acct(c, api, loc, static_cast<double>(detail::repeats_for<T>(count)), true, static_cast<double>(detail::nbytes<T>(count)),
+                     {ascx_emu::tm::R(src0, detail::nbytes<T>(count)), ascx_emu::tm::W(dst, static_cast<int64_t>((count + 7) / 8))});
+    for (uint32_t i = 0; i < (ascx_emu::skip_data() ? 0u : count); ++i) detail::set_bit(d, i, detail::cmp(cmpMode, ascx_emu::to_d(a[i]), y));
     detail::trace_vec<T>(c, api, count, detail::repeats_for<T>(count), loc);
 }
 // Repeat form: repeat r writes the bits of its (256 / sizeof(T)) elements at bit r * (256 / sizeof(T));
@@ -627,6 +665,10 @@ inline void Compare(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const
     ascx_emu::local_check_vec(api, dst, loc);
     const int64_t per_rep = 256 / static_cast<int64_t>(sizeof(T)), es = sizeof(T);
     uint8_t* d = dst.BytePtr(api, 0, (g.repeat * per_rep + 7) / 8, loc);
+    detail::vec_acct(c, api, loc, g.repeat, false, 0,
+                     {ascx_emu::tm::R(src0, detail::extent<T>(g, p.src0BlkStride, p.src0RepStride)),
+                      ascx_emu::tm::R(src1, detail::extent<T>(g, p.src1BlkStride, p.src1RepStride)),
+                      ascx_emu::tm::W(dst, static_cast<int64_t>((g.repeat * per_rep + 7) / 8))});
     std::memset(d, 0, static_cast<size_t>((g.repeat * per_rep + 7) / 8));
     long long n = 0;
     detail::for_active(g, [&](int64_t r, int64_t bk, int64_t e) {
@@ -650,7 +692,10 @@ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, con
     const uint8_t* m = selMask.BytePtr(api, 0, (count + 7) / 8, loc);
     const T* a = src0.Ptr(api, 0, count, loc);
     T* d = dst.Ptr(api, 0, count, loc);
-    for (uint32_t i = 0; i < count; ++i) d[i] = ((m[i / 8] >> (i % 8)) & 1u) ? a[i] : src1;
+    detail::vec_acct(c, api, loc, static_cast<double>(detail::repeats_for<T>(count)), true, static_cast<double>(detail::nbytes<T>(count)),
+                     {ascx_emu::tm::R(selMask, static_cast<int64_t>((count + 7) / 8)), ascx_emu::tm::R(src0, detail::nbytes<T>(count)),
+                      ascx_emu::tm::W(dst, detail::nbytes<T>(count))});
+    for (uint32_t i = 0; i < (ascx_emu::skip_data() ? 0u : count); ++i) d[i] = ((m[i / 8] >> (i % 8)) & 1u) ? a[i] : src1;
     detail::trace_vec<T>(c, api, count, detail::repeats_for<T>(count), loc);
 }
 // Repeat form, tensor-tensor: repeat r reads its bits at bit r * (256 / sizeof(T)) of selMask
@@ -668,6 +713,11 @@ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, con
     const int64_t per_rep = 256 / static_cast<int64_t>(sizeof(T)), es = sizeof(T);
     bool reuse = selMode == SELMODE::VSEL_CMPMASK_SPR;
     const uint8_t* m = selMask.BytePtr(api, 0, ((reuse ? 1 : g.repeat) * per_rep + 7) / 8, loc);
+    detail::vec_acct(c, api, loc, g.repeat, false, 0,
+                     {ascx_emu::tm::R(selMask, static_cast<int64_t>(((reuse ? 1 : g.repeat) * per_rep + 7) / 8)),
+                      ascx_emu::tm::R(src0, detail::extent<T>(g, p.src0BlkStride, p.src0RepStride)),
+                      ascx_emu::tm::R(src1, detail::extent<T>(g, p.src1BlkStride, p.src1RepStride)),
+                      ascx_emu::tm::W(dst, detail::extent<T>(g, p.dstBlkStride, p.dstRepStride))});
     long long n = 0;
     detail::for_active(g, [&](int64_t r, int64_t bk, int64_t e) {
         int64_t bit = (reuse ? 0 : r * per_rep) + bk * (32 / es) + e;
