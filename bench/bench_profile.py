@@ -8,7 +8,12 @@ In one process, on the documented attention pipeline (examples/README.md) at S x
   eval/min     profiles per minute of the pipeline (emit + cached compile + timing-only run)
 Ratios are against `plain`, measured in the same run.
 
-    python bench/bench_profile.py [--size S=256] [--size D=64] [--repeat N] [--json]
+    python bench/bench_profile.py [--size S=256] [--size D=64] [--pipeline P] [--repeat N] [--json]
+
+`--pipeline` picks another attention pipeline than the first documented one, e.g. the
+FlashAttention mix kernel at the issue's size:
+
+    python bench/bench_profile.py --size S=8192 --size D=128 --pipeline 'round_operand{pv.s=f16},flash_attention'
 """
 
 from __future__ import annotations
@@ -51,11 +56,12 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--size", action="append", default=[])
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--pipeline", default=None, help="an attention pipeline (default: the first documented one)")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     sizes = tuple(a.size) or ("S=256", "D=64")
     target = get_target(None)
-    pipeline = documented_attention()
+    pipeline = a.pipeline or documented_attention()
     src = str(ROOT / "examples" / "attention.ir")
 
     def emit():  # type: ignore[no-untyped-def]
