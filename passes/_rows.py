@@ -71,11 +71,11 @@ def sibling_loops(kernel: ir.Kernel, name: str) -> list[LoopRef]:
     return out
 
 
-def resolve_tiled(kernel: ir.Kernel, name: str) -> list[LoopRef]:
-    """The loops a `tile` parameter names: one loop (`resolve_loop`), or the sibling loops
-    over one row that `label.var` names together (`sibling_loops`)."""
+def resolve_tiled(kernel: ir.Kernel, name: str, pass_name: str = "tile") -> list[LoopRef]:
+    """The loops a `tile` (or `split`) parameter names: one loop (`resolve_loop`), or the
+    sibling loops over one row that `label.var` names together (`sibling_loops`)."""
     try:
-        return [resolve_loop(kernel, name, "tile")]
+        return [resolve_loop(kernel, name, pass_name)]
     except UnknownLoop:
         sib = sibling_loops(kernel, name)
         if sib:

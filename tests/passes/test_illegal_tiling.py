@@ -26,7 +26,8 @@ CASES = [
     ("add", "tile{ew.i=0}", "tile", ["tile size 0", "`ew.i`", "at least 1"]),
     ("add", "tile{ew.j=11}", "tile", ["larger than the loop's extent 10"]),
     ("add", "tile{ew.q=4}", "tile", ["no loop named `ew.q`"]),
-    ("add", "tile{ew.i=2,ew.i=2}", "tile", ["named twice"]),
+    ("add", "tile{ew.i=2,ew.i=2}", "tile", ["`ew.i` given twice"]),  # the schema (passes/params.py) refuses it
+    ("add", "tile{ew.i=2,i=2}", "tile", ["named twice"]),  # two names of one loop: refused by the pass
     ("attention", "tile{qk.i=4,pv.i=4,pv.d=2,qk.k=2,bias.j=2,rmax.i=2,rmax.j=2,expo.i=0}", "tile", ["tile size 0"]),
     ("matmul", "tile{mm.i=99999}", "tile", ["larger than the loop's extent"]),
     (CAUSAL_BOUNDS, "tile{rows.j=2}", "tile", ["depend on other loops"]),

@@ -214,8 +214,8 @@ def test_split_pipeline_records_columns() -> None:
 # --------------------------------------------------------------------------------------
 # every registered pass
 
-# passes still hand-parsing their `{...}`; p8b converts `tile` (issue 8 item 2) and then empties this
-HAND_PARSED = {"tile"}
+# passes still hand-parsing their `{...}`: none (tile, split, stage and fission declare `params`)
+HAND_PARSED: set[str] = set()
 
 
 

@@ -1,0 +1,205 @@
+"""`split`: strip-mine loops into a tile loop and a point loop, with a tail when the size does
+not divide the extent.
+
+    split{ew.i=64}            loop `ew.i` in tiles of 64
+    split{ew.i=64,ew.j=256}   several loops, each split on its own
+
+`for i in lo..hi` with size `T` and concrete extent `N = hi - lo` becomes
+
+    for i0 in 0..ceil(N/T) {                  # tile loop (keeps the label, annotations)
+      for i in 0..min(T, N - i0*T) { ... }    # point loop (`0..T` when T divides N)
+    }
+
+and `i` in the body is replaced by `lo + i0*T + i`. Trip counts are concrete integers
+computed from the kernel's `size`s (the IR has no division), so **a split kernel is
+specialised to its sizes**: change the sizes before splitting, not after. The point loop
+runs the original iterations in their original order, so the rewrite is always legal: no
+dependence test is needed.
+
+This is step 1 of `tile` (which then sinks the point loops and stages the tiles: see
+`passes/tile.py`); alone it is the strip-mining of the loop-transformation literature, the
+first half of tiling, useful before `interchange`, `unroll` of the point loop, or
+`multicore` of the tile loop.
+
+It requires: 1) every named loop exists and its bounds evaluate to integers (sizes and
+literals); 2) it runs at least once and 1 <= T <= extent; 3) no loop is named twice; 4) the
+loop is not in a `@gemm` nest (the cube kernel blocks those itself). A name `label.var` may
+designate several sibling loops over one row (`_rows.resolve_tiled`): each is split.
+
+Rewrite (`split{ew.i=4}` at M = 10):
+
+    ew: for i in 0..M {             ew: for i0 in 0..3 {
+      C[i] = A[i] + B[i]      ->      for i in 0..min(4, 10 - i0 * 4) {
+    }                                   C[i0 * 4 + i] = A[i0 * 4 + i] + B[i0 * 4 + i]
+                                      }
+                                    }
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Mapping
+
+from transformer import ir
+from transformer.diagnostics import BadParameter, NotApplicable
+
+from . import _rewrite as R
+from ._rows import resolve_tiled
+from .base import Pass, PassError, TraceEntry, preferred_loop_names, register
+from .params import Int, Loop, Map, Params
+
+Path = tuple[int, ...]
+Request = tuple[str, int, ir.For]  # (the name given, the size, the loop)
+SPACE_SIZES = (2, 4, 8, 16, 32, 64, 128, 256)  # sizes `space()` offers (the two largest below the extent)
+
+_PARTICIPLE = {"tile": "tiled", "split": "split"}
+
+
+@register
+@dataclass(frozen=True)
+class Split(Pass):
+    """Strip-mine loops into tile/point loops (tails when the size does not divide)."""
+
+    name: ClassVar[str] = "split"
+    summary: ClassVar[str] = "strip-mine loops into a tile loop and a point loop (a tail when the size does not divide)"
+    params: ClassVar[Params] = Map("sizes", Loop(), Int(1), minimum=1, example="ew.i=64",
+                                   note="LOOP=SIZE: tiles of SIZE iterations (1..extent)")
+    sizes: tuple[tuple[str, int], ...] = ()
+
+    def run(self, kernel: ir.Kernel, target: Any, trace: TraceEntry) -> ir.Kernel:
+        if not self.sizes:
+            raise BadParameter(self.name, "no loop given", hint="e.g. `split{ew.i=64}`", param="sizes")
+        req, by_nest = resolve_requests(kernel, self.sizes, self.name)
+        sizes = kernel.size_values()
+        names = global_names(kernel)
+        body = list(kernel.body)
+        for top in sorted(by_nest):
+            nest = body[top]
+            body[top] = strip_mine(nest, req, sizes, names | {lp.var for lp in ir.iter_loops((nest,))}, Strips(), trace)
+        return dataclasses.replace(kernel, body=tuple(body))
+
+    @classmethod
+    def space(cls, kernel: ir.Kernel, target: Any = None) -> list[Pass]:
+        """One loop at a time: each named loop with constant bounds and at least two
+        iterations, outside `@gemm` nests, in the two largest sizes of `SPACE_SIZES` below
+        its extent (a tail whenever the size does not divide it)."""
+        out: list[Pass] = []
+        sizes = kernel.size_values()
+        names = preferred_loop_names(kernel)
+        for top in kernel.body:
+            if not isinstance(top, ir.For) or top.annotation("gemm") is not None:
+                continue
+            for lp in ir.iter_loops((top,)):
+                n, ext = names.get(id(lp)), R.loop_extent(lp, sizes)
+                if n is None or ext is None or ext < 2:
+                    continue
+                for t in [t for t in SPACE_SIZES if t < ext][-2:]:
+                    p = cls(((n, t),))
+                    try:
+                        resolve_requests(kernel, p.sizes, cls.name)
+                    except PassError:
+                        continue
+                    out.append(p)
+        return out
+
+
+# --------------------------------------------------------------------------------------
+# legality
+
+
+def Check_constant_bounds(loop_name: str, loop: ir.For, sizes: Mapping[str, int], pass_name: str = "split") -> int:
+    """Condition: lo and hi of the loop evaluate to integers from sizes and literals (the
+    number of tiles must be a concrete integer: the IR has no division)."""
+    ext = R.loop_extent(loop, sizes)
+    if ext is None:
+        raise NotApplicable(pass_name, f"loop `{loop_name}` has bounds that depend on other loops; only loops with "
+                            f"bounds made of sizes and integers can be {_PARTICIPLE.get(pass_name, pass_name)}",
+                            loop.loc, hint=f"{pass_name} the enclosing loops, or a loop with constant bounds",
+                            loops=(loop_name,))
+    return ext
+
+
+def Check_tile_size(loop_name: str, loop: ir.For, size: int, extent: int, pass_name: str = "split") -> None:
+    """Condition: 1 <= size <= extent (a tile of the whole loop is allowed); the loop runs."""
+    if extent <= 0:
+        raise NotApplicable(pass_name, f"`{R.loop_header(loop)}` never runs (trip count 0): nothing to {pass_name}",
+                            loop.var_loc or loop.loc, loops=(loop_name,))
+    if size < 1 or size > extent:
+        legal = [p for p in (8, 16, 32, 64, 128, 256, 512) if p <= extent]
+        why = "must be at least 1" if size < 1 else f"is larger than the loop's extent {extent}"
+        raise BadParameter(pass_name, f"tile size {size} for loop `{loop_name}` {why}", loop.loc,
+                           hint="accepted: 1.." + str(extent) + (" e.g. " + ", ".join(map(str, legal)) if legal else ""),
+                           param=loop_name, value=size, accepted=legal, loops=(loop_name,))
+
+
+def resolve_requests(kernel: ir.Kernel, tiles: tuple[tuple[str, int], ...], pass_name: str
+                     ) -> tuple[dict[int, Request], dict[int, list[tuple[str, Path, ir.For]]]]:
+    """Resolve and check every `(loop name, size)`: the requests by `id(loop)`, and per
+    top-level nest the loops named in it (sibling loops named together count once)."""
+    sizes = kernel.size_values()
+    req: dict[int, Request] = {}
+    by_nest: dict[int, list[tuple[str, Path, ir.For]]] = {}
+    for name, size in tiles:
+        refs = resolve_tiled(kernel, name, pass_name)
+        for k, ref in enumerate(refs):
+            ext = Check_constant_bounds(name, ref.loop, sizes, pass_name)
+            Check_tile_size(name, ref.loop, size, ext, pass_name)
+            if id(ref.loop) in req:
+                raise BadParameter(pass_name, f"loop `{name}` is named twice", ref.loop.loc, param=name, value=size,
+                                   loops=(name,))
+            top_loop = kernel.body[ref.path[0]]
+            if isinstance(top_loop, ir.For) and top_loop.annotation("gemm") is not None:
+                raise NotApplicable(pass_name, f"loop `{name}` is in the `@gemm` nest "
+                                    f"`{top_loop.label or top_loop.var}`, which the cube kernel blocks itself",
+                                    ref.loop.loc, loops=(name,))
+            req[id(ref.loop)] = (name, size, ref.loop)
+            if k == 0:
+                by_nest.setdefault(ref.path[0], []).append((name, ref.path, ref.loop))
+    return req, by_nest
+
+
+# --------------------------------------------------------------------------------------
+# the rewrite
+
+
+@dataclass
+class Strips:
+    """What `strip_mine` made in one nest: the tile loops' and point loops' variables, and
+    each point loop's size (what sinking and staging read next, in `tile`)."""
+
+    tile_vars: set[str] = field(default_factory=set)
+    point_vars: set[str] = field(default_factory=set)
+    point_size: dict[str, int] = field(default_factory=dict)
+
+
+def global_names(kernel: ir.Kernel) -> set[str]:
+    """Names a new loop variable must avoid in every nest: tensors, sizes, consts, labels."""
+    out = {t.name for t in kernel.tensors()} | {x.name for x in kernel.sizes} | {c.name for c in kernel.consts}
+    return out | {lp.label for lp in ir.iter_loops(kernel.body) if lp.label}
+
+
+def strip_mine(s: ir.Stmt, req: Mapping[int, Request], sizes: Mapping[str, int], taken: set[str],
+               st: Strips, trace: TraceEntry) -> ir.Stmt:
+    """Split every requested loop in `s` into a tile loop and a point loop (module
+    docstring); new tile variables avoid `taken` and are added to it and to `st`."""
+    if not isinstance(s, ir.For):
+        return s
+    new_body = tuple(strip_mine(b, req, sizes, taken, st, trace) for b in s.body)
+    if id(s) not in req:
+        return dataclasses.replace(s, body=new_body)
+    lname, T, _ = req[id(s)]
+    N = R.loop_extent(s, sizes)
+    assert N is not None
+    ntiles = -(-N // T)
+    v0 = R.fresh(f"{s.var}0", taken)
+    offset = R.add(R.simp(s.lo), R.mul(ir.Name(v0), R.lit(T)))
+    inner_hi = R.lit(T) if N % T == 0 else R.imin(R.lit(T), R.sub(R.sub(s.hi, s.lo), R.mul(ir.Name(v0), R.lit(T))))
+    m = {s.var: R.add(offset, ir.Name(s.var))}
+    point = ir.For(s.var, R.lit(0), inner_hi, tuple(R.subst_stmt(b, m, simplify=True) for b in new_body))
+    st.tile_vars.add(v0)
+    st.point_vars.add(s.var)
+    st.point_size[s.var] = T
+    tail = "" if N % T == 0 else f", tail of {N % T}"
+    trace.changes.append(f"split `{lname}` ({N} iterations) into {ntiles} tiles of {T} (`{v0}` x `{s.var}`{tail})")
+    return ir.For(v0, R.lit(0), R.lit(ntiles), (point,), label=s.label, annotations=s.annotations, loc=s.loc)

@@ -1,0 +1,475 @@
+"""`stage`: copy the region of a GM tensor that one iteration of a loop touches into an
+on-chip `local` buffer, and rewrite the accesses to it.
+
+    stage{A=ew.i0}            stage `A` per iteration of loop `ew.i0`
+    stage{A=ew.i0,C=ew.i0}    several tensors (each at its loop)
+
+For every named tensor `X` and loop `L`: the footprint of `X`'s accesses over the loops
+inside `L` must be a box (`transformer/regions.py`: indices affine with non-negative
+coefficients in those loops); a local of the box's largest shape is declared, accesses are
+rewritten to it (indices minus the box's corner), and `copy` statements move the tile in
+at the start of `L`'s body (when some element is read before the body writes it) and out
+at its end (when it is written and is an output, or a temp used elsewhere). A temp used
+only inside the nest is contracted away (its local replaces it). Scope: `ub`; in a
+matmul-like nest (`acc += a * b`, `acc` only initialised, accumulated and read by a cast)
+whose three tensors are all staged, the operands go GM -> `l1` -> `l0a` / `l0b` and the
+accumulator lives in `l0c`. The locals must fit their scopes (the target table).
+
+This is step 3 of `tile`, which picks the loop for every tensor itself (the outermost
+block loop enclosing all its accesses whose inner block loops do not move the footprint,
+so `Q` is staged once per query tile and `K` once per K/V block) and leaves in GM what it
+cannot stage, with the reason in the trace; `stage` stages exactly what it is asked or
+refuses. Staging keeps every access's element and order, so it is legal whenever it
+applies (no dependence test); a tile that is read before the nest writes it is copied in.
+
+It requires: 1) the tensor is a GM tensor (input, output, temp) of rank >= 1 the loop's
+nest reads or writes by subscript, not copied or assigned whole; 2) the loop encloses all
+its accesses in that nest; 3) the footprint is a box; 4) an output is written over its
+whole footprint or read before (so the copy-out writes back only what the nest wrote);
+5) a temp that is read before the nest writes it was written by an earlier statement;
+6) the locals fit (`CapacityExceeded` names the scope and the bytes).
+
+Rewrite (`split{ew.i=4},stage{A=ew}` on `C[i] = A[i] * 2.0`, M = 8):
+
+    ew: for i0 in 0..2 {                   ew: for i0 in 0..2 {
+      for i in 0..4 {                        copy A_ub[0:4] <- A[i0 * 4:i0 * 4 + 4]
+        C[i0 * 4 + i] = A[i0 * 4 + i] * 2.0  for i in 0..4 { C[i0 * 4 + i] = A_ub[i] * 2.0 }
+      }                               ->   }
+    }
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, ClassVar, Mapping
+
+from transformer import ir
+from transformer.affine import to_affine
+from transformer.diagnostics import CapacityExceeded, NotApplicable
+from transformer.regions import (AccessSite, Box, box_of, collect, common_path, contains, kept_dims, merge,
+                                 reads_covered, union)
+
+from . import _rewrite as R
+from ._budgets import scope_budget, tensor_bytes
+from ._sink import is_block_loop
+from .base import Pass, PassError, TraceEntry, preferred_loop_names, register, resolve_loop
+from .params import Loop, Map, Params, Tensor
+from .split import Strips
+
+Path = tuple[int, ...]
+SPACE_MAX = 12  # instances `space()` offers at most
+
+
+@register
+@dataclass(frozen=True)
+class Stage(Pass):
+    """Copy the footprint of a GM tensor per iteration of a loop into an on-chip local."""
+
+    name: ClassVar[str] = "stage"
+    summary: ClassVar[str] = "copy what one iteration of a loop touches of a GM tensor into an on-chip buffer"
+    params: ClassVar[Params] = Map("at", Tensor(), Loop(), minimum=1, example="A=ew.i0",
+                                   note="TENSOR=LOOP: stage TENSOR per iteration of LOOP")
+    at: tuple[tuple[str, str], ...] = ()
+
+    def run(self, kernel: ir.Kernel, target: Any, trace: TraceEntry) -> ir.Kernel:
+        by_nest: dict[int, dict[str, Path]] = {}
+        for x, loop in self.at:
+            ref = resolve_loop(kernel, loop, self.name)
+            top = kernel.body[ref.path[0]]
+            if isinstance(top, ir.For) and top.annotation("gemm") is not None:
+                raise NotApplicable(self.name, f"loop `{loop}` is in the `@gemm` nest `{top.label or top.var}`, whose "
+                                    "buffers the cube kernel allocates itself", ref.loop.loc, loops=(loop,))
+            by_nest.setdefault(ref.path[0], {})[x] = ref.path[1:]
+        return stage_kernel(kernel, by_nest, target, trace, self.name)
+
+    @classmethod
+    def space(cls, kernel: ir.Kernel, target: Any = None) -> list[Pass]:
+        """Each GM tensor of each nest (outside `@gemm` nests), at the innermost named loop
+        enclosing all its accesses and at the nest's outer loop, when that stages."""
+        out: list[Pass] = []
+        names = preferred_loop_names(kernel)
+        for nest in kernel.body:
+            if not isinstance(nest, ir.For) or nest.annotation("gemm") is not None:
+                continue
+            accs, in_copies, loops = collect(nest)
+            for x in sorted(accs):
+                decl = kernel.tensor(x)
+                if decl is None or decl.kind == "local" or decl.rank == 0 or x in in_copies:
+                    continue
+                common = common_path(accs[x])
+                levels = [p for p in (common[:k] for k in range(len(common), -1, -1)) if id(loops[p]) in names]
+                for level in dict.fromkeys(levels[:1] + levels[-1:]):
+                    p = cls(((x, names[id(loops[level])]),))
+                    try:
+                        p.run(kernel, target, TraceEntry(p.to_text()))
+                    except PassError:
+                        continue
+                    out.append(p)
+                    if len(out) >= SPACE_MAX:
+                        return out
+        return out
+
+
+def stage_kernel(kernel: ir.Kernel, by_nest: Mapping[int, Mapping[str, Path]], target: Any, trace: TraceEntry,
+                 pass_name: str = "stage") -> ir.Kernel:
+    """Stage `by_nest[top][tensor] = loop path inside nest top` (`Stage.run`)."""
+    sizes = kernel.size_values()
+    taken = R.used_names(kernel)
+    body = list(kernel.body)
+    new_locals: list[ir.TensorDecl] = []
+    drop: set[str] = set()
+    for top in sorted(by_nest):
+        others = tuple(s for i, s in enumerate(body) if i != top)
+        nest, locs, dead = stage_nest(kernel, body[top], None, sizes, taken, others, target, trace, 1,
+                                      written_before(body[:top]), at=by_nest[top], pass_name=pass_name)
+        body[top] = nest
+        new_locals += locs
+        drop |= dead
+    return finish(kernel, body, new_locals, drop, trace)
+
+
+def written_before(stmts: "list[ir.Stmt] | tuple[ir.Stmt, ...]") -> set[str]:
+    """Tensors (and scalars) assigned or copied into by `stmts`."""
+    out = {x.target.tensor if isinstance(x.target, ir.Access) else x.target.name
+           for x in ir.iter_stmts(tuple(stmts)) if isinstance(x, ir.Assign)}
+    return out | {x.dst.tensor for x in ir.iter_stmts(tuple(stmts)) if isinstance(x, ir.Copy)}
+
+
+def finish(kernel: ir.Kernel, body: list[ir.Stmt], new_locals: list[ir.TensorDecl], drop: set[str],
+           trace: TraceEntry) -> ir.Kernel:
+    """The kernel with the staged `body`, the new locals declared and the contracted temps gone."""
+    buffers = tuple(b for b in kernel.buffers if b.name not in drop) + tuple(new_locals)
+    if drop:
+        trace.changes.append("contracted temps " + ", ".join(f"`{d}`" for d in sorted(drop)) + " into their locals")
+    return dataclasses.replace(kernel, body=tuple(body), buffers=buffers)
+
+
+# --------------------------------------------------------------------------------------
+# where each tensor is staged
+
+
+def stage_nest(kernel: ir.Kernel, nest: ir.Stmt, st: Strips | None, sizes: Mapping[str, int], taken: set[str],
+               others: tuple[ir.Stmt, ...], target: Any, trace: TraceEntry, reserve: int = 1,
+               written_before: set[str] | None = None, *, at: Mapping[str, Path] | None = None,
+               pass_name: str = "tile") -> tuple[ir.Stmt, list[ir.TensorDecl], set[str]]:
+    """Stage the GM tensors of top-level `nest` (module docstring): the rewritten nest, the
+    locals it declares, and the temps they replace. Without `at` (`tile`), every tensor is
+    staged at the level the policy picks among the block loops (`st`: what `split` made),
+    or left in GM with the reason in the trace; with `at` (`stage`), exactly the tensors of
+    `at`, each per iteration of the loop at its path, or `NotApplicable`. `written_before`:
+    tensors written before the nest (None: unknown). The locals, times `reserve`, must fit
+    their scopes (0: not checked)."""
+    assert isinstance(nest, ir.For)
+    accs, in_copies, loops = collect(nest)
+    block_paths = {p for p, lp in loops.items() if is_block_loop(lp, st, sizes)}
+    label = nest.label or nest.var
+    if at is not None:
+        for x in at:
+            decl = kernel.tensor(x)
+            why = ("is not accessed there" if x not in accs else "is a local already" if decl is None
+                   or decl.kind == "local" else "is a scalar (rank 0)" if decl.rank == 0
+                   else "is copied or assigned whole there" if x in in_copies else None)
+            if why is not None:
+                raise NotApplicable(pass_name, f"cannot stage `{x}` in nest `{label}`: it {why}", nest.loc,
+                                    hint="stage a GM tensor (input, output or temp) the nest reads or writes",
+                                    loops=(label,))
+    used_outside = ir.names_used(others)
+    plans: list[_Plan] = []
+    new_decls: list[ir.TensorDecl] = []
+    dead: set[str] = set()
+    found: dict[str, list[tuple[Path, Box, bool, bool]]] = {}
+    for x in sorted(accs):
+        decl = kernel.tensor(x)
+        if decl is None or decl.kind == "local" or decl.rank == 0 or x in in_copies or (at is not None and x not in at):
+            continue
+        groups = _row_groups(accs[x], st, loops) if st is not None else [accs[x]]
+        if len(groups) > 1:
+            trace.decisions.append(f"`{x}` is staged per tile of each of the {len(groups)} loops over the row that "
+                                   "access it (no tile of the row holds it whole)")
+        places: list[tuple[Path, Box, bool, bool]] = []
+        earlier: set[str] = set()  # `x` when an earlier group writes it
+        for g in groups:
+            got = _place(x, decl, g, label, block_paths, loops, sizes, used_outside, len(groups) > 1,
+                         None if written_before is None else written_before | earlier, None if at is None else at[x])
+            if isinstance(got, str):
+                if at is not None:
+                    where = loops[at[x]].label or loops[at[x]].var
+                    raise NotApplicable(pass_name, f"cannot stage `{x}` per iteration of `{where}`: {got}", nest.loc,
+                                        hint="stage it at a loop that encloses all its accesses and moves its "
+                                        "footprint as a box", loops=(where,))
+                trace.decisions.append(f"`{x}` stays in GM: {got}")
+                break
+            places.append(got)
+            if any(a.write for a in g):
+                earlier.add(x)
+        else:
+            found[x] = places
+    roles = matmul_roles(nest, accs, set(found))
+    for x in sorted(fixpipe_written(nest, accs, roles) & set(found)):
+        if at is not None:
+            raise NotApplicable(pass_name, f"cannot stage `{x}`: it is written only from the l0c accumulator, which "
+                                "the FIX pipe stores to GM", nest.loc, loops=(label,))
+        trace.decisions.append(f"`{x}` stays in GM: written only from the l0c accumulator (FIX pipe)")
+        del found[x]
+    for x, places in found.items():
+        decl = kernel.tensor(x)
+        assert decl is not None
+        scope = roles.get(x, "ub")
+        by_shape: dict[tuple[int, ...], list[tuple[str, str]]] = {}  # sibling loops share a local of one shape
+        for level, box, copy_in, copy_out in places:
+            dims = tuple(mx for (_, _, mx, _), k in zip(box.dims, kept_dims(box)) if k)
+            locs = by_shape.get(dims)
+            if locs is None:
+                if scope in ("l0a", "l0b"):
+                    locs = [(R.fresh(f"{x}_l1", taken), "l1"), (R.fresh(f"{x}_{scope}", taken), scope)]
+                else:
+                    locs = [(R.fresh(f"{x}_{scope}", taken), scope)]
+                by_shape[dims] = locs
+                for n, sc in locs:
+                    new_decls.append(ir.TensorDecl(n, decl.dtype, tuple(R.lit(d) for d in dims), "local", scope=sc))
+            plans.append(_Plan(x, level, box, locs, copy_in, copy_out, decl.dtype))
+            where = f"`{loops[level].var}`" if level else f"`{nest.var}`"
+            trace.changes.append(f"staged `{x}` in " + " -> ".join(f"`{n}` @{sc}" for n, sc in locs)
+                                 + f" per iteration of {where}" + (" (copy in)" if copy_in else "")
+                                 + (" (copy out)" if copy_out else ""))
+        if decl.kind == "temp" and x not in used_outside and len(places) == 1:
+            dead.add(x)
+    if reserve:
+        _check_capacity(label, new_decls, sizes, target, nest.loc, reserve, pass_name)
+    nest = _rewrite(nest, (), plans, sizes)
+    return nest, new_decls, dead
+
+
+def _row_groups(lst: list[AccessSite], st: Strips, loops: Mapping[Path, ir.For]) -> list[list[AccessSite]]:
+    """The accesses of one tensor split by the sibling tile loops (made by this pass) they
+    lie in, when they lie in two or more such loops directly below their common enclosing
+    loop and each loop's variable moves the footprint (the loops over a long row: the
+    tensor is staged per tile of each of them); else all accesses as one group."""
+    common = common_path(lst)
+    by_child: dict[Path, list[AccessSite]] = {}
+    for a in lst:
+        child = a.stmt_path[:len(common) + 1]
+        lp = loops.get(child)
+        if lp is None or lp.var not in st.tile_vars or len(a.stmt_path) <= len(child):
+            return [lst]
+        if not any(lp.var in R.names_in(i) for i in a.access.indices):
+            return [lst]
+        by_child.setdefault(child, []).append(a)
+    return list(by_child.values()) if len(by_child) > 1 else [lst]
+
+
+def _place(x: str, decl: ir.TensorDecl, lst: list[AccessSite], label: str, block_paths: set[Path],
+           loops: Mapping[Path, ir.For], sizes: Mapping[str, int], used_outside: set[str], several: bool,
+           written_before: set[str] | None, forced: Path | None = None) -> tuple[Path, Box, bool, bool] | str:
+    """Where accesses `lst` of `x` are staged: (level, box, copy in, copy out), or why `x`
+    stays in GM. `several`: `lst` is one of several groups of `x` (`_row_groups`), so a
+    written temp is copied out for the other groups. `forced`: the level (`stage`), else the
+    policy: the deepest block loop enclosing every access, hoisted while the footprint does
+    not move with the loops left."""
+    common = common_path(lst)
+    if forced is not None:
+        if common[:len(forced)] != forced:
+            return "some of its accesses are outside that loop"
+        cands = [forced]
+    else:
+        cands = [common[:k] for k in range(len(common), -1, -1) if common[:k] in block_paths]
+    if not cands:
+        return f"no tile loop of `{label}` encloses all its accesses"
+    level = cands[0]
+    # hoist while the footprint does not move with the loops we leave
+    mentioned = {n for a in lst for i in a.access.indices for n in R.names_in(i)}
+    for outer in cands[1:]:  # (none when forced)
+        between = [loops[level[:k]].var for k in range(len(outer) + 1, len(level) + 1)]
+        if any(v in mentioned for v in between):
+            break
+        level = outer
+    boxes = [box_of(a, level, sizes) for a in lst]
+    if any(b is None for b in boxes):
+        return f"its footprint in `{label}` is not a box"
+    box = merge(boxes, sizes)  # type: ignore[arg-type]
+    if box is None:
+        return "its accesses do not share one box"
+    written = any(a.write for a in lst)
+    covered, dense = reads_covered(x, lst, level, sizes, loops)
+    copy_in = not covered
+    copy_out = written and (decl.kind == "output" or x in used_outside or several)
+    if copy_out and not copy_in and not any(contains(w, box, sizes) for w in union(dense, sizes)):
+        if decl.kind == "output":
+            return "the nest does not write its whole footprint"
+        copy_in = True
+    if copy_in and decl.kind == "temp" and written_before is not None and x not in written_before:
+        # the analysis could not prove the tile written before it is read, and nothing
+        # before this nest writes the temp: leave it in GM rather than copy in garbage
+        return "cannot show the nest writes its tile before reading it"
+    return level, box, copy_in, copy_out
+
+
+# --------------------------------------------------------------------------------------
+# the rewrite
+
+
+@dataclass
+class _Plan:
+    tensor: str
+    level: Path
+    box: Box
+    locals_: list[tuple[str, str]]  # (local name, scope): first is the GM-facing one, last the compute one
+    copy_in: bool
+    copy_out: bool
+    dtype: str
+
+
+def _rewrite(s: ir.For, path: Path, plans: list[_Plan], sizes: Mapping[str, int]) -> ir.For:
+    here = [p for p in plans if p.level == path]
+    body = tuple(_rewrite(b, path + (i,), plans, sizes) if isinstance(b, ir.For) else b for i, b in enumerate(s.body))
+    for p in here:
+        body = tuple(_rewrite_accesses(b, p, sizes) for b in body)
+    pre: list[ir.Stmt] = []
+    post: list[ir.Stmt] = []
+    for p in here:
+        keep = kept_dims(p.box)
+        gm_dims: list[Any] = []
+        loc_dims: list[Any] = []
+        for (lo, ext, mx, _), k in zip(p.box.dims, keep):
+            if k:
+                gm_dims.append(ir.Slice(lo, R.add(lo, ext)))
+                loc_dims.append(ir.Slice(R.lit(0), ext))
+            else:
+                gm_dims.append(lo)
+        if not loc_dims:
+            loc_dims = [ir.Slice(R.lit(0), R.lit(1))]
+        gm = ir.Region(p.tensor, tuple(gm_dims))
+        chain = [ir.Region(n, tuple(loc_dims)) for n, _ in p.locals_]
+        if p.copy_in:
+            pre.append(ir.Copy(chain[0], gm))
+            for a, b in zip(chain, chain[1:]):
+                pre.append(ir.Copy(b, a))
+        if p.copy_out:
+            post.append(ir.Copy(gm, chain[-1]))
+    return dataclasses.replace(s, body=tuple(pre) + body + tuple(post))
+
+
+def _rewrite_accesses(s: ir.Stmt, p: _Plan, sizes: Mapping[str, int]) -> ir.Stmt:
+    keep = kept_dims(p.box)
+    los = [to_affine(lo, sizes) for (lo, _, _, _) in p.box.dims]
+    local = p.locals_[-1][0]
+
+    def to_local(e: ir.Expr) -> ir.Expr:
+        """An access to the staged tensor (indices already rewritten) -> the local."""
+        if not (isinstance(e, ir.Access) and e.tensor == p.tensor):
+            return e
+        new = []
+        for i, k, lo in zip(e.indices, keep, los):
+            if not k:
+                continue
+            a = to_affine(i, sizes)
+            assert a is not None and lo is not None
+            new.append(R.expr_of_affine(a - lo, R.names_in(i)))
+        if not new:
+            new = [R.lit(0)]
+        return ir.Access(local, tuple(new), e.loc)
+
+    return R.map_stmt_exprs(s, lambda e: R.map_expr(e, to_local))
+
+
+def _check_capacity(label: str, decls: list[ir.TensorDecl], sizes: Mapping[str, int], target: Any,
+                    loc: ir.Loc | None, reserve: int = 1, pass_name: str = "tile") -> None:
+    """Condition: for every scope, the bytes of the nest's staged buffers (times `reserve`,
+    2 when the tiles are chosen to leave room for double buffering) fit the usable
+    capacity of that scope (the target table)."""
+    per: dict[str, list[ir.TensorDecl]] = {}
+    for d in decls:
+        per.setdefault(str(d.scope), []).append(d)
+    for scope, ds in per.items():
+        total = sum(tensor_bytes(d, sizes) for d in ds)
+        budget = scope_budget(target, scope) // reserve
+        if total > budget:
+            parts = ", ".join(f"`{d.name}` {tensor_bytes(d, sizes)} B" for d in ds)
+            raise CapacityExceeded(pass_name, f"the tiles of `{label}` need {total} bytes of {scope} "
+                            f"({parts}), more than the {budget} bytes usable", loc,
+                            hint="use smaller tiles, or tile more loops of the nest", scope=scope, need_bytes=total, budget_bytes=budget, loops=(label,))
+
+
+# --------------------------------------------------------------------------------------
+# matmul roles: which tensors go to the cube's scopes
+
+
+def strip_casts(e: ir.Expr) -> ir.Expr:
+    while isinstance(e, ir.Call) and e.func in ir.DTYPES and len(e.args) == 1:
+        e = e.args[0]
+    return e
+
+
+def matmul_roles(nest: ir.For, accs: Mapping[str, list[AccessSite]], allowed: set[str]) -> dict[str, str]:
+    """tensor -> `l0a` / `l0b` / `l0c` for a matmul-like nest (see the module docstring)."""
+    roles: dict[str, str] = {}
+    for s in ir.iter_stmts(nest.body):
+        if not (isinstance(s, ir.Assign) and s.op == "+=" and isinstance(s.target, ir.Access)):
+            continue
+        v = s.value
+        if not (isinstance(v, ir.Binary) and v.op == "*"):
+            continue
+        a, b = strip_casts(v.lhs), strip_casts(v.rhs)
+        if not (isinstance(a, ir.Access) and isinstance(b, ir.Access)) or a.tensor == b.tensor:
+            continue
+        c = s.target.tensor
+        if c in (a.tensor, b.tensor):
+            continue
+        roles.setdefault(a.tensor, "l0a")
+        roles.setdefault(b.tensor, "l0b")
+        roles.setdefault(c, "l0c")
+    # validate: the accumulator is only initialised with a literal, accumulated, or read by a cast
+    for t, r in list(roles.items()):
+        for acc in accs.get(t, []):
+            s = acc.stmt
+            ok = False
+            if r == "l0c":
+                if acc.write and s.op == "=" and isinstance(s.value, (ir.FloatLit, ir.IntLit)):
+                    ok = True
+                elif s.op == "+=" and isinstance(s.value, ir.Binary) and s.value.op == "*" and \
+                        isinstance(s.target, ir.Access) and s.target.tensor == t:
+                    ok = True
+                elif not acc.write and s.op == "=" and strip_casts(s.value) == acc.access and s.value != acc.access:
+                    ok = True
+            else:
+                v = s.value
+                ok = (not acc.write and s.op == "+=" and isinstance(v, ir.Binary) and v.op == "*"
+                      and (strip_casts(v.lhs) == acc.access if r == "l0a" else strip_casts(v.rhs) == acc.access))
+            if not ok:
+                roles.pop(t, None)
+                break
+    roles = {t: r for t, r in roles.items() if t in allowed}
+    # a matmul statement goes to the cube only when all three of its tensors do
+    changed = True
+    while changed:
+        changed = False
+        for s in ir.iter_stmts(nest.body):
+            if isinstance(s, ir.Assign) and s.op == "+=" and isinstance(s.target, ir.Access) \
+                    and isinstance(s.value, ir.Binary) and s.value.op == "*":
+                a, b = strip_casts(s.value.lhs), strip_casts(s.value.rhs)
+                if not (isinstance(a, ir.Access) and isinstance(b, ir.Access)):
+                    continue
+                trio = (roles.get(a.tensor) == "l0a", roles.get(b.tensor) == "l0b", roles.get(s.target.tensor) == "l0c")
+                if any(trio) and not all(trio):
+                    for t in (a.tensor, b.tensor, s.target.tensor):
+                        if t in roles:
+                            roles.pop(t)
+                            changed = True
+    return roles
+
+
+def fixpipe_written(nest: ir.For, accs: Mapping[str, list[AccessSite]], roles: Mapping[str, str]) -> set[str]:
+    """Tensors written only by `Y = cast(acc)` from an `l0c` accumulator and never read."""
+    out = set()
+    for t, lst in accs.items():
+        if t in roles:
+            continue
+        ok = bool(lst)
+        for a in lst:
+            v = strip_casts(a.stmt.value)
+            if not (a.write and a.plain and isinstance(v, ir.Access) and roles.get(v.tensor) == "l0c"):
+                ok = False
+        if ok:
+            out.add(t)
+    return out
