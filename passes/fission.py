@@ -35,6 +35,7 @@ from typing import Any, ClassVar
 from transformer import ir
 from transformer.deps import _dir, accesses, raw_vectors, statements
 from transformer.diagnostics import DependenceViolation, NotApplicable
+from transformer.targets import Target
 
 from . import _rewrite as R
 from .base import Pass, TraceEntry, register, resolve_loop
@@ -56,7 +57,7 @@ class Fission(Pass):
                                      note="none: every matmul nest with an epilogue")
     nests: tuple[str, ...] = ()
 
-    def run(self, kernel: ir.Kernel, target: Any, trace: TraceEntry) -> ir.Kernel:
+    def run(self, kernel: ir.Kernel, target: Target, trace: TraceEntry) -> ir.Kernel:
         if not self.nests:
             return split_epilogues(kernel, trace)
         tops: dict[int, str] = {}
@@ -69,7 +70,7 @@ class Fission(Pass):
         return split_epilogues(kernel, trace, only=tops, pass_name=self.name)
 
     @classmethod
-    def space(cls, kernel: ir.Kernel, target: Any = None) -> list[Pass]:
+    def space(cls, kernel: ir.Kernel, target: Target | None = None) -> list[Pass]:
         """`fission` when some nest has an epilogue to split, and each such labelled nest alone."""
         out: list[Pass] = []
         for i, nest in enumerate(kernel.body):

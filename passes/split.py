@@ -39,10 +39,11 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping
+from typing import ClassVar, Mapping
 
 from transformer import ir
 from transformer.diagnostics import BadParameter, NotApplicable
+from transformer.targets import Target
 
 from . import _rewrite as R
 from ._rows import resolve_tiled
@@ -67,7 +68,7 @@ class Split(Pass):
                                    note="LOOP=SIZE: tiles of SIZE iterations (1..extent)")
     sizes: tuple[tuple[str, int], ...] = ()
 
-    def run(self, kernel: ir.Kernel, target: Any, trace: TraceEntry) -> ir.Kernel:
+    def run(self, kernel: ir.Kernel, target: Target, trace: TraceEntry) -> ir.Kernel:
         if not self.sizes:
             raise BadParameter(self.name, "no loop given", hint="e.g. `split{ew.i=64}`", param="sizes")
         req, by_nest = resolve_requests(kernel, self.sizes, self.name)
@@ -80,7 +81,7 @@ class Split(Pass):
         return dataclasses.replace(kernel, body=tuple(body))
 
     @classmethod
-    def space(cls, kernel: ir.Kernel, target: Any = None) -> list[Pass]:
+    def space(cls, kernel: ir.Kernel, target: Target | None = None) -> list[Pass]:
         """One loop at a time: each named loop with constant bounds and at least two
         iterations, outside `@gemm` nests, in the two largest sizes of `SPACE_SIZES` below
         its extent (a tail whenever the size does not divide it)."""

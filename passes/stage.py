@@ -49,6 +49,7 @@ from transformer.affine import to_affine
 from transformer.diagnostics import CapacityExceeded, NotApplicable
 from transformer.regions import (AccessSite, Box, box_of, collect, common_path, contains, kept_dims, merge,
                                  reads_covered, union)
+from transformer.targets import Target
 
 from . import _rewrite as R
 from ._budgets import scope_budget, tensor_bytes
@@ -72,7 +73,7 @@ class Stage(Pass):
                                    note="TENSOR=LOOP: stage TENSOR per iteration of LOOP")
     at: tuple[tuple[str, str], ...] = ()
 
-    def run(self, kernel: ir.Kernel, target: Any, trace: TraceEntry) -> ir.Kernel:
+    def run(self, kernel: ir.Kernel, target: Target, trace: TraceEntry) -> ir.Kernel:
         by_nest: dict[int, dict[str, Path]] = {}
         for x, loop in self.at:
             ref = resolve_loop(kernel, loop, self.name)
@@ -84,7 +85,7 @@ class Stage(Pass):
         return stage_kernel(kernel, by_nest, target, trace, self.name)
 
     @classmethod
-    def space(cls, kernel: ir.Kernel, target: Any = None) -> list[Pass]:
+    def space(cls, kernel: ir.Kernel, target: Target | None = None) -> list[Pass]:
         """Each GM tensor of each nest (outside `@gemm` nests), at the innermost named loop
         enclosing all its accesses and at the nest's outer loop, when that stages."""
         out: list[Pass] = []
@@ -111,7 +112,7 @@ class Stage(Pass):
         return out
 
 
-def stage_kernel(kernel: ir.Kernel, by_nest: Mapping[int, Mapping[str, Path]], target: Any, trace: TraceEntry,
+def stage_kernel(kernel: ir.Kernel, by_nest: Mapping[int, Mapping[str, Path]], target: Target | None, trace: TraceEntry,
                  pass_name: str = "stage") -> ir.Kernel:
     """Stage `by_nest[top][tensor] = loop path inside nest top` (`Stage.run`)."""
     sizes = kernel.size_values()
@@ -150,7 +151,7 @@ def finish(kernel: ir.Kernel, body: list[ir.Stmt], new_locals: list[ir.TensorDec
 
 
 def stage_nest(kernel: ir.Kernel, nest: ir.Stmt, st: Strips | None, sizes: Mapping[str, int], taken: set[str],
-               others: tuple[ir.Stmt, ...], target: Any, trace: TraceEntry, reserve: int = 1,
+               others: tuple[ir.Stmt, ...], target: Target | None, trace: TraceEntry, reserve: int = 1,
                written_before: set[str] | None = None, *, at: Mapping[str, Path] | None = None,
                pass_name: str = "tile") -> tuple[ir.Stmt, list[ir.TensorDecl], set[str]]:
     """Stage the GM tensors of top-level `nest` (module docstring): the rewritten nest, the
@@ -373,7 +374,7 @@ def _rewrite_accesses(s: ir.Stmt, p: _Plan, sizes: Mapping[str, int]) -> ir.Stmt
     return R.map_stmt_exprs(s, lambda e: R.map_expr(e, to_local))
 
 
-def _check_capacity(label: str, decls: list[ir.TensorDecl], sizes: Mapping[str, int], target: Any,
+def _check_capacity(label: str, decls: list[ir.TensorDecl], sizes: Mapping[str, int], target: Target | None,
                     loc: ir.Loc | None, reserve: int = 1, pass_name: str = "tile") -> None:
     """Condition: for every scope, the bytes of the nest's staged buffers (times `reserve`,
     2 when the tiles are chosen to leave room for double buffering) fit the usable

@@ -67,6 +67,7 @@ from typing import Any, ClassVar, Mapping
 
 from transformer import ir
 from transformer.diagnostics import CapacityExceeded, NotApplicable
+from transformer.targets import Target
 
 from . import _rewrite as R
 from ._budgets import scope_budget, tensor_bytes
@@ -99,7 +100,7 @@ class Tile(Pass):
                                    note="LOOP=SIZE, SIZE in 1..extent; none: the capacity solver chooses")
     tiles: tuple[tuple[str, int], ...] = ()
 
-    def run(self, kernel: ir.Kernel, target: Any, trace: TraceEntry) -> ir.Kernel:
+    def run(self, kernel: ir.Kernel, target: Target, trace: TraceEntry) -> ir.Kernel:
         tiles = self.tiles
         kernel = split_epilogues(kernel, trace)
         if not tiles:
@@ -112,7 +113,7 @@ class Tile(Pass):
         return tile_kernel(kernel, tiles, target, trace)
 
     @classmethod
-    def space(cls, kernel: ir.Kernel, target: Any = None) -> list[Pass]:
+    def space(cls, kernel: ir.Kernel, target: Target | None = None) -> list[Pass]:
         out: list[Pass] = []
         sizes = kernel.size_values()
         for band in _default_bands(kernel):
@@ -173,7 +174,7 @@ def _default_bands(kernel: ir.Kernel) -> list[list[tuple[str, ir.For]]]:
     return bands
 
 
-def choose_tiles(kernel: ir.Kernel, target: Any = None, notes: list[str] | None = None) -> dict[str, int]:
+def choose_tiles(kernel: ir.Kernel, target: Target | None = None, notes: list[str] | None = None) -> dict[str, int]:
     """Tile sizes for `tile` without parameters (see the module docstring for the policy).
 
     This is the one place to plug the capacity solver in: `solver_tiles` searches sizes
@@ -231,7 +232,7 @@ def choose_tiles(kernel: ir.Kernel, target: Any = None, notes: list[str] | None 
 ROW_TILE_CANDIDATES = tuple(2 ** k for k in range(4, 21))  # elements of a tile of a long row
 
 
-def long_row_tiles(kernel: ir.Kernel, band: list[tuple[str, ir.For]], target: Any = None,
+def long_row_tiles(kernel: ir.Kernel, band: list[tuple[str, ir.For]], target: Target | None = None,
                    notes: list[str] | None = None) -> dict[str, int]:
     """Tiles for a nest where no tile of its band fits: {} when even one row is not the
     problem (one row fits: e.g. no cube-legal tile of a matmul); else one row per tile of
@@ -270,7 +271,7 @@ def long_row_tiles(kernel: ir.Kernel, band: list[tuple[str, ir.For]], target: An
 
 
 def _row_refusal(kernel: ir.Kernel, band: list[tuple[str, ir.For]], err: CapacityExceeded,
-                 rows: tuple[str, int] | None, target: Any) -> CapacityExceeded:
+                 rows: tuple[str, int] | None, target: Target | None) -> CapacityExceeded:
     """`tile` cannot stage the nest: say what one row needs (the largest local of a
     one-row tile, and all of them), what the scope holds (the target table), and what would
     work."""
@@ -318,7 +319,7 @@ def _kib(n: int) -> str:
     return f"{n / 1024:g} KiB" if n >= 1024 else f"{n} B"
 
 
-def tile_footprint(kernel: ir.Kernel, target: Any = None) -> Any:
+def tile_footprint(kernel: ir.Kernel, target: Target | None = None) -> Any:
     """The footprint function `solver_tiles` searches with: `{loop: size}` -> the buffers
     (and API temp need) of the kernel `tile` then `double_buffer` would emit — every
     staged local with its stages and the lowering's vector temporaries — or None when
@@ -399,7 +400,7 @@ def _mirror_epilogue_tiles(kernel: ir.Kernel, tiles: tuple[tuple[str, int], ...]
     return tuple(out)
 
 
-def tile_kernel(kernel: ir.Kernel, tiles: tuple[tuple[str, int], ...], target: Any, trace: TraceEntry,
+def tile_kernel(kernel: ir.Kernel, tiles: tuple[tuple[str, int], ...], target: Target | None, trace: TraceEntry,
                 *, reserve: int = 1) -> ir.Kernel:
     """Apply `tile` with explicit sizes: `fission` (step 0), then per nest `split` (1),
     sinking (2) and `stage` (3). The staged buffers of each nest, times `reserve`, must fit
