@@ -16,7 +16,7 @@ from transformer import ir
 from transformer.capacity.from_kernel import check_kernel_capacity
 from transformer.codegen import emit_ascendc
 from transformer.interp import compare_outputs, random_inputs, run
-from transformer.lower.conv import ConvBlocks, choose_conv_blocks, conv_buffers, match_conv
+from transformer.lower.conv import choose_conv_blocks, conv_buffers, match_conv, shifted
 from transformer.targets import resolve_target
 
 from .conftest import apply, check_emitted, example, fresh_seed, kernel_text
@@ -65,15 +65,17 @@ def test_pass_marks_the_example_and_the_blocks_fit_every_scope(sizes: dict[str, 
     k = apply(example("conv2d", sizes), "conv_gemm")
     (nest,) = _conv_nests(k)
     assert check_kernel_capacity(k).status == "sat"
-    em = emit_ascendc(k)
-    assert em.plan is not None and em.plan.kind == "cube" and em.warnings == []
-    assert {"DataCopy(Nd2NzParams)", "LoadData", "Mmad", "Fixpipe", "InitConstValue"} <= set(em.plan.instructions())
     cv = match_conv(k, nest)
     assert not isinstance(cv, str) and cv.bias == "bias" and (cv.r, cv.s) == (3, 3)
     bl = choose_conv_blocks(cv, resolve_target(None))
+    em = emit_ascendc(k)
+    assert em.plan is not None and em.plan.kind == "cube" and em.warnings == []
+    assert {"DataCopy(Nd2NzParams)", "LoadData", "Mmad", "Fixpipe", "InitConstValue"} <= set(em.plan.instructions())
     tiles = sizes["N"] * -(-(sizes["H"] - 2) // bl.rows) * -(-sizes["F"] // bl.m)
     assert em.plan.block_dim == min(24, tiles)
-    assert em.plan.workspace == []  # the accumulator stays in L0C, img2col never reaches GM
+    # the accumulator stays in L0C and img2col never reaches GM; the shifted path's only
+    # workspace is its identity and the permuted filters
+    assert [ws.name.split("_")[-1] for ws in em.plan.workspace] == (["eye", "wp"] if shifted(cv, bl) else [])
     assert "GetValue" not in em.source and "SetValue" not in em.source
 
 
@@ -82,9 +84,12 @@ def test_blocks_at_the_benchmark_size() -> None:
     cv = match_conv(k, k.body[0])
     assert not isinstance(cv, str) and (cv.k, cv.owp) == (576, 64)
     bl = choose_conv_blocks(cv, resolve_target(None))
-    assert (bl.m, bl.rows * cv.owp) == (128, 256)  # the f32 C tile fills L0C (128 KiB)
+    assert (bl.m, bl.rows * cv.owp, bl.c) == (128, 256, 64)  # the f32 C tile fills L0C (128 KiB)
+    assert shifted(cv, bl)  # all channels in one block: the shifted-copy path
     stages = {role: st for role, _, _, _, st, _ in conv_buffers(cv, bl)}
-    assert stages["A_l1"] == stages["B_l1"] == stages["A_l0a"] == stages["B_l0b"] == 2
+    # A (the permuted filters) stays in L1; the shifted copies and the L0 slices are double-buffered
+    assert stages["A_l1"] == 1 and stages["B_l1"] == stages["A_l0a"] == stages["B_l0b"] == 2
+    assert check_kernel_capacity(apply(k, "conv_gemm")).status == "sat"
 
 
 def test_general_filter_relu_without_bias_is_recognised() -> None:
@@ -126,7 +131,7 @@ def test_bad_blocks_are_refused() -> None:
     k = example("conv2d")
     with pytest.raises(CapacityExceeded) as e:
         apply(k, "conv_gemm{m=128,rows=30,c=16,k0=64}")
-    assert e.value.scope == "l1" and "rows=30" in str(e.value) and e.value.need_bytes > e.value.budget_bytes
+    assert e.value.scope == "l0b" and "rows=30" in str(e.value) and e.value.need_bytes > e.value.budget_bytes
     with pytest.raises(BadParameter) as b:
         apply(k, "conv_gemm{m=24,rows=2,c=4,k0=32}")
     assert (b.value.param, b.value.value) == ("m", 24)
@@ -150,10 +155,14 @@ def test_space_offers_the_pass_only_on_a_convolution() -> None:
     # 3 x 5 filter blocks x 2 row blocks x 2 images, 2 channel blocks (K tail 3*9), 2 K slices
     (None, {"N": 2, "C": 5, "H": 9, "W": 18, "F": 40}, "conv_gemm{m=16,rows=4,c=3,k0=16}"),
     (RELU_2X4, None, "conv_gemm{m=16,rows=2,c=2,k0=16}"),
+    # shifted path: weights permuted on the cube + SyncAll, 3 shifted copies; row and filter tails
+    (None, {"N": 2, "C": 16, "H": 11, "W": 20, "F": 20}, "conv_gemm{m=32,rows=4,c=16,k0=128}"),
+    (RELU_2X4.replace("CI = 3", "CI = 16"), None, "conv_gemm{m=32,rows=4,c=16,k0=128}"),  # 2 x 4, relu, no bias
 ])
 def test_emitted_conv_matches_the_interpreter(text: str | None, sizes: dict[str, int] | None, pipeline: str) -> None:
     k = kernel_text(text) if text else example("conv2d", sizes)
     t = apply(k, pipeline)
     em = emit_ascendc(t)
     assert em.warnings == [] and "Mmad(" in em.source and "InitConstValue(" in em.source
+    assert ("SyncAll<false>()" in em.source) == (k.size_values().get("C", k.size_values().get("CI")) == 16)
     check_emitted(t, k, emitted=em, sanitize=True, what=f"conv {pipeline}")

@@ -42,6 +42,22 @@ them straight into the Nz layout the cube reads. The rest is the gemm kernel
 
 B rows of the K padding (a block whose `c*R*S` is not a multiple of 16) are zero-filled in
 L1 (`InitConstValue`), as A's padding columns are by `Nd2Nz`.
+
+**The shifted path** (`shifted`: all channels in one block, C a multiple of 16, R*S <= 16):
+the gather above reads every input element R*S times, one GM burst per (k, output row). This
+path reads the tile's input rows once per filter *column* instead: K is ordered
+(r, s, c) with 16 channels per K group, and B's L1 buffer holds S copies of the input rows
+`X[n, :, y0 : y0 + rows + R - 1, s : s + OW]`, channel-major (Nz [C][OWp] per input row:
+fractal = 16 channels x 16 pixels), one `Nd2Nz` per shift s (`ndNum` = input rows,
+`nValue` = C, `srcDValue = H*W`). The B row group (r, s, c1) for output row yy is then the
+fractals of copy s, input row yy + r, channel group c1 — one transposing `LoadData` per row
+group, the fractals `C/16` apart. A must be ordered the same way: `Wp[f, r, s, c]`, which
+no DMA makes from `Wt[f, c, r, s]` (the channels are R*S apart). The cube does it, once,
+in a prologue (`_permute_weights`): an identity I16 from `InitConstValue` block patterns,
+times the Nz tile of Wt's rows (f, c) x (r*S + s) read *without* transpose (B = Wtᵀ), and
+`Fixpipe` (ndNum = filters) writes Wp to the GM workspace; each AIC permutes F / blockDim
+filters, a `SyncAll` publishes them, and every AIC keeps its filter block of Wp in L1 for
+all its tiles.
 """
 
 from __future__ import annotations
@@ -230,15 +246,55 @@ def _bn(cv: ConvNest, rows: int) -> int:
     return rows * cv.owp
 
 
+def _hrows(cv: ConvNest, bl: ConvBlocks) -> int:
+    """Input rows a tile of `rows` output rows reads."""
+    return bl.rows + cv.r - 1
+
+
+def _wchunk(cv: ConvNest, bl: ConvBlocks) -> int:
+    """Filters per step of the weight permutation (shifted path): their C x R*S rows fit the
+    L1 buffer, their C columns fit L0B, L0C (16 rows) and one LoadData (255 fractals)."""
+    bn = _bn(cv, bl.rows)
+    lim = min(cv.s * _hrows(cv, bl) * cv.owp, bl.k0 * bn // FRACTAL, bl.m * bn // FRACTAL, MAX_REPEAT * FRACTAL)
+    return lim // cv.c
+
+
+def shifted(cv: ConvNest, bl: ConvBlocks) -> bool:
+    """Whether the blocks take the shifted-copy path (module docstring): all channels in one
+    block, C a multiple of 16, R*S <= 16, the copy strides within 16 bits, and queues large
+    enough for the weight-permutation prologue (two 16 x 256 patterns in L1, L0A and L0B)."""
+    if bl.c != cv.c or cv.c % FRACTAL or cv.r * cv.s > FRACTAL:
+        return False
+    bn = _bn(cv, bl.rows)
+    return (cv.h * cv.wd <= 0xFFFF and cv.owp // FRACTAL * cv.c * FRACTAL <= 0xFFFF and cv.k <= 0xFFFF
+            and bl.m * bl.k0 >= 4096 and bl.k0 * bn >= 4096 and cv.s * _hrows(cv, bl) * cv.c * cv.owp >= 8192
+            and _wchunk(cv, bl) >= 1)
+
+
 def conv_buffers(cv: ConvNest, bl: ConvBlocks) -> list[tuple[str, str, str, tuple[int, int], int, str]]:
-    """(role, scope, dtype, shape, stages, position) of every buffer a conv phase allocates."""
+    """(role, scope, dtype, shape, stages, position) of every buffer a conv phase allocates.
+    Shifted path: A (the permuted filters, [m, R*S*C]) stays in L1 across tiles, B holds the
+    S shifted copies of the tile's input rows (channel-major), double-buffered. Gather path:
+    A and B blocks of c channels, double-buffered."""
     bn, kp = _bn(cv, bl.rows), _ceil16(bl.c * cv.r * cv.s)
-    out = [("A_l1", "l1", "f16", (bl.m, kp), 2, "A1"), ("B_l1", "l1", "f16", (kp, bn), 2, "B1"),
-           ("A_l0a", "l0a", "f16", (bl.m, bl.k0), 2, "A2"), ("B_l0b", "l0b", "f16", (bl.k0, bn), 2, "B2"),
-           ("C_l0c", "l0c", "f32", (bl.m, bn), 1, "CO1")]
+    if shifted(cv, bl):
+        ab = [("A_l1", "l1", "f16", (bl.m, cv.k), 1, "A1"),
+              ("B_l1", "l1", "f16", (cv.s * _hrows(cv, bl) * cv.c, cv.owp), 2, "B1")]
+    else:
+        ab = [("A_l1", "l1", "f16", (bl.m, kp), 2, "A1"), ("B_l1", "l1", "f16", (kp, bn), 2, "B1")]
+    out = ab + [("A_l0a", "l0a", "f16", (bl.m, bl.k0), 2, "A2"), ("B_l0b", "l0b", "f16", (bl.k0, bn), 2, "B2"),
+                ("C_l0c", "l0c", "f32", (bl.m, bn), 1, "CO1")]
     if cv.bias is not None:
         out += [("bias_l1", "l1", "f16", (bl.m, FRACTAL), 1, "A1"), ("ones_l1", "l1", "f16", (FRACTAL, bn), 1, "B1")]
     return out
+
+
+def conv_workspace(cv: ConvNest, bl: ConvBlocks, target: Target) -> list[tuple[str, str, int]]:
+    """(role, dtype, elements) of the GM workspace: the shifted path's identity (one 16 x 16
+    per AIC) and permuted filters Wp[F, R, S, C]; none for the gather path."""
+    if not shifted(cv, bl):
+        return []
+    return [("eye", "f16", conv_cores(cv, bl, target) * 256), ("wp", "f16", cv.f * cv.k)]
 
 
 def _need(cv: ConvNest, bl: ConvBlocks) -> dict[str, int]:
@@ -284,9 +340,10 @@ def check_conv_blocks(cv: ConvNest, bl: ConvBlocks, target: Target) -> BlockProb
 def choose_conv_blocks(cv: ConvNest, target: Target) -> ConvBlocks:
     """The documented policy: m = the filters rounded up to 16 (at most 128); the most output
     rows whose f32 C tile fits L0C and is at most 256 columns wide (one row when a row is wider;
-    as gemm's tiles: the L0 slices stay deep); the largest L0 K slice (<= 256) whose slices fit L0A and
-    L0B twice; the most channels whose A and B blocks fit L1 twice. Raises ValueError when
-    not even the smallest blocks fit (an output row wider than L0C)."""
+    as gemm's tiles: the L0 slices stay deep); the largest L0 K slice (<= 256) whose slices fit
+    L0A and L0B twice; then all channels in one block when that takes the shifted path and
+    fits, else the most channels whose A and B gather blocks fit L1 twice. Raises ValueError
+    when not even the smallest blocks fit (an output row wider than L0C)."""
     cap = {s: int(target.scopes[s].usable.value) for s in ("l1", "l0a", "l0b", "l0c")}
     m = min(_ceil16(cv.f), 128)
     rows = 0
@@ -305,9 +362,13 @@ def choose_conv_blocks(cv: ConvNest, target: Target) -> ConvBlocks:
     for cand in range(FRACTAL, min(kmax, 256) + 1, FRACTAL):
         if 2 * m * cand * 2 <= cap["l0a"] and 2 * cand * bn * 2 <= cap["l0b"]:
             k0 = cand
+    whole = ConvBlocks(m, rows, cv.c, k0)
+    if shifted(cv, whole) and check_conv_blocks(cv, whole, target) is None:
+        return whole
     c = 1
     for cand in range(1, cv.c + 1):
-        if check_conv_blocks(cv, ConvBlocks(m, rows, cand, k0), target) is None:
+        bl = ConvBlocks(m, rows, cand, k0)
+        if not shifted(cv, bl) and check_conv_blocks(cv, bl, target) is None:
             c = cand
     return ConvBlocks(m, rows, c, k0)
 
@@ -374,6 +435,7 @@ def lower_conv_phase(low: "Lowering", src: "_PhaseSrc", ph: Any, cv: ConvNest, b
     ncb = -(-C // bl.c)
     cores = conv_cores(cv, bl, low.target)
     bn = _bn(cv, bl.rows)
+    fast, hrows, G = shifted(cv, bl), _hrows(cv, bl), OWP // FRACTAL
     L: list[tuple[int, str]] = []
 
     def w(d: int, s: str) -> None:
@@ -390,20 +452,41 @@ def lower_conv_phase(low: "Lowering", src: "_PhaseSrc", ph: Any, cv: ConvNest, b
         w(0, f"InitConstValue({ones.tensor}, InitConstValueParams<half>(1, {bn}, 0, half(1.0f)));  // B of the bias slice: ones")
         w(0, f"{ones.holder}.EnQue({ones.tensor});")
         w(0, f"{ones.tensor} = {ones.holder}.DeQue<half>();")
+        bF = v("bF")
+        w(0, f"int32_t {bF} = -1;  // the filter block whose bias column is in {bufs['bias_l1'].tensor}")
+    if fast:
+        _permute_weights(low, w, bufs, cv, bl, src.index, cores)
+        aF = v("aF")
+        w(0, f"int32_t {aF} = -1;  // the filter block whose permuted weights are in {a1.tensor}")
     w(0, f"for (int32_t {t} = workerIdx; {t} < {cv.n * nty * ntf}; {t} += {cores}) {{")
     w(1, f"const int32_t {fi} = {t} % {ntf}, {yi} = {t} / {ntf} % {nty}, {ni} = {t} / {ntf * nty};")
     w(1, f"const int32_t {f0} = {fi} * {bl.m}, {y0} = {yi} * {bl.rows};")
     w(1, f"const int32_t {fl} = ascx_min<int32_t>({bl.m}, {F} - {f0}), {yl} = ascx_min<int32_t>({bl.rows}, {OH} - {y0});")
     w(1, f"const int32_t {fp} = ({fl} + 15) / 16 * 16, {nl} = {yl} * {OWP};")
+    if fast:  # A: the block's permuted filters [fLen, R*S*C], loaded once per filter block
+        Wp = low.info[_ws_key(src.index, "wp")].cname
+        w(1, f"if ({fi} != {aF}) {{")
+        w(2, f"if ({aF} >= 0) {a1.holder}.FreeTensor({a1.tensor});")
+        w(2, f"{a1.tensor} = {a1.holder}.AllocTensor<half>();")
+        w(2, f"DataCopy({a1.tensor}, {Wp}[{f0} * {K}], Nd2NzParams(1, {fl}, {K}, 0, {K}, {fp}, 1, 0));")
+        w(2, f"{a1.holder}.EnQue({a1.tensor});")
+        w(2, f"{a1.tensor} = {a1.holder}.DeQue<half>();")
+        w(2, f"{aF} = {fi};")
+        w(1, "}")
     w(1, f"{c0.tensor} = {c0.holder}.AllocTensor<float>();")
     if cv.bias:
         bl1, ones = bufs["bias_l1"], bufs["ones_l1"]
         B = low.info[cv.bias].cname
-        w(1, "// bias: L0C starts at bias[f] (A column 0 = bias, the other 15 zero-filled; B rows = ones)")
-        w(1, f"{bl1.tensor} = {bl1.holder}.AllocTensor<half>();")
-        w(1, f"DataCopy({bl1.tensor}, {B}[{f0}], Nd2NzParams(1, {fl}, 1, 0, 1, {fp}, 1, 0));")
-        w(1, f"{bl1.holder}.EnQue({bl1.tensor});")
-        w(1, f"{bl1.tensor} = {bl1.holder}.DeQue<half>();")
+        w(1, "// bias: L0C starts at bias[f] (A column 0 = bias, the other 15 zero-filled; B rows = ones),")
+        w(1, "// the column loaded once per filter block")
+        w(1, f"if ({fi} != {bF}) {{")
+        w(2, f"if ({bF} >= 0) {bl1.holder}.FreeTensor({bl1.tensor});")
+        w(2, f"{bl1.tensor} = {bl1.holder}.AllocTensor<half>();")
+        w(2, f"DataCopy({bl1.tensor}, {B}[{f0}], Nd2NzParams(1, {fl}, 1, 0, 1, {fp}, 1, 0));")
+        w(2, f"{bl1.holder}.EnQue({bl1.tensor});")
+        w(2, f"{bl1.tensor} = {bl1.holder}.DeQue<half>();")
+        w(2, f"{bF} = {fi};")
+        w(1, "}")
         w(1, f"{a2.tensor} = {a2.holder}.AllocTensor<half>();")
         w(1, f"LoadData({a2.tensor}, {bl1.tensor}, LoadData2DParams(0, {fp} / 16, 1, 0, 0, false, 0));")
         w(1, f"{a2.holder}.EnQue({a2.tensor});")
@@ -415,42 +498,59 @@ def lower_conv_phase(low: "Lowering", src: "_PhaseSrc", ph: Any, cv: ConvNest, b
         w(1, f"Mmad({c0.tensor}, {a2.tensor}, {b2.tensor}, MmadParams({fl}, {nl}, 16, false, 0, false, false, false));")
         w(1, f"{a2.holder}.FreeTensor({a2.tensor});")
         w(1, f"{b2.holder}.FreeTensor({b2.tensor});")
-        w(1, f"{bl1.holder}.FreeTensor({bl1.tensor});")
-    w(1, f"for (int32_t {cb} = 0; {cb} < {ncb}; ++{cb}) {{")
-    w(2, f"const int32_t {cs} = {cb} * {bl.c}, {cl} = ascx_min<int32_t>({bl.c}, {C} - {cs});")
-    w(2, f"const int32_t {kl} = {cl} * {RS}, {kp} = ({kl} + 15) / 16 * 16;")
-    # A: the filters' rows f0.., columns (c0.., r, s): one Nd2Nz (Wt is [F, C*R*S] row-major)
-    w(2, f"{a1.tensor} = {a1.holder}.AllocTensor<half>();")
-    w(2, f"DataCopy({a1.tensor}, {Wt}[{f0} * {K} + {cs} * {RS}], Nd2NzParams(1, {fl}, {kl}, 0, {K}, {fp}, 1, 0));")
-    w(2, f"{a1.holder}.EnQue({a1.tensor});")
-    # B: img2col on the fly, one Nd2Nz per (output row, filter row) over the block's channels
-    w(2, f"{b1.tensor} = {b1.holder}.AllocTensor<half>();")
-    if _k_tail(cv, bl):
-        # the K padding rows of every column group: the cube multiplies whole fractals
-        w(2, f"if ({kl} < {kp}) {{")
-        w(3, f"InitConstValue({b1.tensor}[{kl} * 16], InitConstValueParams<half>({nl} / 16, {kp} - {kl}, {kl}, half(0.0f)));")
-        w(2, "}")
-    chan_batch = H * W <= 0xFFFF and RS * FRACTAL <= 0xFFFF
-    w(2, f"for (int32_t {yy} = 0; {yy} < {yl}; ++{yy}) {{")
-    w(3, f"for (int32_t {rr} = 0; {rr} < {R}; ++{rr}) {{")
-    dst = f"{b1.tensor}[{yy} * {OWP // FRACTAL} * {kp} * 16 + {rr} * {S * FRACTAL}"
-    srcrow = f"(({ni} * {C} + {cs}) * {H} + {y0} + {yy} + {rr}) * {W}"
-    if chan_batch:
-        w(4, f"DataCopy({dst}], {X}[{srcrow}], Nd2NzParams({cl}, {S}, {OW}, {H * W}, 1, {kp}, 1, {RS * FRACTAL}));")
+    if fast:  # the tile's input rows, S shifted copies, channel-major (one Nd2Nz per shift)
+        w(1, f"{b1.tensor} = {b1.holder}.AllocTensor<half>();")
+        w(1, f"for (int32_t {rr} = 0; {rr} < {S}; ++{rr}) {{")
+        w(2, f"DataCopy({b1.tensor}[{rr} * {hrows * G * C * FRACTAL}], {X}[({ni} * {C * H} + {y0}) * {W} + {rr}], "
+             f"Nd2NzParams({yl} + {R - 1}, {C}, {OW}, {W}, {H * W}, {C}, 1, {G * C * FRACTAL}));")
+        w(1, "}")
+        w(1, f"{b1.holder}.EnQue({b1.tensor});")
+        w(1, f"{b1.tensor} = {b1.holder}.DeQue<half>();")
+        C1 = C // FRACTAL
+
+        def shifted_src(kg: str) -> tuple[str, str]:  # row group kg = ((r*S + s)*C1 + c1): copy s, input row yy + r, channels c1
+            return (f"{b1.tensor}[((({kg}) / {C1} % {S} * {hrows} + ({kg}) / {S * C1}) * {G * C1} + ({kg}) % {C1}) * 256]",
+                    str(C1))
+
+        slice_loop(low, w, 1, bufs, k0=bl.k0, kl=str(K), kp=str(K), mp=fp, np_=nl, m=fl, n=nl,
+                   init="false" if cv.bias else "({ks} == 0)", b_src=shifted_src)
+        w(1, f"{b1.holder}.FreeTensor({b1.tensor});")
     else:
-        w(4, f"for (int32_t {r} = 0; {r} < {cl}; ++{r}) {{")
-        w(5, f"DataCopy({dst} + {r} * {RS * FRACTAL}], {X}[{srcrow} + {r} * {H * W}], Nd2NzParams(1, {S}, {OW}, 0, 1, {kp}, 1, 0));")
-        w(4, "}")
-    w(3, "}")
-    w(2, "}")
-    w(2, f"{b1.holder}.EnQue({b1.tensor});")
-    w(2, f"{a1.tensor} = {a1.holder}.DeQue<half>();")
-    w(2, f"{b1.tensor} = {b1.holder}.DeQue<half>();")
-    slice_loop(low, w, 2, bufs, k0=bl.k0, kl=kl, kp=kp, mp=fp, np_=nl, m=fl, n=nl,
-               init="false" if cv.bias else f"({cb} == 0 && {{ks}} == 0)")
-    w(2, f"{a1.holder}.FreeTensor({a1.tensor});")
-    w(2, f"{b1.holder}.FreeTensor({b1.tensor});")
-    w(1, "}")
+        w(1, f"for (int32_t {cb} = 0; {cb} < {ncb}; ++{cb}) {{")
+        w(2, f"const int32_t {cs} = {cb} * {bl.c}, {cl} = ascx_min<int32_t>({bl.c}, {C} - {cs});")
+        w(2, f"const int32_t {kl} = {cl} * {RS}, {kp} = ({kl} + 15) / 16 * 16;")
+        # A: the filters' rows f0.., columns (c0.., r, s): one Nd2Nz (Wt is [F, C*R*S] row-major)
+        w(2, f"{a1.tensor} = {a1.holder}.AllocTensor<half>();")
+        w(2, f"DataCopy({a1.tensor}, {Wt}[{f0} * {K} + {cs} * {RS}], Nd2NzParams(1, {fl}, {kl}, 0, {K}, {fp}, 1, 0));")
+        w(2, f"{a1.holder}.EnQue({a1.tensor});")
+        # B: img2col on the fly, one Nd2Nz per (output row, filter row) over the block's channels
+        w(2, f"{b1.tensor} = {b1.holder}.AllocTensor<half>();")
+        if _k_tail(cv, bl):
+            # the K padding rows of every column group: the cube multiplies whole fractals
+            w(2, f"if ({kl} < {kp}) {{")
+            w(3, f"InitConstValue({b1.tensor}[{kl} * 16], InitConstValueParams<half>({nl} / 16, {kp} - {kl}, {kl}, half(0.0f)));")
+            w(2, "}")
+        chan_batch = H * W <= 0xFFFF and RS * FRACTAL <= 0xFFFF
+        w(2, f"for (int32_t {yy} = 0; {yy} < {yl}; ++{yy}) {{")
+        w(3, f"for (int32_t {rr} = 0; {rr} < {R}; ++{rr}) {{")
+        dst = f"{b1.tensor}[{yy} * {OWP // FRACTAL} * {kp} * 16 + {rr} * {S * FRACTAL}"
+        srcrow = f"(({ni} * {C} + {cs}) * {H} + {y0} + {yy} + {rr}) * {W}"
+        if chan_batch:
+            w(4, f"DataCopy({dst}], {X}[{srcrow}], Nd2NzParams({cl}, {S}, {OW}, {H * W}, 1, {kp}, 1, {RS * FRACTAL}));")
+        else:
+            w(4, f"for (int32_t {r} = 0; {r} < {cl}; ++{r}) {{")
+            w(5, f"DataCopy({dst} + {r} * {RS * FRACTAL}], {X}[{srcrow} + {r} * {H * W}], Nd2NzParams(1, {S}, {OW}, 0, 1, {kp}, 1, 0));")
+            w(4, "}")
+        w(3, "}")
+        w(2, "}")
+        w(2, f"{b1.holder}.EnQue({b1.tensor});")
+        w(2, f"{a1.tensor} = {a1.holder}.DeQue<half>();")
+        w(2, f"{b1.tensor} = {b1.holder}.DeQue<half>();")
+        slice_loop(low, w, 2, bufs, k0=bl.k0, kl=kl, kp=kp, mp=fp, np_=nl, m=fl, n=nl,
+                   init="false" if cv.bias else f"({cb} == 0 && {{ks}} == 0)")
+        w(2, f"{a1.holder}.FreeTensor({a1.tensor});")
+        w(2, f"{b1.holder}.FreeTensor({b1.tensor});")
+        w(1, "}")
     w(1, f"{c0.holder}.EnQue({c0.tensor});")
     w(1, f"{c0.tensor} = {c0.holder}.DeQue<float>();")
     out = f"({ni} * {F} + {f0}) * {OH * OW} + ({y0}"
@@ -467,10 +567,100 @@ def lower_conv_phase(low: "Lowering", src: "_PhaseSrc", ph: Any, cv: ConvNest, b
         w(1, "}")
     w(1, f"{c0.holder}.FreeTensor({c0.tensor});")
     w(0, "}")
+    if fast:
+        w(0, f"if ({aF} >= 0) {a1.holder}.FreeTensor({a1.tensor});")
     if cv.bias:
-        ones = bufs["ones_l1"]
+        ones, bl1 = bufs["ones_l1"], bufs["bias_l1"]
+        w(0, f"if ({bF} >= 0) {bl1.holder}.FreeTensor({bl1.tensor});")
         w(0, f"{ones.holder}.FreeTensor({ones.tensor});")
     finish_phase(low, src, ph, L, method)
+
+
+def _ws_key(phase: int, role: str) -> str:
+    """The lowering's key of a conv phase's workspace slot (lower.py registers them)."""
+    return f"\0conv{phase}_{role}"
+
+
+def _permute_weights(low: "Lowering", w: Any, bufs: dict[str, Any], cv: ConvNest, bl: ConvBlocks, phase: int,
+                     cores: int) -> None:
+    """The shifted path's prologue: Wp[f, r, s, c] = Wt[f, c, r, s] into the GM workspace, on
+    the cube. An identity I16 comes from block patterns (L1 blocks are 32 B: A[m, k] = 1 on
+    the k-group m, B[k, n] = 1/16 on the k-group n, so A x B over 16 groups is I16 exactly),
+    through the workspace back into L0A. Then each AIC takes F / blockDim filters: their
+    Wt rows (c, r*S + s) in Nz, read by a LoadData *without* transpose as the B = Wtᵀ
+    fractals, times I16, and Fixpipe writes Wp (one ND matrix per filter: ndNum). A SyncAll
+    makes every core's share visible before any core loads A."""
+    a2, b2, c0, tb = bufs["A_l0a"], bufs["B_l0b"], bufs["C_l0c"], bufs["B_l1"]
+    eye, wp = (low.info[_ws_key(phase, r)].cname for r in ("eye", "wp"))
+    Wt = low.info[cv.w].cname
+    C, RS, F = cv.c, cv.r * cv.s, cv.f
+    per, fc = -(-F // cores), _wchunk(cv, bl)
+    v = low.names.fresh
+    wf, wl, fe = v("wf"), v("wfLen"), v("fixEye")
+    w(0, f"// Wp[f, r, s, c] = Wt[f, c, r, s] (GM workspace) on the cube, {per} filters per AIC; the identity first")
+    w(0, f"{tb.tensor} = {tb.holder}.AllocTensor<half>();")
+    w(0, f"InitConstValue({tb.tensor}, InitConstValueParams<half>(1, 512, 0, half(0.0f)));")
+    w(0, f"InitConstValue({tb.tensor}, InitConstValueParams<half>(16, 1, 16, half(1.0f)));  // A[m, k] = (k / 16 == m)")
+    w(0, f"InitConstValue({tb.tensor}[4096], InitConstValueParams<half>(16, 1, 16, half(0.0625f)));  // B[k, n] = (k / 16 == n) / 16")
+    w(0, f"{tb.holder}.EnQue({tb.tensor});")
+    w(0, f"{tb.tensor} = {tb.holder}.DeQue<half>();")
+    w(0, f"{a2.tensor} = {a2.holder}.AllocTensor<half>();")
+    w(0, f"LoadData({a2.tensor}, {tb.tensor}, LoadData2DParams(0, 16, 1, 0, 0, false, 0));")
+    w(0, f"{a2.holder}.EnQue({a2.tensor});")
+    w(0, f"{b2.tensor} = {b2.holder}.AllocTensor<half>();")
+    w(0, f"LoadData({b2.tensor}, {tb.tensor}[4096], LoadData2DParams(0, 16, 1, 0, 0, false, 0));")
+    w(0, f"{b2.holder}.EnQue({b2.tensor});")
+    w(0, f"{a2.tensor} = {a2.holder}.DeQue<half>();")
+    w(0, f"{b2.tensor} = {b2.holder}.DeQue<half>();")
+    w(0, f"{c0.tensor} = {c0.holder}.AllocTensor<float>();")
+    w(0, f"Mmad({c0.tensor}, {a2.tensor}, {b2.tensor}, MmadParams(16, 16, 256, false, 0, false, false, false));")
+    w(0, f"{a2.holder}.FreeTensor({a2.tensor});")
+    w(0, f"{b2.holder}.FreeTensor({b2.tensor});")
+    w(0, f"{tb.holder}.FreeTensor({tb.tensor});")
+    w(0, f"{c0.holder}.EnQue({c0.tensor});")
+    w(0, f"{c0.tensor} = {c0.holder}.DeQue<float>();")
+    w(0, f"FixpipeParamsV220 {fe}(16, 16, 16, 16, false);")
+    w(0, f"{fe}.quantPre = QuantMode_t::F322F16;")
+    w(0, f"Fixpipe({eye}[workerIdx * 256], {c0.tensor}, {fe});")
+    w(0, f"{c0.holder}.FreeTensor({c0.tensor});")
+    w(0, "PipeBarrier<PIPE_ALL>();  // the identity is in GM before MTE2 reads it back")
+    w(0, f"{tb.tensor} = {tb.holder}.AllocTensor<half>();")
+    w(0, f"DataCopy({tb.tensor}, {eye}[workerIdx * 256], Nd2NzParams(1, 16, 16, 0, 16, 16, 1, 0));")
+    w(0, f"{tb.holder}.EnQue({tb.tensor});")
+    w(0, f"{tb.tensor} = {tb.holder}.DeQue<half>();")
+    w(0, f"{a2.tensor} = {a2.holder}.AllocTensor<half>();  // I16, kept for the filters")
+    w(0, f"LoadData({a2.tensor}, {tb.tensor}, LoadData2DParams(0, 1, 1, 0, 0, false, 0));")
+    w(0, f"{a2.holder}.EnQue({a2.tensor});")
+    w(0, f"{a2.tensor} = {a2.holder}.DeQue<half>();")
+    w(0, f"{tb.holder}.FreeTensor({tb.tensor});")
+    last = f"ascx_min<int32_t>({F}, (workerIdx + 1) * {per})"
+    w(0, f"for (int32_t {wf} = workerIdx * {per}; {wf} < {last}; {wf} += {fc}) {{")
+    w(1, f"const int32_t {wl} = ascx_min<int32_t>({fc}, {last} - {wf});")
+    w(1, f"{tb.tensor} = {tb.holder}.AllocTensor<half>();  // rows (f, c), columns r*S + s (zero-filled to 16)")
+    w(1, f"DataCopy({tb.tensor}, {Wt}[{wf} * {cv.k}], Nd2NzParams(1, {wl} * {C}, {RS}, 0, {RS}, {wl} * {C}, 1, 0));")
+    w(1, f"{tb.holder}.EnQue({tb.tensor});")
+    w(1, f"{tb.tensor} = {tb.holder}.DeQue<half>();")
+    w(1, f"{b2.tensor} = {b2.holder}.AllocTensor<half>();")
+    w(1, f"LoadData({b2.tensor}, {tb.tensor}, LoadData2DParams(0, {wl} * {C // FRACTAL}, 1, 0, 0, false, 0));")
+    w(1, f"{b2.holder}.EnQue({b2.tensor});")
+    w(1, f"{b2.tensor} = {b2.holder}.DeQue<half>();")
+    w(1, f"{tb.holder}.FreeTensor({tb.tensor});")
+    w(1, f"{c0.tensor} = {c0.holder}.AllocTensor<float>();")
+    w(1, f"Mmad({c0.tensor}, {a2.tensor}, {b2.tensor}, MmadParams(16, {wl} * {C}, 16, false, 0, false, false, false));")
+    w(1, f"{b2.holder}.FreeTensor({b2.tensor});")
+    w(1, f"{c0.holder}.EnQue({c0.tensor});")
+    w(1, f"{c0.tensor} = {c0.holder}.DeQue<float>();")
+    w(1, f"FixpipeParamsV220 {fe}W({C}, {RS}, 16, {C}, false);")
+    w(1, f"{fe}W.quantPre = QuantMode_t::F322F16;")
+    w(1, f"{fe}W.ndNum = {wl};")
+    w(1, f"{fe}W.srcNdStride = {C // FRACTAL};")
+    w(1, f"{fe}W.dstNdStride = {cv.k};")
+    w(1, f"Fixpipe({wp}[{wf} * {cv.k}], {c0.tensor}, {fe}W);")
+    w(1, f"{c0.holder}.FreeTensor({c0.tensor});")
+    w(0, "}")
+    w(0, f"{a2.holder}.FreeTensor({a2.tensor});")
+    w(0, "PipeBarrier<PIPE_ALL>();")
+    w(0, "SyncAll<false>();  // every AIC's filters are in Wp")
 
 
 def _k_tail(cv: ConvNest, bl: ConvBlocks) -> bool:

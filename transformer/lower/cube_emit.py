@@ -32,12 +32,15 @@ def queue_buffers(low: "Lowering", label: str,
 
 
 def slice_loop(low: "Lowering", w: Emit, d: int, bufs: dict[str, Buffer], *, k0: int, kl: str, kp: str, mp: str,
-               np_: str, m: str, n: str, init: str, b_nk: bool = False) -> None:
+               np_: str, m: str, n: str, init: str, b_nk: bool = False,
+               b_src: Callable[[str], tuple[str, str]] | None = None) -> None:
     """The L0 K slices of the L1 blocks `A_l1` (Nz [mp, kp]) and `B_l1` (Nz [kp, np_], or the
     Bᵀ tile [np_, kp] when `b_nk`) over `kl` columns: L1 -> L0A one `LoadData` per 16-column
     group, L1 -> L0B one transposing `LoadData` per 16-row group (one contiguous load for
     Bᵀ), then `Mmad(m, n, slice)` into `C_l0c`; `init` is the C++ condition of
-    `cmatrixInitVal` given the slice index (written `{ks}`)."""
+    `cmatrixInitVal` given the slice index (written `{ks}`). `b_src(kg)`: where the 16 x n
+    row group `kg` (a C++ expression) of B is in L1 and its fractal stride, transposed by the
+    load (default: row group kg of `B_l1`, fractals `kp / 16` apart)."""
     a1, b1, a2, b2, c0 = (bufs[r] for r in ("A_l1", "B_l1", "A_l0a", "B_l0b", "C_l0c"))
     v = low.names.fresh
     ks, ko, kls, k1, r, mmp = (v(x) for x in ("ks", "kOff", "kSlice", "k1", "r", "mmadParams"))
@@ -57,9 +60,9 @@ def slice_loop(low: "Lowering", w: Emit, d: int, bufs: dict[str, Buffer], *, k0:
                  f"LoadData2DParams(0, {k1} * {np_} / 16, 1, 0, 0, false, 0));")
     else:
         # L1 -> L0B: Nz [kPad, nPad] -> Zn, each fractal transposed, one call per 16-row group
+        at, stride = (b_src or (lambda kg: (f"{b1.tensor}[({kg}) * 256]", f"{kp} / 16")))(f"{ko} / 16 + {r}")
         w(d + 1, f"for (int32_t {r} = 0; {r} < {k1}; ++{r}) {{")
-        w(d + 2, f"LoadData({b2.tensor}[{r} * {np_} * 16], {b1.tensor}[({ko} / 16 + {r}) * 256], "
-                 f"LoadData2DParams(0, {np_} / 16, {kp} / 16, 0, 0, true, 0));")
+        w(d + 2, f"LoadData({b2.tensor}[{r} * {np_} * 16], {at}, LoadData2DParams(0, {np_} / 16, {stride}, 0, 0, true, 0));")
         w(d + 1, "}")
     w(d + 1, f"{b2.holder}.EnQue({b2.tensor});")
     w(d + 1, f"{a2.tensor} = {a2.holder}.DeQue<half>();")

@@ -339,6 +339,15 @@ class Lowering:
                 slots.append(WorkspaceSlot(key, self.names.fresh(f"fa{role}Ws"), dt, CTYPE[dt], (n,), n, off))
                 self.info[key] = TensorInfo(key, "gm", slots[-1].cname, dt, (n,), (1,))
                 off += nbytes
+        for i, (cv, cb) in self.convs.items():  # a conv phase's own slots (conv.py: shifted path)
+            from .conv import conv_workspace
+
+            for role, dt, n in conv_workspace(cv, cb, self.target):
+                key = f"\0conv{i}_{role}"
+                nbytes = _ceil_to(n * ir.DTYPE_BYTES[dt], WS_ALIGN)
+                slots.append(WorkspaceSlot(key, self.names.fresh(f"conv{role.capitalize()}Ws"), dt, CTYPE[dt], (n,), n, off))
+                self.info[key] = TensorInfo(key, "gm", slots[-1].cname, dt, (n,), (1,))
+                off += nbytes
         ws_bytes = off
         if slots:
             params.append(GmParam("", "workspace", "u8", "uint8_t", (ws_bytes,), "workspace", ws_bytes,
