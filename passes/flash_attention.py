@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from transformer import ir
-from transformer.lower.flash import KV_BLOCK, Refusal, causal_blocks, choose_q, flash_cores, flash_fits, match_flash
+from transformer.lower.flash import KV_BLOCK, Refusal, causal_blocks, choose_q, flash_cores, flash_fits, flash_group, match_flash
 
 from transformer.targets import resolve_target
 
@@ -69,19 +69,21 @@ class FlashAttention(Pass):
             raise NothingToDo(self.name, fa)
         fa = dataclasses.replace(fa, q=choose_q(fa, target))
         bad = flash_fits(fa)
+        if bad is None:
+            fa = dataclasses.replace(fa, g=flash_group(fa, target))
         if bad:
             raise NotApplicable(self.name, bad, getattr(first, "loc", None),
                                 hint=f"use S a multiple of {KV_BLOCK} and D = 64 or 128 (`--size`)")
         assert isinstance(first, ir.For)
-        ann = ir.Annotation("flash", (("q", fa.q), ("kv", KV_BLOCK)), None)
+        ann = ir.Annotation("flash", (("q", fa.q), ("kv", KV_BLOCK), ("g", fa.g)), None)
         body = (dataclasses.replace(first, annotations=first.annotations + (ann,)),) + tuple(kernel.body[1:])
         n = flash_cores(fa, target)
         blocks = (f"key blocks 0 .. its diagonal (causal: {sum(causal_blocks(t, fa.q) for t in range(fa.s // fa.q))} of "
                   f"{(fa.s // fa.q) * (fa.s // KV_BLOCK)} (tile, block) pairs; fully masked blocks skipped, the mask applied "
                   "on the diagonal block only, tiles balanced over the AIC)") if fa.causal else f"{fa.s // KV_BLOCK} key blocks each"
         trace.changes.append(f"{'causal ' if fa.causal else ''}attention (S = {fa.s}, D = {fa.d}) runs as one mix kernel: "
-                             f"@flash(q={fa.q}, kv={KV_BLOCK}) on `{first.label or first.var}`, {fa.s // fa.q} query tiles "
-                             f"over {n} AIC + {2 * n} AIV, {blocks}")
+                             f"@flash(q={fa.q}, kv={KV_BLOCK}, g={fa.g}) on `{first.label or first.var}`, {fa.s // fa.q} query "
+                             f"tiles over {n} AIC + {2 * n} AIV, {fa.g} per pass over K and V, {blocks}")
         trace.decisions.append(f"query tile {fa.q} rows: of 128 and 64, the one that leaves the busiest AIC the fewest rows; "
                                "QKᵀ and P·V on the cube, the online softmax on the vector cores, the cube one key block "
                                "ahead (two workspace slots, cross-core flags); P is the f16 `round_operand` made")

@@ -55,7 +55,7 @@ ANNOTATIONS: dict[str, tuple[str, ...]] = {
     "cores": ("n",),
     "gemm": ("m", "n", "k", "k0"),  # blocks of a matmul nest the cube runs (passes/gemm.py)
     "conv": ("m", "rows", "c", "k0"),  # blocks of a convolution the cube runs as an implicit GEMM (passes/conv_gemm.py)
-    "flash": ("q", "kv"),  # attention as one FlashAttention mix kernel (passes/flash_attention.py)
+    "flash": ("q", "kv", "g"),  # attention as one FlashAttention mix kernel (passes/flash_attention.py)
 }
 
 

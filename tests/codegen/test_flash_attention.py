@@ -42,7 +42,7 @@ def test_the_plan_is_one_mix_kernel_over_every_aic_with_both_matmuls_on_the_cube
     em = emit_ascendc(t)
     assert em.plan is not None and em.plan.kind == "mix" and em.plan.mode == "MIX_MODE"
     assert em.plan.block_dim == 24 and em.warnings == []
-    assert em.source.count("Mmad(") == 2  # QKᵀ and P·V
+    assert em.source.count("Mmad(") == 2 * int(_flash(t).get("g"))  # QKᵀ and P·V per tile of a K/V pass  # type: ignore[union-attr]
     assert "WholeReduceMax" in em.source and "Exp(" in em.source and "CrossCoreWaitFlag" in em.source
     assert "GetValue" not in em.source and "SetValue" not in em.source
     assert check_kernel_capacity(t).status == "sat"
@@ -68,10 +68,10 @@ def test_emitted_flash_attention_matches_the_interpreter(sizes: dict[str, int], 
 
 # ---------------------------------------------------------------- causal (attention_causal.ir)
 
-def _force_q(t: ir.Kernel, q: int) -> ir.Kernel:
+def _force_q(t: ir.Kernel, q: int, g: int = 1) -> ir.Kernel:
     first = t.body[0]
     assert isinstance(first, ir.For)
-    ann = ir.Annotation("flash", (("q", q), ("kv", 128)), None)
+    ann = ir.Annotation("flash", (("q", q), ("kv", 128), ("g", g)), None)
     return dataclasses.replace(t, body=(dataclasses.replace(first, annotations=(ann,)),) + t.body[1:])
 
 
@@ -116,3 +116,55 @@ def test_emitted_causal_flash_attention_matches_the_interpreter(sizes: dict[str,
     em = emit_ascendc(t)
     assert em.source.count("Mmad(") == 2
     check_emitted(t, k, emitted=em, sanitize=True, what=f"causal flash attention {sizes} q={q}")
+
+
+# ---------------------------------------------------------------- K/V reuse (g tiles per pass)
+
+def _small_chip(tmp_path, aic: int):  # type: ignore[no-untyped-def]
+    """ascend910b2 with `aic` cube cores (2 AIV each): several query tiles per block at small S."""
+    from transformer.targets._override import load_override
+
+    f = tmp_path / f"aic{aic}.toml"
+    f.write_text(f'target = "ascend910b2"\n[facts]\naic_cores = {aic}\naiv_cores = {2 * aic}\n')
+    return load_override(str(f))
+
+
+def test_each_block_shares_k_and_v_across_its_query_tiles() -> None:
+    from transformer.lower.flash import flash_buffers, match_flash, with_annotation
+
+    t = apply(example("attention", {"S": 4096, "D": 128}), PIPELINE)
+    ann = _flash(t)
+    assert ann is not None and ann.get("q") == 64 and ann.get("g") == 3  # 64 tiles, at most 3 per AIC, all in one pass
+    em = emit_ascendc(t)
+    # K_j and V_j: one Nd2Nz load each per pass; Q·K_jᵀ and P·V_j once per tile of the group
+    assert em.source.count("Nd2NzParams(1, 128, 128") == 2 and em.source.count("Mmad(") == 2 * 3
+    fa = with_annotation(match_flash(t), ann)  # type: ignore[arg-type]
+    ub = sum(sh[0] * sh[1] * (4 if dt == "f32" else 2) * st for _, sc, dt, sh, st, _ in flash_buffers(fa) if sc == "ub")
+    assert ub <= 196608 - 8192 and check_kernel_capacity(t).status == "sat"
+    # at 8192 both tile sizes leave 384 rows on the busiest AIC; 128-row tiles cannot share a
+    # pass (a second softmax state does not fit UB), 64-row tiles share it 3 at a time
+    from transformer.lower.flash import flash_group
+    from transformer.targets import resolve_target
+
+    t8 = apply(example("attention", {"S": 8192, "D": 128}), PIPELINE)
+    assert (_flash(t8).get("q"), _flash(t8).get("g")) == (64, 3)  # type: ignore[union-attr]
+    fa8 = match_flash(t8)
+    assert not isinstance(fa8, str)
+    assert flash_group(dataclasses.replace(fa8, q=128), resolve_target("ascend910b2")) == 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("ex,sizes,aic,force", [
+    ("attention", {"S": 512, "D": 64}, 2, None),          # q = 128, g = 2
+    ("attention", {"S": 256, "D": 128}, 2, (64, 2)),      # D = 128, q = 64, g = 2
+    ("attention_causal", {"S": 512, "D": 64}, 2, None),   # causal, q = 128, g = 2: tiles of 1..4 key blocks together
+    ("attention_causal", {"S": 256, "D": 64}, 3, None),   # causal, q = 64 (two diagonal masks), g = 2
+])
+def test_emitted_flash_with_several_tiles_per_pass_matches_the_interpreter(tmp_path, ex, sizes, aic, force) -> None:  # type: ignore[no-untyped-def]
+    tgt = _small_chip(tmp_path, aic)
+    k = example(ex, sizes)
+    t = apply(k, PIPELINE, tgt)
+    if force:
+        t = _force_q(t, *force)
+    assert int(_flash(t).get("g")) >= 2  # type: ignore[union-attr]
+    check_emitted(t, k, target=tgt, sanitize=True, what=f"{ex} {sizes} on {aic} AIC, {_flash(t)}")

@@ -380,16 +380,14 @@ def _gemm_buffers(kernel: ir.Kernel) -> list[Buffer]:
                               loc=str(s.loc) if s.loc else None, live=(i, i)))
     first = kernel.body[0] if kernel.body else None
     if isinstance(first, ir.For) and first.annotation("flash") is not None:
-        from dataclasses import replace as _replace
-
-        from ..lower.flash import flash_buffers, match_flash
+        from ..lower.flash import flash_buffers, match_flash, with_annotation
 
         fa = match_flash(kernel)
         if not isinstance(fa, str):
-            fa = _replace(fa, q=int(first.annotation("flash").get("q") or fa.q))  # type: ignore[union-attr]
+            fa = with_annotation(fa, first.annotation("flash"))
             for role, scope, dt, shape, stages, pos in flash_buffers(fa):
                 out.append(Buffer(name=f"fa_{role}", scope=scope, dtype=dt, shape=shape, stages=stages, position=pos,
-                                  cube_operand=scope in CUBE_SCOPES, origin=f"@flash(q={fa.q}, kv=128) mix kernel",
+                                  cube_operand=scope in CUBE_SCOPES, origin=f"@flash(q={fa.q}, kv=128, g={fa.g}) mix kernel",
                                   loc=str(first.loc) if first.loc else None))
     return out
 

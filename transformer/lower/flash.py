@@ -72,6 +72,7 @@ class FlashAttn:
     d: int
     q: int = 128  # query rows per tile (each AIV takes q / 2)
     causal: bool = False  # attention_causal.ir: key j attends query i only when j <= i
+    g: int = 1  # query tiles sharing each pass over K and V (each K/V block loaded once for g tiles)
 
 
 class Refusal(str):
@@ -149,18 +150,27 @@ def match_flash(kernel: ir.Kernel) -> FlashAttn | str:
 
 def choose_q(fa: FlashAttn, target: Target) -> int:
     """The query tile: of 128 and 64 rows, the one that leaves the busiest AIC the fewest
-    rows (S / q tiles dealt round-robin over the AIC), 128 on a tie (every query tile reloads
-    all K and V blocks, so taller tiles move fewer bytes GM -> L1, the AIC's busiest pipe).
-    Causal: 128 when there are at least as many 128-row tiles as AIC, else 64."""
+    rows (S / q tiles dealt round-robin over the AIC), then the fewest passes over K and V
+    (`flash_group`: g tiles share a pass; at 8192, D = 128 both give 384 rows, but 64-row
+    tiles share passes 3 at a time and 128-row ones cannot: 2 passes instead of 3, measured
+    797k vs 848k cycles), 128 on a tie. Causal: 128 when there are at least as many 128-row
+    tiles as AIC, else 64."""
     aic = int(target.aic_cores or target.cores)
     if fa.s % 128:
         return 64
     if fa.causal:
         # 128 whenever every AIC gets a tile: the balanced schedule then stays within a few
         # percent of the mean for either size, and a 64-row tile halves the rows each vector
-        # instruction and each K/V load serve (measured at S = 8192: 1.29x the cycles)
+        # instruction serves (measured at S = 8192: 1.29x the cycles; with 5 tiles per K/V
+        # pass still 1.13x)
         return 128 if fa.s // 128 >= aic else 64
-    return min((128, 64), key=lambda q: (-(-(fa.s // q) // aic) * q, -q))
+    import dataclasses
+
+    def passes(q: int) -> int:
+        fq = dataclasses.replace(fa, q=q)
+        return -(-(-(-(fa.s // q) // aic)) // flash_group(fq, target))
+
+    return min((128, 64), key=lambda q: (-(-(fa.s // q) // aic) * q, passes(q), -q))
 
 
 def causal_blocks(t: int, q: int) -> int:
@@ -207,40 +217,75 @@ def flash_cores(fa: FlashAttn, target: Target) -> int:
     return max(1, min(int(target.aic_cores or target.cores), fa.s // fa.q))
 
 
-def workspace_slots(fa: FlashAttn, target: Target) -> list[tuple[str, str, int]]:
-    """(role, dtype, elements) of the GM workspace: SLOTS S, P and O slots per AIC block."""
-    n = flash_cores(fa, target)
+def workspace_slots(fa: FlashAttn, target: Any) -> list[tuple[str, str, int]]:
+    """(role, dtype, elements) of the GM workspace: SLOTS S, P and O slots per AIC block and
+    query tile of a group."""
+    n = flash_cores(fa, target) * fa.g
     return [("S", "f32", n * SLOTS * fa.q * KV_BLOCK), ("P", "f16", n * SLOTS * fa.q * KV_BLOCK),
             ("O", "f32", n * SLOTS * fa.q * fa.d)]
 
 
+def _ub_bytes(fa: FlashAttn, g: int, stages: int) -> int:
+    """UB bytes of one AIV's buffers (`flash_buffers`) for group size g and load stages."""
+    return sum(sh[0] * sh[1] * ir.DTYPE_BYTES[dt] * (st if st > 1 else 1)
+               for _, scope, dt, sh, st, _ in _buffers(fa, g, stages) if scope == "ub")
+
+
+XFLAG_PENDING = 15  # a cross-core flag counts at most 15 pending sets (the emulator refuses more)
+
+
+def flash_group(fa: FlashAttn, target: Any) -> int:
+    """Query tiles per pass over K and V: every tile of the busiest AIC block, as far as one
+    softmax state (running max, sum, f32 accumulator) per tile fits UB next to the rest and
+    the S-ready sets the cube issues ahead (SLOTS key blocks x g tiles) stay within a flag's
+    counter; when that takes several passes, their tiles are spread evenly (6 tiles, at most
+    5 per pass: 3 + 3)."""
+    most = max((len(x) for x in flash_schedule(fa, flash_cores(fa, target))), default=1)
+    cap = max([g for g in range(1, min(most, XFLAG_PENDING // SLOTS) + 1) if _ub_bytes(fa, g, 1) <= UB_BYTES] or [1])
+    passes = -(-most // cap)
+    return -(-most // passes)
+
+
+def flash_schedule(fa: FlashAttn, cores: int) -> list[list[int]]:
+    """The query tiles of each AIC block: round-robin, or (causal) `causal_schedule`."""
+    if fa.causal:
+        return causal_schedule(fa.s, fa.q, cores)
+    return [list(range(b, fa.s // fa.q, cores)) for b in range(cores)]
+
+
 def flash_buffers(fa: FlashAttn) -> list[tuple[str, str, str, tuple[int, int], int, str]]:
-    """(role, scope, dtype, shape, stages, position) of every on-chip buffer (AIC, then each AIV).
+    """(role, scope, dtype, shape, stages, position) of every on-chip buffer (AIC, then each
+    AIV), for `fa.g` query tiles per K/V pass: Q of every tile of the group in L1, one softmax
+    state per tile (acc_ub, stat_ub rows); the S, M and O loads double-buffered when that fits.
     Causal: no mask input (no m_ub); the additive diagonal masks (0 / -inf, one per row offset
     of the diagonal block: 1 for q = 128, 2 for q = 64) are built once per AIV in mask_ub, and
-    mf_ub only holds the 64-column fold of the row max / sum."""
+    mf_ub only holds the 64-column fold of the row max / sum (and P in f16)."""
+    return _buffers(fa, fa.g, 2 if _ub_bytes(fa, fa.g, 2) <= UB_BYTES else 1)
+
+
+def _buffers(fa: FlashAttn, g: int, st: int) -> list[tuple[str, str, str, tuple[int, int], int, str]]:
     q, kv, d, r = fa.q, KV_BLOCK, fa.d, fa.q // 2
     w = max(kv, d)
-    cube = [("q_l1", "l1", "f16", (q, d), 1, "A1"), ("k_l1", "l1", "f16", (kv, d), 2, "B1"),
+    cube = [("q_l1", "l1", "f16", (g * q, d), 1, "A1"), ("k_l1", "l1", "f16", (kv, d), 2, "B1"),
             ("p_l1", "l1", "f16", (q, kv), 2, "A1"), ("v_l1", "l1", "f16", (kv, d), 2, "B1"),
             ("a_l0a", "l0a", "f16", (q, w), 2, "A2"), ("b_l0b", "l0b", "f16", (w, w), 2, "B2"),
             ("c_l0c", "l0c", "f32", (q, w), 2, "CO1")]
-    stats = [("acc_ub", "ub", "f32", (r, d), 1, "VECCALC"), ("stat_ub", "ub", "f32", (8, r), 1, "VECCALC"),
+    stats = [("acc_ub", "ub", "f32", (g * r, d), 1, "VECCALC"), ("stat_ub", "ub", "f32", (8 * g, r), 1, "VECCALC"),
              ("brc_ub", "ub", "f32", (r, 8), 1, "VECCALC")]
+    loads = [("s_ub", "ub", "f32", (r, kv), st, "VECIN")] + ([] if fa.causal else [("m_ub", "ub", "f16", (r, kv), st, "VECIN")]) \
+        + [("o_ub", "ub", "f32", (r, d), st, "VECIN"), ("p_ub", "ub", "f16", (r, kv), 1, "VECOUT"),
+           ("out_ub", "ub", "f16", (r, d), 1, "VECOUT")]
     if fa.causal:
-        nmask = KV_BLOCK // q
-        once = r * kv * (4 + 2) + r * d * (4 + 2 + 4) + r * 64 * 4 + 8 * r * 4 + r * 8 * 4 + nmask * r * kv * 4
-        st = 2 if once + r * kv * 4 + r * d * 4 <= UB_BYTES else 1
-        return cube + [("s_ub", "ub", "f32", (r, kv), st, "VECIN"), ("o_ub", "ub", "f32", (r, d), st, "VECIN"),
-                       ("p_ub", "ub", "f16", (r, kv), 1, "VECOUT"), ("out_ub", "ub", "f16", (r, d), 1, "VECOUT"),
-                       ("mf_ub", "ub", "f32", (r, 64), 1, "VECCALC")] + stats + [
-                       ("mask_ub", "ub", "f32", (nmask * r, kv), 1, "VECCALC")]
-    # UB: the loads of S, M and O double-buffered when they fit twice (q = 64), else once
-    once = r * kv * (4 + 2 + 2 + 4) + r * d * (4 + 2 + 4) + 8 * r * 4 + r * 8 * 4
-    ub_stages = 2 if once + r * kv * 6 + r * d * 4 <= UB_BYTES else 1
-    return cube + [("s_ub", "ub", "f32", (r, kv), ub_stages, "VECIN"), ("m_ub", "ub", "f16", (r, kv), ub_stages, "VECIN"),
-                   ("o_ub", "ub", "f32", (r, d), ub_stages, "VECIN"), ("p_ub", "ub", "f16", (r, kv), 1, "VECOUT"),
-                   ("out_ub", "ub", "f16", (r, d), 1, "VECOUT"), ("mf_ub", "ub", "f32", (r, kv), 1, "VECCALC")] + stats
+        return cube + loads + [("mf_ub", "ub", "f32", (r, 64), 1, "VECCALC")] + stats + [
+            ("mask_ub", "ub", "f32", ((KV_BLOCK // q) * r, kv), 1, "VECCALC")]
+    return cube + loads + [("mf_ub", "ub", "f32", (r, kv), 1, "VECCALC")] + stats
+
+
+def with_annotation(fa: FlashAttn, ann: Any) -> FlashAttn:
+    """`fa` with the query tile and group size of its `@flash(q, kv, g)` annotation."""
+    import dataclasses
+
+    return dataclasses.replace(fa, q=int(ann.get("q") or fa.q), g=int(ann.get("g") or 1))
 
 
 def lower_flash_phase(low: "Lowering", src: Any, ph: Any, fa: FlashAttn, method: str) -> None:
@@ -271,11 +316,13 @@ def lower_flash_phase(low: "Lowering", src: Any, ph: Any, fa: FlashAttn, method:
                                                    "WholeReduceSum", "Mul", "Div", "DataCopy")))
     f_s, f_p, f_o = 5, 6, 7  # cross-core flag ids (the barrier ids of the template are 1-4)
     v = names.fresh
-    blk, t, j, rr, h, slot, q0 = (v(x) for x in ("faBlk", "faTile", "faJ", "faR", "faH", "faSlot", "faQ0"))
-    # the key blocks of a query tile: all of them, or (causal) those up to its diagonal block
-    nbt = v("faNb") if fa.causal else str(nb)
-    sched = causal_schedule(S, q, cores) if fa.causal else []
-    tiles_v, first_v, ti = v("faTiles"), v("faFirst"), v("faI")
+    G = fa.g
+    blk, j, rr, h, slot, gi = (v(x) for x in ("faBlk", "faJ", "faR", "faH", "faSlot", "faG"))
+    tu = [v(f"faT{u}") for u in range(G)]  # the group's query tiles (-1: none)
+    nbu = [v(f"faNb{u}") for u in range(G)]  # their key blocks (0 for none)
+    nbg = v("faNbG")  # the group's pass over K/V: the most blocks of its tiles
+    sched = flash_schedule(fa, cores)
+    tiles_v, first_v = v("faTiles"), v("faFirst")
     L: list[tuple[int, str]] = []
 
     def w(dd: int, s_: str) -> None:
@@ -294,22 +341,31 @@ def lower_flash_phase(low: "Lowering", src: Any, ph: Any, fa: FlashAttn, method:
         tn, hn = B[role]
         w(dd, f"{hn}.FreeTensor({tn});")
 
-    def tile_loop() -> None:
-        """The query tiles of this block: round-robin, or (causal) the balanced schedule."""
-        if not fa.causal:
-            w(0, f"for (int32_t {t} = {blk}; {t} < {ntile}; {t} += {cores}) {{")
-            return
+    def group_loop() -> None:
+        """This block's query tiles (`flash_schedule`), G at a time: tiles, key blocks."""
         order = [x for tiles in sched for x in tiles]
         starts = [0]
         for tiles in sched:
             starts.append(starts[-1] + len(tiles))
-        w(0, f"// causal: query tile t attends key blocks 0 .. ceil((t + 1) * {q} / {kv}) - 1 (the rest are fully masked); "
-             "tiles dealt heaviest first to the least-loaded block")
+        if fa.causal:
+            w(0, f"// causal: query tile t attends key blocks 0 .. ceil((t + 1) * {q} / {kv}) - 1 (the rest are fully masked); "
+                 "tiles packed over the blocks by best-fit decreasing")
         w(0, f"const int32_t {tiles_v}[{len(order)}] = {{{', '.join(map(str, order))}}};")
         w(0, f"const int32_t {first_v}[{len(starts)}] = {{{', '.join(map(str, starts))}}};")
-        w(0, f"for (int32_t {ti} = {first_v}[{blk}]; {ti} < {first_v}[{blk} + 1]; ++{ti}) {{")
-        w(1, f"const int32_t {t} = {tiles_v}[{ti}];")
-        w(1, f"const int32_t {nbt} = (({t} + 1) * {q} + {kv - 1}) / {kv};")
+        w(0, f"for (int32_t {gi} = {first_v}[{blk}]; {gi} < {first_v}[{blk} + 1]; {gi} += {G}) {{  "
+             f"// {G} query tile(s) per pass over K and V")
+        for u in range(G):
+            have = f"{gi} + {u} < {first_v}[{blk} + 1]"
+            w(1, f"const int32_t {tu[u]} = " + (f"{tiles_v}[{gi}];" if u == 0 else f"{have} ? {tiles_v}[{gi} + {u}] : -1;"))
+            blocks = f"(({tu[u]} + 1) * {q} + {kv - 1}) / {kv}" if fa.causal else str(nb)
+            w(1, f"const int32_t {nbu[u]} = " + (f"{blocks};" if u == 0 else f"{tu[u]} < 0 ? 0 : {blocks};"))
+        most = nbu[0]
+        for u in range(1, G):
+            most = f"ascx_max<int32_t>({most}, {nbu[u]})"
+        w(1, f"const int32_t {nbg} = {most};")
+
+    def slot_of(jexpr: str, u: int | str) -> str:
+        return f"(({blk} * {SLOTS} + ({jexpr}) % {SLOTS}) * {G} + {u})"
 
     T = {k: b[0] for k, b in B.items()}
     # ---------------- AIC
@@ -319,81 +375,86 @@ def lower_flash_phase(low: "Lowering", src: Any, ph: Any, fa: FlashAttn, method:
         b = bufs[role]
         w(0, f"pipe.InitBuffer({b.holder}, {'BUFFER_NUM' if b.depth == 2 else 1}, {b.nbytes});")
     w(0, f"const int32_t {blk} = static_cast<int32_t>(GetBlockIdx());")
-    tile_loop()
-    w(1, f"const int32_t {q0} = {t} * {q};")
+    group_loop()
     alloc("q_l1", 1)
-    w(1, f"DataCopy({T['q_l1']}, {gm['Q']}[{q0} * {d}], Nd2NzParams(1, {q}, {d}, 0, {d}, {q}, 1, 0));")
+    for u in range(G):
+        w(1, f"if ({tu[u]} >= 0) {{")
+        w(2, f"DataCopy({T['q_l1']}[{u * q * d}], {gm['Q']}[{tu[u]} * {q * d}], Nd2NzParams(1, {q}, {d}, 0, {d}, {q}, 1, 0));")
+        w(1, "}")
     enq_deq("q_l1", 1)
 
     qk_m, jq = names.fresh("FlashQk"), "faJq"
+    nbp = [f"faNbQ{u}" for u in range(G)]
 
     def qk(dd: int, jexpr: str) -> None:
-        w(dd, f"{qk_m}({blk}, {jexpr});  // S_j = Q K_jᵀ into its workspace slot")
+        w(dd, f"{qk_m}({blk}, {jexpr}, {', '.join(nbu)});  // S_j = Q K_jᵀ of each tile into its workspace slot")
 
     def qk_body() -> None:
-        jexpr, dd = jq, -1
-        e = dd + 1
+        e = 0
         alloc("k_l1", e)
-        w(e, f"DataCopy({T['k_l1']}, {gm['K']}[({jexpr}) * {kv * d}], Nd2NzParams(1, {kv}, {d}, 0, {d}, {kv}, 1, 0));")
+        w(e, f"DataCopy({T['k_l1']}, {gm['K']}[{jq} * {kv * d}], Nd2NzParams(1, {kv}, {d}, 0, {d}, {kv}, 1, 0));")
         enq_deq("k_l1", e)
-        alloc("a_l0a", e)
-        w(e, f"for (int32_t {rr} = 0; {rr} < {d // 16}; ++{rr}) {{")
-        w(e + 1, f"LoadData({T['a_l0a']}[{rr} * 256], {T['q_l1']}[{rr} * {q * 16}], LoadData2DParams(0, {q // 16}, 1, 0, {d // 16 - 1}, false, 0));")
-        w(e, "}")
         alloc("b_l0b", e)
         w(e, f"LoadData({T['b_l0b']}, {T['k_l1']}, LoadData2DParams(0, {(kv // 16) * (d // 16)}, 1, 0, 0, false, 0));")
         free("k_l1", e)
-        enq_deq("a_l0a", e)
         enq_deq("b_l0b", e)
-        alloc("c_l0c", e)
-        w(e, f"Mmad({T['c_l0c']}, {T['a_l0a']}, {T['b_l0b']}, MmadParams({q}, {kv}, {d}, false, 0, false, false, false));")
-        free("a_l0a", e)
+        for u in range(G):  # K_j loaded once, multiplied by the Q of every tile of the group
+            w(e, f"if ({jq} < {nbp[u]}) {{")
+            alloc("a_l0a", e + 1)
+            w(e + 1, f"for (int32_t {rr} = 0; {rr} < {d // 16}; ++{rr}) {{")
+            w(e + 2, f"LoadData({T['a_l0a']}[{rr} * 256], {T['q_l1']}[{u * q * d} + {rr} * {q * 16}], "
+                     f"LoadData2DParams(0, {q // 16}, 1, 0, {d // 16 - 1}, false, 0));")
+            w(e + 1, "}")
+            enq_deq("a_l0a", e + 1)
+            alloc("c_l0c", e + 1)
+            w(e + 1, f"Mmad({T['c_l0c']}, {T['a_l0a']}, {T['b_l0b']}, MmadParams({q}, {kv}, {d}, false, 0, false, false, false));")
+            free("a_l0a", e + 1)
+            enq_deq("c_l0c", e + 1)
+            w(e + 1, f"Fixpipe({ws['S']}[{slot_of(jq, u)} * {q * kv}], {T['c_l0c']}, FixpipeParamsV220({kv}, {q}, {q}, {kv}, false));")
+            free("c_l0c", e + 1)
+            w(e + 1, f"CrossCoreSetFlag<0x2, PIPE_FIX>({f_s});")
+            w(e, "}")
         free("b_l0b", e)
-        enq_deq("c_l0c", e)
-        w(e, f"Fixpipe({ws['S']}[({blk} * {SLOTS} + ({jexpr}) % {SLOTS}) * {q * kv}], {T['c_l0c']}, FixpipeParamsV220({kv}, {q}, {q}, {kv}, false));")
-        free("c_l0c", e)
-        w(e, f"CrossCoreSetFlag<0x2, PIPE_FIX>({f_s});")
 
     qk(1, "0")
-    if fa.causal:
-        w(1, f"if ({nbt} > 1) {{")
-        qk(2, "1")
-        w(1, "}")
-    elif nb > 1:
-        qk(1, "1")
-    w(1, f"for (int32_t {j} = 0; {j} < {nbt}; ++{j}) {{")
-    w(2, f"if ({j} + 2 < {nbt}) {{")
+    w(1, f"if ({nbg} > 1) {{")
+    qk(2, "1")
+    w(1, "}")
+    w(1, f"for (int32_t {j} = 0; {j} < {nbg}; ++{j}) {{")
+    w(2, f"if ({j} + 2 < {nbg}) {{")
     qk(3, f"{j} + 2")
     w(2, "}")
     alloc("v_l1", 2)
     w(2, f"DataCopy({T['v_l1']}, {gm['V']}[{j} * {kv * d}], Nd2NzParams(1, {kv}, {d}, 0, {d}, {kv}, 1, 0));")
-    w(2, f"{B['v_l1'][1]}.EnQue({T['v_l1']});")
-    w(2, f"CrossCoreWaitFlag({f_p});  // P_j from both AIVs")
-    w(2, f"const int32_t {slot} = {blk} * {SLOTS} + {j} % {SLOTS};")
-    alloc("p_l1", 2)
-    w(2, f"DataCopy({T['p_l1']}, {ws['P']}[{slot} * {q * kv}], {q * kv});  // already Nz (the AIVs wrote it so)")
-    enq_deq("p_l1", 2)
-    w(2, f"{T['v_l1']} = {B['v_l1'][1]}.DeQue<half>();")
-    alloc("a_l0a", 2)
-    w(2, f"for (int32_t {rr} = 0; {rr} < {kv // 16}; ++{rr}) {{")
-    w(3, f"LoadData({T['a_l0a']}[{rr} * 256], {T['p_l1']}[{rr} * {q * 16}], LoadData2DParams(0, {q // 16}, 1, 0, {kv // 16 - 1}, false, 0));")
-    w(2, "}")
-    free("p_l1", 2)
+    enq_deq("v_l1", 2)
     alloc("b_l0b", 2)
     w(2, f"for (int32_t {rr} = 0; {rr} < {kv // 16}; ++{rr}) {{")
     w(3, f"LoadData({T['b_l0b']}[{rr} * {d * 16}], {T['v_l1']}[{rr} * 256], LoadData2DParams(0, {d // 16}, {kv // 16}, 0, 0, true, 0));")
     w(2, "}")
     free("v_l1", 2)
-    enq_deq("a_l0a", 2)
     enq_deq("b_l0b", 2)
-    alloc("c_l0c", 2)
-    w(2, f"Mmad({T['c_l0c']}, {T['a_l0a']}, {T['b_l0b']}, MmadParams({q}, {d}, {kv}, false, 0, false, false, false));")
-    free("a_l0a", 2)
+    for u in range(G):  # V_j loaded once, multiplied by the P of every tile of the group
+        w(2, f"if ({j} < {nbu[u]}) {{")
+        w(3, f"CrossCoreWaitFlag({f_p});  // P_j of this tile from both AIVs")
+        w(3, f"const int32_t {slot}{u} = {slot_of(j, u)};")
+        alloc("p_l1", 3)
+        w(3, f"DataCopy({T['p_l1']}, {ws['P']}[{slot}{u} * {q * kv}], {q * kv});  // already Nz (the AIVs wrote it so)")
+        enq_deq("p_l1", 3)
+        alloc("a_l0a", 3)
+        w(3, f"for (int32_t {rr} = 0; {rr} < {kv // 16}; ++{rr}) {{")
+        w(4, f"LoadData({T['a_l0a']}[{rr} * 256], {T['p_l1']}[{rr} * {q * 16}], LoadData2DParams(0, {q // 16}, 1, 0, {kv // 16 - 1}, false, 0));")
+        w(3, "}")
+        free("p_l1", 3)
+        enq_deq("a_l0a", 3)
+        alloc("c_l0c", 3)
+        w(3, f"Mmad({T['c_l0c']}, {T['a_l0a']}, {T['b_l0b']}, MmadParams({q}, {d}, {kv}, false, 0, false, false, false));")
+        free("a_l0a", 3)
+        enq_deq("c_l0c", 3)
+        w(3, f"Fixpipe({ws['O']}[{slot}{u} * {q * d}], {T['c_l0c']}, FixpipeParamsV220({d}, {q}, {q}, {d}, false));")
+        free("c_l0c", 3)
+        w(3, f"CrossCoreSetFlag<0x2, PIPE_FIX>({f_o});")
+        w(2, "}")
     free("b_l0b", 2)
-    enq_deq("c_l0c", 2)
-    w(2, f"Fixpipe({ws['O']}[{slot} * {q * d}], {T['c_l0c']}, FixpipeParamsV220({d}, {q}, {q}, {d}, false));")
-    free("c_l0c", 2)
-    w(2, f"CrossCoreSetFlag<0x2, PIPE_FIX>({f_o});")
     w(1, "}")
     free("q_l1", 1)
     w(0, "}")
@@ -412,107 +473,131 @@ def lower_flash_phase(low: "Lowering", src: Any, ph: Any, fa: FlashAttn, method:
         else:
             w(0, f"pipe.InitBuffer({b.holder}, {b.nbytes});")
             w(0, f"{b.tensor} = {b.holder}.Get<float>();")
-    st = T["stat_ub"]
-    m_old, m_new, rowv, l_ = (f"{st}[{k * r}]" for k in range(4))  # rows of the stats buffer
-    acc, mf, brc = T["acc_ub"], T["mf_ub"], T["brc_ub"]
+    st, acc0, mf, brc = T["stat_ub"], T["acc_ub"], T["mf_ub"], T["brc_ub"]
+    # per tile u of the group: 8 rows of r floats in stat_ub (m, m', rowv, l, alpha by parity)
+    # and r x d floats of acc_ub; the methods take u at run time
+    uu, q0u, last, tt, nbs = "faU", "faQ0", "faLast", "faTs", "faNbs"
+    base = f"{uu} * {8 * r}"
+    m_old, m_new, rowv, l_ = (f"{st}[{base} + {k * r}]" for k in range(4))
+    acc = f"{acc0}[{uu} * {r * d}]"
     w(0, f"const int32_t {blk} = static_cast<int32_t>(GetBlockIdx()) / 2;")
-    w(0, f"const int32_t {h} = static_cast<int32_t>(GetSubBlockIdx());  // this AIV's half of the query tile")
-    upd = names.fresh("FlashUpdate")
+    w(0, f"const int32_t {h} = static_cast<int32_t>(GetSubBlockIdx());  // this AIV's half of each query tile")
+    upd, smx = names.fresh("FlashUpdate"), names.fresh("FlashSoftmax")
     if fa.causal:  # the additive masks of the diagonal block: row i of mask m keeps keys <= m*q + h*r + i
         mk, mi = T["mask_ub"], v("faMi")
         w(0, f"for (int32_t {mi} = 0; {mi} < {(kv // q) * r}; ++{mi}) {{")
         w(1, f"Duplicate({mk}[{mi} * {kv}], -ascx_inf, {kv});")
         w(1, f"Duplicate({mk}[{mi} * {kv}], 0.0f, ascx_min<int32_t>({kv}, ({mi} / {r}) * {q} + {h} * {r} + {mi} % {r} + 1));")
         w(0, "}")
-    tile_loop()
-    w(1, f"const int32_t {q0} = {t} * {q} + {h} * {r};")
-    w(1, f"Duplicate({m_old}, -ascx_inf, {r});")
-    w(1, f"Duplicate({l_}, 0.0f, {r});")
-    w(1, f"Duplicate({acc}, 0.0f, {r * d});")
-    w(1, f"for (int32_t {j} = 0; {j} < {nbt}; ++{j}) {{")
-    w(2, f"CrossCoreWaitFlag({f_s});  // S_j from the AIC")
-    w(2, f"const int32_t {slot} = {blk} * {SLOTS} + {j} % {SLOTS};")
-    alloc("s_ub", 2)
-    w(2, f"DataCopy({T['s_ub']}, {ws['S']}[{slot} * {q * kv} + {h} * {r * kv}], {r * kv});")
+    group_loop()
+    w(1, f"Duplicate({st}, 0.0f, {8 * G * r});")
+    for u in range(G):
+        w(1, f"Duplicate({st}[{u * 8 * r}], -ascx_inf, {r});  // running max of tile {u}")
+    w(1, f"Duplicate({acc0}, 0.0f, {G * r * d});")
+    w(1, f"for (int32_t {j} = 0; {j} < {nbg}; ++{j}) {{")
+    for u in range(G):
+        w(2, f"if ({j} < {nbu[u]}) {{")
+        w(3, f"{smx}({blk}, {h}, {j}, {u}, {tu[u]}, {nbu[u]});")
+        w(2, "}")
+    w(2, f"if ({j} > 0) {{")
+    for u in range(G):
+        w(3, f"if ({j} - 1 < {nbu[u]}) {{")
+        w(4, f"{upd}({blk}, {h}, {j} - 1, {u}, {tu[u]} * {q} + {h} * {r}, {j} == {nbu[u]});")
+        w(3, "}")
+    w(2, "}")
+    w(1, "}")
+    for u in range(G):
+        w(1, f"if ({nbu[u]} == {nbg}) {{")
+        w(2, f"{upd}({blk}, {h}, {nbg} - 1, {u}, {tu[u]} * {q} + {h} * {r}, 1);")
+        w(1, "}")
+    w(0, "}")
+    # the online softmax of S_j for tile u (rows tile * q + h * r ..): P_j (f16, Nz) to its slot
+    smx_body: list[tuple[int, str]] = []
+    L = smx_body
+    js = "faJs"
+    w(0, f"CrossCoreWaitFlag({f_s});  // S_j of this tile from the AIC")
+    w(0, f"const int32_t {slot} = {slot_of(js, uu)};")
+    alloc("s_ub", 0)
+    w(0, f"DataCopy({T['s_ub']}, {ws['S']}[{slot} * {q * kv} + {h} * {r * kv}], {r * kv});")
     s_ = T["s_ub"]
     if fa.causal:
-        enq_deq("s_ub", 2)
-        w(2, f"Muls({s_}, {s_}, {scale}, {r * kv});")
-        w(2, f"if ({j} == {nbt} - 1) {{  // the diagonal block: keys beyond the row masked (-inf)")
-        w(3, f"Add({s_}, {s_}, {T['mask_ub']}" + (f"[({t} % 2) * {r * kv}]" if kv // q > 1 else "") + f", {r * kv});")
-        w(2, "}")
+        if kv // q == 1:
+            w(0, f"(void){tt};")
+        enq_deq("s_ub", 0)
+        w(0, f"Muls({s_}, {s_}, {scale}, {r * kv});")
+        w(0, f"if ({js} == {nbs} - 1) {{  // the diagonal block: keys beyond the row masked (-inf)")
+        w(1, f"Add({s_}, {s_}, {T['mask_ub']}" + (f"[({tt} % 2) * {r * kv}]" if kv // q > 1 else "") + f", {r * kv});")
+        w(0, "}")
     else:
-        alloc("m_ub", 2)
-        w(2, f"DataCopy({T['m_ub']}, {gm['M']}[{q0} * {S} + {j} * {kv}], DataCopyParams({r}, {kv * 2 // 32}, {(S - kv) * 2 // 32}, 0));")
-        enq_deq("s_ub", 2)
-        enq_deq("m_ub", 2)
-        w(2, f"Muls({s_}, {s_}, {scale}, {r * kv});")
-        w(2, f"Cast({mf}, {T['m_ub']}, RoundMode::CAST_NONE, {r * kv});")
-        free("m_ub", 2)
-        w(2, f"Add({s_}, {s_}, {mf}, {r * kv});")
+        w(0, f"(void){nbs};")
+        alloc("m_ub", 0)
+        w(0, f"DataCopy({T['m_ub']}, {gm['M']}[({tt} * {q} + {h} * {r}) * {S} + {js} * {kv}], "
+             f"DataCopyParams({r}, {kv * 2 // 32}, {(S - kv) * 2 // 32}, 0));")
+        enq_deq("s_ub", 0)
+        enq_deq("m_ub", 0)
+        w(0, f"Muls({s_}, {s_}, {scale}, {r * kv});")
+        w(0, f"Cast({mf}, {T['m_ub']}, RoundMode::CAST_NONE, {r * kv});")
+        free("m_ub", 0)
+        w(0, f"Add({s_}, {s_}, {mf}, {r * kv});")
     # row max: fold the 64-float halves of each row, then one value per row
-    w(2, f"Max({mf}, {s_}, {s_}[64], 64, {r}, BinaryRepeatParams(1, 1, 1, 8, {kv // 8}, {kv // 8}));")
-    w(2, f"WholeReduceMax({rowv}, {mf}, 64, {r}, 1, 1, 8, ReduceOrder::ORDER_ONLY_VALUE);")
-    w(2, f"Max({m_new}, {m_old}, {rowv}, {r});")
-    alpha = f"{st}[{4 * r} + ({j} % 2) * {r}]"  # α of block j: two rows, by parity
-    w(2, f"Sub({alpha}, {m_old}, {m_new}, {r});")
-    w(2, f"Exp({alpha}, {alpha}, {r});")
-    w(2, f"Adds({m_old}, {m_new}, 0.0f, {r});")
-    w(2, f"Brcb({brc}, {m_new}, {r // 8}, BrcbRepeatParams(1, 8));")
+    w(0, f"Max({mf}, {s_}, {s_}[64], 64, {r}, BinaryRepeatParams(1, 1, 1, 8, {kv // 8}, {kv // 8}));")
+    w(0, f"WholeReduceMax({rowv}, {mf}, 64, {r}, 1, 1, 8, ReduceOrder::ORDER_ONLY_VALUE);")
+    w(0, f"Max({m_new}, {m_old}, {rowv}, {r});")
+    alpha = f"{st}[{base} + {4 * r} + ({js} % 2) * {r}]"  # α of block j: two rows, by parity
+    w(0, f"Sub({alpha}, {m_old}, {m_new}, {r});")
+    w(0, f"Exp({alpha}, {alpha}, {r});")
+    w(0, f"Adds({m_old}, {m_new}, 0.0f, {r});")
+    w(0, f"Brcb({brc}, {m_new}, {r // 8}, BrcbRepeatParams(1, 8));")
     for half in range(kv // 64):
-        w(2, f"Sub({s_}[{half * 64}], {s_}[{half * 64}], {brc}, 64, {r}, BinaryRepeatParams(1, 1, 0, {kv // 8}, {kv // 8}, 1));")
-    w(2, f"Exp({s_}, {s_}, {r * kv});")
-    w(2, f"Add({mf}, {s_}, {s_}[64], 64, {r}, BinaryRepeatParams(1, 1, 1, 8, {kv // 8}, {kv // 8}));")
-    w(2, f"WholeReduceSum({rowv}, {mf}, 64, {r}, 1, 1, 8);")
-    w(2, f"Mul({l_}, {l_}, {alpha}, {r});")
-    w(2, f"Add({l_}, {l_}, {rowv}, {r});")
+        w(0, f"Sub({s_}[{half * 64}], {s_}[{half * 64}], {brc}, 64, {r}, BinaryRepeatParams(1, 1, 0, {kv // 8}, {kv // 8}, 1));")
+    w(0, f"Exp({s_}, {s_}, {r * kv});")
+    w(0, f"Add({mf}, {s_}, {s_}[64], 64, {r}, BinaryRepeatParams(1, 1, 1, 8, {kv // 8}, {kv // 8}));")
+    w(0, f"WholeReduceSum({rowv}, {mf}, 64, {r}, 1, 1, 8);")
+    w(0, f"Mul({l_}, {l_}, {alpha}, {r});")
+    w(0, f"Add({l_}, {l_}, {rowv}, {r});")
     # P_j in f16, rearranged into the L1 layout the cube reads (Nz: 16-column groups of the
     # tile's q rows), so the AIC loads it with one contiguous DataCopy instead of q Nd2Nz rows:
     # Cast (ND, into mf), then one strided copy per row (block g of row i -> g * r + i), then
     # this AIV's r rows of each group to GM (kv / 16 bursts of r x 32 B)
     ph16 = f"{mf}.ReinterpretCast<half>()"
-    w(2, f"Cast({ph16}, {s_}, RoundMode::CAST_RINT, {r * kv});")
-    free("s_ub", 2)
-    alloc("p_ub", 2)
-    w(2, f"Adds({T['p_ub']}, {ph16}, static_cast<half>(0.0f), 128, {r}, UnaryRepeatParams({r}, 1, 1, {kv // 16}));")
-    enq_deq("p_ub", 2)
-    w(2, f"DataCopy({ws['P']}[{slot} * {q * kv} + {h} * {r * 16}], {T['p_ub']}, DataCopyParams({kv // 16}, {r}, 0, {q - r}));")
-    free("p_ub", 2)
-    w(2, f"CrossCoreSetFlag<0x2, PIPE_MTE3>({f_p});")
-    w(2, f"if ({j} > 0) {{")
-    w(3, f"{upd}({blk}, {h}, {j} - 1);")
-    w(2, "}")
-    w(1, "}")
-    w(1, f"{upd}({blk}, {h}, {nbt} - 1);")
-    # O = f16(acc / l)
+    w(0, f"Cast({ph16}, {s_}, RoundMode::CAST_RINT, {r * kv});")
+    free("s_ub", 0)
+    alloc("p_ub", 0)
+    w(0, f"Adds({T['p_ub']}, {ph16}, static_cast<half>(0.0f), 128, {r}, UnaryRepeatParams({r}, 1, 1, {kv // 16}));")
+    enq_deq("p_ub", 0)
+    w(0, f"DataCopy({ws['P']}[{slot} * {q * kv} + {h} * {r * 16}], {T['p_ub']}, DataCopyParams({kv // 16}, {r}, 0, {q - r}));")
+    free("p_ub", 0)
+    w(0, f"CrossCoreSetFlag<0x2, PIPE_MTE3>({f_p});")
+    # acc = acc * alpha_j + O_j; after the tile's last block O = f16(acc / l)
+    upd_body: list[tuple[int, str]] = []
+    L = upd_body
+    jj = "faJj"
+    w(0, f"CrossCoreWaitFlag({f_o});  // O_j of this tile from the AIC")
+    alloc("o_ub", 0)
+    w(0, f"DataCopy({T['o_ub']}, {ws['O']}[{slot_of(jj, uu)} * {q * d} + {h} * {r * d}], {r * d});")
+    enq_deq("o_ub", 0)
+    w(0, f"Brcb({brc}, {st}[{base} + {4 * r} + ({jj} % 2) * {r}], {r // 8}, BrcbRepeatParams(1, 8));")
+    for half in range(d // 64):
+        w(0, f"Mul({acc}[{half * 64}], {acc}[{half * 64}], {brc}, 64, {r}, BinaryRepeatParams(1, 1, 0, {d // 8}, {d // 8}, 1));")
+    w(0, f"Add({acc}, {acc}, {T['o_ub']}, {r * d});")
+    free("o_ub", 0)
+    w(0, f"if ({last}) {{")
     w(1, f"Brcb({brc}, {l_}, {r // 8}, BrcbRepeatParams(1, 8));")
     for half in range(d // 64):
         w(1, f"Div({acc}[{half * 64}], {acc}[{half * 64}], {brc}, 64, {r}, BinaryRepeatParams(1, 1, 0, {d // 8}, {d // 8}, 1));")
     alloc("out_ub", 1)
     w(1, f"Cast({T['out_ub']}, {acc}, RoundMode::CAST_RINT, {r * d});")
     enq_deq("out_ub", 1)
-    w(1, f"DataCopy({gm['O']}[{q0} * {d}], {T['out_ub']}, {r * d});")
+    w(1, f"DataCopy({gm['O']}[{q0u} * {d}], {T['out_ub']}, {r * d});")
     free("out_ub", 1)
     w(0, "}")
-    # acc = acc * alpha_j + O_j
-    upd_body: list[tuple[int, str]] = []
-    L = upd_body
-    jj = "faJj"
-    w(0, f"CrossCoreWaitFlag({f_o});  // O_j from the AIC")
-    alloc("o_ub", 0)
-    w(0, f"DataCopy({T['o_ub']}, {ws['O']}[({blk} * {SLOTS} + {jj} % {SLOTS}) * {q * d} + {h} * {r * d}], {r * d});")
-    enq_deq("o_ub", 0)
-    w(0, f"Brcb({brc}, {st}[{4 * r} + ({jj} % 2) * {r}], {r // 8}, BrcbRepeatParams(1, 8));")
-    for half in range(d // 64):
-        w(0, f"Mul({acc}[{half * 64}], {acc}[{half * 64}], {brc}, 64, {r}, BinaryRepeatParams(1, 1, 0, {d // 8}, {d // 8}, 1));")
-    w(0, f"Add({acc}, {acc}, {T['o_ub']}, {r * d});")
-    free("o_ub", 0)
     origin = low.where(src.stmts[0])
     cube_m, vec_m = names.fresh("FlashCube"), names.fresh("FlashVec")
     ph.methods.append(Method(cube_m, (), [Line(s_, dd, origin) for dd, s_ in cube], "phase"))
     ph.methods.append(Method(vec_m, (), [Line(s_, dd, origin) for dd, s_ in vec], "phase"))
-    ph.methods.append(Method(upd, (blk, h, jj), [Line(s_, dd, origin) for dd, s_ in upd_body], "phase"))
-    ph.methods.append(Method(qk_m, (blk, jq), [Line(s_, dd, origin) for dd, s_ in qk_lines], "phase"))
+    ph.methods.append(Method(smx, (blk, h, js, uu, tt, nbs), [Line(s_, dd, origin) for dd, s_ in smx_body], "phase"))
+    ph.methods.append(Method(upd, (blk, h, jj, uu, q0u, last), [Line(s_, dd, origin) for dd, s_ in upd_body], "phase"))
+    ph.methods.append(Method(qk_m, (blk, jq, *nbp), [Line(s_, dd, origin) for dd, s_ in qk_lines], "phase"))
     ph.methods.append(Method(method, (), [Line(f"if ASCEND_IS_AIC {{ {cube_m}(); }}", 0, origin),
                                           Line(f"if ASCEND_IS_AIV {{ {vec_m}(); }}", 0, origin)], "phase"))
     ph.body = [Line(f"{method}();")]

@@ -176,13 +176,11 @@ class Lowering:
         flush(len(self.kernel.body))
         first = self.kernel.body[0] if self.kernel.body else None
         if isinstance(first, ir.For) and first.annotation("flash") is not None:
-            from .flash import flash_cores, flash_fits, match_flash
+            from .flash import flash_cores, flash_fits, match_flash, with_annotation
 
             fa = match_flash(self.kernel)
             if not isinstance(fa, str):
-                import dataclasses
-
-                fa = dataclasses.replace(fa, q=int(first.annotation("flash").get("q") or fa.q))  # type: ignore[union-attr]
+                fa = with_annotation(fa, first.annotation("flash"))
             if not isinstance(fa, str) and flash_fits(fa) is None:  # the whole kernel is one mix phase (flash.py)
                 self.flash = fa
                 self.phase_range = {0: (0, len(self.kernel.body) - 1)}
