@@ -217,7 +217,7 @@ def flash_cores(fa: FlashAttn, target: Target) -> int:
     return max(1, min(int(target.aic_cores or target.cores), fa.s // fa.q))
 
 
-def workspace_slots(fa: FlashAttn, target: Any) -> list[tuple[str, str, int]]:
+def workspace_slots(fa: FlashAttn, target: Target) -> list[tuple[str, str, int]]:
     """(role, dtype, elements) of the GM workspace: SLOTS S, P and O slots per AIC block and
     query tile of a group."""
     n = flash_cores(fa, target) * fa.g
@@ -234,7 +234,7 @@ def _ub_bytes(fa: FlashAttn, g: int, stages: int) -> int:
 XFLAG_PENDING = 15  # a cross-core flag counts at most 15 pending sets (the emulator refuses more)
 
 
-def flash_group(fa: FlashAttn, target: Any) -> int:
+def flash_group(fa: FlashAttn, target: Target) -> int:
     """Query tiles per pass over K and V: every tile of the busiest AIC block, as far as one
     softmax state (running max, sum, f32 accumulator) per tile fits UB next to the rest and
     the S-ready sets the cube issues ahead (SLOTS key blocks x g tiles) stay within a flag's
