@@ -12,7 +12,7 @@ from typing import Callable, Iterator, Mapping
 from transformer import ir
 from transformer.affine import to_affine
 from transformer.intexpr import (  # noqa: F401  (re-exported: passes build index expressions with them)
-    add, const_value, eval_const, expr_of_affine, imin, lit, loop_extent, map_children, mentions, mul, names_in, simp,
+    add, const_trip, const_value, eval_const, expr_of_affine, imin, lit, loop_extent, map_children, mentions, mul, names_in, simp,
     sub, subst_expr, tail_max_extent,
 )
 from transformer.printer import format_expr
@@ -138,15 +138,6 @@ def fresh(base: str, taken: set[str], *, sep: str = "_", first: int = 1) -> str:
 
 # --------------------------------------------------------------------------------------
 # loops
-
-
-def const_trip(loop: ir.For, sizes: Mapping[str, int]) -> tuple[int, int] | None:
-    """(lo, trip count) when both bounds are affine and constant at the kernel's sizes
-    (unlike `loop_extent`, min/max bounds do not count as constant)."""
-    lo, hi = to_affine(loop.lo, sizes), to_affine(loop.hi, sizes)
-    if lo is None or hi is None or not lo.is_const() or not hi.is_const():
-        return None
-    return lo.const, max(hi.const - lo.const, 0)
 
 
 def same_bound(a: ir.Expr, b: ir.Expr) -> bool:

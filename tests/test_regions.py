@@ -120,3 +120,21 @@ kernel n(X: f32[A, B]) -> (Y: f32[A, B]) {
         assert by_path[ref.path] == by_id[id(ref.loop)] == name_of_loop(k, ref.path)
     assert by_path[(0,)] == "outer" and by_path[(0, 0)] == "j" and by_path[(1, 0)] == "k"
     assert (1,) not in by_path  # the second `for i` has no unambiguous name
+
+
+def test_trip_counts_are_one_function_for_passes_and_lowering() -> None:
+    """`const_trip` and `affine_extent` (transformer/intexpr.py) serve the passes, the
+    lowering's core split (`lower/spread.py`) and its vector selection alike."""
+    import passes._rewrite as R
+    from transformer import intexpr
+    from transformer.lower import spread
+
+    assert R.const_trip is intexpr.const_trip is spread.const_trip
+    k = parse(TILED)
+    outer = k.body[0]
+    assert isinstance(outer, ir.For)
+    (point,) = [s for s in outer.body if isinstance(s, ir.For)]
+    assert intexpr.const_trip(outer, k.size_values()) == (0, 3)
+    assert intexpr.const_trip(point, k.size_values()) is None  # `min(4, 10 - i0 * 4)`
+    assert intexpr.affine_extent(ir.Binary("*", ir.Name("i0"), ir.IntLit(4)),
+                                 ir.Binary("+", ir.Binary("*", ir.Name("i0"), ir.IntLit(4)), ir.IntLit(4)), {}) == 4

@@ -1,7 +1,7 @@
 """Integer index expressions over the IR: building them (`lit`, `add`, `mul`, `imin`, each
 simplified by `simp` so `i0 * 64 + i` stays readable), reading them (`const_value`,
 `eval_const`, `names_in`, `mentions`), substituting loop variables (`subst_expr`), and the
-trip counts of loops whose bounds are sizes and literals (`loop_extent`, `tail_max_extent`).
+trip counts of loops (`loop_extent`, `tail_max_extent`, `const_trip`, `affine_extent`).
 
 Layer 1 (the IR): the region analysis (`regions.py`), the capacity model and every pass
 build and read index expressions with these; `passes/_rewrite.py` re-exports them next to
@@ -14,7 +14,7 @@ import dataclasses
 from typing import Callable, Mapping
 
 from . import ir
-from .affine import Affine, eval_int
+from .affine import Affine, eval_int, to_affine
 
 
 def lit(v: int) -> ir.Expr:
@@ -169,3 +169,23 @@ def tail_max_extent(loop: ir.For, sizes: Mapping[str, int]) -> int | None:
         return None
     cs = [c for c in (eval_const(a, sizes) for a in loop.hi.args) if c is not None]
     return min(cs) - lo if cs else None
+
+
+def affine_extent(lo: ir.Expr, hi: ir.Expr, env: Mapping[str, int]) -> int | None:
+    """`hi - lo` when it is a constant as an affine form at `env` (loop variables may
+    cancel: `i0 * 4 + 4 - i0 * 4` is 4), else None: the trip count of a loop or the extent
+    of a slice whose bounds move together."""
+    a, b = to_affine(lo, env), to_affine(hi, env)
+    if a is None or b is None or not (b - a).is_const():
+        return None
+    return (b - a).const
+
+
+def const_trip(loop: ir.For, sizes: Mapping[str, int]) -> tuple[int, int] | None:
+    """(lo, trip count) when both bounds are affine and constant at the kernel's sizes
+    (unlike `loop_extent`, min/max bounds do not count as constant)."""
+    lo, hi = to_affine(loop.lo, sizes), to_affine(loop.hi, sizes)
+    if lo is None or hi is None or not lo.is_const() or not hi.is_const():
+        return None
+    return lo.const, max(hi.const - lo.const, 0)
+

@@ -27,7 +27,7 @@ from typing import Mapping
 
 from . import ir
 from .affine import to_affine
-from .intexpr import add, const_value, eval_const, lit, mentions, mul, simp, subst_expr, tail_max_extent
+from .intexpr import add, affine_extent, const_value, eval_const, lit, mentions, mul, simp, subst_expr, tail_max_extent
 from .walk import uses
 
 Path = tuple[int, ...]
@@ -37,12 +37,7 @@ def slice_extent(d: "ir.Slice | ir.Expr", env: Mapping[str, int]) -> int | None:
     """The number of indices of one region dimension: 1 for a point, `hi - lo` for a slice
     when that difference is a constant at `env` (affine in sizes and loop variables), else
     None. The lowering (`lower/cube.py`) reads copy shapes with it."""
-    if not isinstance(d, ir.Slice):
-        return 1
-    lo, hi = to_affine(d.lo, env), to_affine(d.hi, env)
-    if lo is None or hi is None or not (hi - lo).is_const():
-        return None
-    return (hi - lo).const
+    return affine_extent(d.lo, d.hi, env) if isinstance(d, ir.Slice) else 1
 
 
 def max_slice_extent(d: "ir.Slice | ir.Expr", env: Mapping[str, int]) -> int | None:

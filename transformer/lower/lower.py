@@ -27,6 +27,7 @@ from .. import ir
 from ..affine import Affine, to_affine
 from ..diagnostics import AscxError
 from ..dtypes import Ty, promote
+from ..intexpr import affine_extent
 from .cexpr import C_GLOBALS, CTYPE, ExprEmitter, Names, affine_cpp, const_value
 from .plan import Buffer, GmParam, KernelPlan, Line, Method, NestChoice, Phase, Scalar, WorkspaceSlot
 from ..emulator import MIX_AIV_PER_BLOCK
@@ -965,10 +966,9 @@ class PhaseEmitter:
             else:
                 total = total + a.scale(st)
             if isinstance(d, ir.Slice):
-                ha = to_affine(d.hi, self.low.sizes)
-                ext = (ha - a) if (ha is not None and a is not None) else None
-                if ext is not None and ext.is_const():
-                    dims.append((str(ext.const), ext.const, st))
+                n = affine_extent(d.lo, d.hi, self.low.sizes)
+                if n is not None:
+                    dims.append((str(n), n, st))
                 else:
                     dims.append((f"({self.ex.index(d.hi)} - ({self.ex.index(d.lo)}))", None, st))
         if total is not None:

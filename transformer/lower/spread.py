@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .. import ir
-from ..affine import to_affine
+from ..intexpr import const_trip
 from ..targets import Target
 
 
@@ -44,14 +44,6 @@ def kind_cores(target: Target, core: str) -> tuple[int, str]:
     if core == "cube" and target.aic_cores is not None:
         return int(target.aic_cores), "AIC"
     return int(target.cores), ("AIV" if target.aiv_cores is not None else "AI")
-
-
-def const_trip(loop: ir.For, sizes: dict[str, int]) -> tuple[int, int] | None:
-    """(lo, trip count) of a loop with constant affine bounds, else None."""
-    lo, hi = to_affine(loop.lo, sizes), to_affine(loop.hi, sizes)
-    if lo is None or hi is None or not lo.is_const() or not hi.is_const():
-        return None
-    return lo.const, max(hi.const - lo.const, 0)
 
 
 def decide(kernel: ir.Kernel, stmt: ir.Stmt, index: int, core: str, phases: int, target: Target) -> Spread:

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING
 
 from .. import ir
 from ..affine import Affine, to_affine
+from ..intexpr import affine_extent
 from ..dtypes import Ty, promote
 from .cexpr import CTYPE
 from .instr import Flag, Loop, Operand, Placed, RangeFill, Repeat, ScalarStep, VecOp, names_of, render, repeat_chunks
@@ -478,13 +479,6 @@ class _Sel:
         self.release(work)
 
 
-def _const_trip(lp: ir.For, sizes: dict[str, int]) -> int | None:
-    lo, hi = to_affine(lp.lo, sizes), to_affine(lp.hi, sizes)
-    if lo is None or hi is None or not (hi - lo).is_const():
-        return None
-    return (hi - lo).const
-
-
 def _same_index_check(stmts: tuple[ir.Stmt, ...]) -> None:
     written: dict[str, set] = {}
     for s in stmts:
@@ -524,7 +518,7 @@ class RowCtx:
         self.fmt = format_expr
         sizes = pe.low.sizes
         nests = [x for x in row.body if isinstance(x, ir.For) and x.body and all(isinstance(y, ir.Assign) for y in x.body)]
-        trips = [_const_trip(x, sizes) for x in nests]
+        trips = [affine_extent(x.lo, x.hi, sizes) for x in nests]
         ns = [t for t in trips if t]
         self.n = max(set(ns), key=ns.count) if ns else 0
         self.nests = {id(x) for x, t in zip(nests, trips) if t == self.n}
@@ -602,7 +596,7 @@ def select_vector(pe: "PhaseEmitter", loop: ir.For, depth: int) -> list[Line] | 
     body = loops[-1].body
     if not all(isinstance(s, ir.Assign) for s in body):
         return _distributed(pe, loop, depth) if len(loops) == 1 else None
-    trips = [_const_trip(lp, low.sizes) for lp in loops]
+    trips = [affine_extent(lp.lo, lp.hi, low.sizes) for lp in loops]
     where = f"{low.where(loop)} `{loop.label or loop.var}`"
     ctx: RowCtx | None = getattr(pe, "row_ctx", None)
     if ctx is not None and id(loop) not in ctx.nests:
@@ -657,7 +651,7 @@ def _interchanged(pe: "PhaseEmitter", loops: list[ir.For], depth: int) -> list[L
     if any(isinstance(x, ir.Access) and x.tensor == tgt.tensor and x.indices != tgt.indices for x in ir.sub_exprs(st.value)):
         return None
     low = pe.low
-    n = _const_trip(outer, low.sizes)
+    n = affine_extent(outer.lo, outer.hi, low.sizes)
     if not n or n <= 0:
         return None
     sel = _Sel(pe, [outer], n, depth + 1)
@@ -693,7 +687,7 @@ def _dot(pe: "PhaseEmitter", outer: ir.For, inner: ir.For, depth: int) -> _Sel |
         return None
     st = inner.body[0]
     fs = _factors(st.value)
-    J, D = _const_trip(outer, low.sizes), _const_trip(inner, low.sizes)
+    J, D = affine_extent(outer.lo, outer.hi, low.sizes), affine_extent(inner.lo, inner.hi, low.sizes)
     if st.op != "+=" or fs is None or not J or not D or J > 255 or not isinstance(st.target, ir.Access):
         return None
     d, k = outer.var, inner.var
@@ -788,7 +782,7 @@ def _distributed(pe: "PhaseEmitter", loop: ir.For, depth: int) -> list[Line] | N
     `acc[i, d] = 0; for j { acc[i, d] += p[i, j] * f32(V[j, d]) }; O[i, d] = f16(acc[i, d] / sm[i])`,
     and QKᵀ: `s[i, j] = 0; for k { s[i, j] += f32(Q[i, k]) * f32(K[j, k]) }; s[i, j] = s[i, j] * c + ..`."""
     low = pe.low
-    n = _const_trip(loop, low.sizes)
+    n = affine_extent(loop.lo, loop.hi, low.sizes)
     leaves: list[ir.Assign] = []
     for x in loop.body:
         leaves.extend([x] if isinstance(x, ir.Assign) else list(x.body))  # type: ignore[arg-type]
