@@ -74,7 +74,8 @@ class Gemm(Pass):
                 bl = Blocks(d["m"], d["n"], d["k"], d["k0"])
                 bad = check_blocks(bl, target)
                 if bad:
-                    raise BadParameter(self.name, bad, loc=nest.loc, hint="blocks are multiples of 16; k0 divides k")
+                    raise BadParameter(self.name, bad, loc=nest.loc, param="blocks", value=self.to_text(),
+                                       hint="blocks are multiples of 16; k0 divides k")
                 for scope in ("l1", "l0a", "l0b", "l0c"):
                     need = sum(shp[0] * shp[1] * ir.DTYPE_BYTES[dt] * st
                                for _, sc, dt, shp, st, _ in gemm_buffers(bl, g.b_nk) if sc == scope)

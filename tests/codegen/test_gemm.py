@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from passes.base import CapacityExceeded, PipelineError
+from passes.base import BadParameter, CapacityExceeded, PipelineError
 from passes.gemm import Gemm
 from transformer import ir
 from transformer.capacity.from_kernel import check_kernel_capacity
@@ -79,6 +79,9 @@ def test_blocks_that_do_not_fit_are_refused() -> None:
     assert e.value.scope == "l1"
     with pytest.raises(PipelineError):
         Gemm.from_args((("m", "64"),))
+    with pytest.raises(BadParameter) as b:  # a block that is not a multiple of 16: refused, not a TypeError
+        apply(k, "gemm{m=24,n=32,k=64,k0=32}")
+    assert b.value.param == "blocks" and "m=24" in str(b.value)
 
 
 def test_epilogue_is_split_off_with_or_without_fuse() -> None:
