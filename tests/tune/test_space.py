@@ -91,3 +91,23 @@ def test_gemm_is_searched_and_priced_as_a_cube_kernel(target):
     assert g.time_us < times[""].time_us / 100
     others = [t.time_us for p, t in times.items() if p and "gemm" not in p]
     assert others and g.time_us < min(others)
+
+
+def test_conv_gemm_is_searched_and_priced_as_a_cube_kernel(target):
+    """`conv_gemm` is a stage of the default space, and the estimate prices its `@conv` nest
+    as the implicit-GEMM cube kernel: far below the untransformed convolution and below every
+    pipeline without it."""
+    from transformer.tune.estimate import estimate
+    from transformer.tune.space import DEFAULT_STAGES
+
+    assert "conv_gemm" in DEFAULT_STAGES
+    k = small("conv2d", N=2, C=16, H=34, W=34, F=32)
+    sp = SearchSpace.build(k, target, stages=("conv_gemm", "tile", "double_buffer"))
+    by_pipeline = {c.pipeline: c for c in sp.candidates}
+    assert "conv_gemm" in by_pipeline, sorted(by_pipeline)
+    times = {p: estimate(run_pipeline(k, p, target)[0] if p else k, target) for p in by_pipeline}
+    c = times["conv_gemm"]
+    assert set(c.pipes) >= {"MTE2", "MTE1", "M"} and c.bound in ("MTE2", "MTE1", "M", "HBM")
+    assert c.time_us < times[""].time_us / 100
+    others = [t.time_us for p, t in times.items() if p and "conv_gemm" not in p]
+    assert others and c.time_us < min(others)

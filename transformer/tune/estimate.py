@@ -17,7 +17,9 @@ Method, per top-level nest (one phase of the kernel), from the IR alone:
   iteration), otherwise pipes add; a `@cores(n)` loop divides the nest by n;
 - a `@gemm` nest (the `gemm` pass) is priced as its blocked cube kernel: MTE2/MTE1 bytes of
   the A and B blocks per C tile, Mmad MACs, the Fixpipe store; double-buffered (the slowest
-  pipe), over the AIC cores it launches on.
+  pipe), over the AIC cores it launches on; a `@conv` nest (`conv_gemm`) likewise as its
+  implicit-GEMM cube kernel (B's L1 bytes per tile: the shifted copies or the gathered
+  img2col rows);
 The kernel time is the sum over nests, never below GM bytes / HBM bandwidth. Every rate
 is a `Fact` of the target (`transformer/targets/`); the one modelling assumption of our
 own is that scalar code does one operation per cycle.
@@ -33,7 +35,7 @@ from .. import ir
 from ..targets import resolve_target
 from ..targets import Target
 
-ESTIMATE_VERSION = "estimate-2"  # 2: @gemm nests priced as the blocked cube kernel
+ESTIMATE_VERSION = "estimate-3"  # 2: @gemm nests priced as the blocked cube kernel; 3: @conv nests too
 PIPES = ("MTE2", "MTE1", "MTE3", "V", "M", "S")
 
 
@@ -200,6 +202,36 @@ def _gemm_nest(m: _Model, kernel: ir.Kernel, s: ir.Stmt) -> tuple[dict[str, floa
     return pipes, gemm_cores(g, bl, m.t)
 
 
+def _conv_nest(m: _Model, kernel: ir.Kernel, s: ir.Stmt) -> tuple[dict[str, float], int] | None:
+    """(busy cycles per pipe over all C tiles, AIC cores) of a `@conv` nest, else None.
+
+    The lowering (`lower/conv.py`) runs each (m filters x rows output rows) C tile on one
+    AIC as an implicit GEMM over K = C*R*S: per tile, B's L1 block (the S shifted copies of
+    the tile's input rows, or the gathered img2col rows) and A (the filters: once per core on
+    the shifted path, per tile otherwise) go GM -> L1 (MTE2), the K slices L1 -> L0 (MTE1),
+    the Mmads (M) at the cube's MAC rate, the tile out by Fixpipe; queues double-buffer the
+    loads, so the slowest pipe is the time."""
+    from ..lower.conv import _bn, _hrows, conv_cores, conv_phase, conv_tiles, shifted
+
+    found = conv_phase(kernel, s)
+    if found is None:
+        return None
+    cv, bl = found
+    tiles, cores = conv_tiles(cv, bl), conv_cores(cv, bl, m.t)
+    bn, kpad, half = _bn(cv, bl.rows), -(-cv.k // 16) * 16, ir.DTYPE_BYTES["f16"]
+    if shifted(cv, bl):
+        l1_bytes = (tiles * cv.s * _hrows(cv, bl) * cv.c * cv.owp + cores * bl.m * cv.k) * half
+    else:
+        l1_bytes = tiles * (bl.m + bn) * kpad * half
+    l0_bytes = tiles * (bl.m + bn) * kpad * half
+    pipes = {p: 0.0 for p in PIPES}
+    pipes["MTE2"] = l1_bytes / m.fact("mte2_gm_to_l1_bytes_per_cycle")
+    pipes["MTE1"] = l0_bytes / m.fact("mte1_l1_to_l0a_bytes_per_cycle")
+    pipes["M"] = tiles * bl.m * bn * (kpad + (16 if cv.bias else 0)) / m.fact("cube_macs_per_cycle_f16")
+    pipes["MTE3"] = cv.n * cv.f * cv.oh * cv.ow * half / m.fact("fix_l0c_to_gm_bytes_per_cycle")
+    return pipes, cores
+
+
 def estimate(kernel: ir.Kernel, target: Target | None = None) -> Estimate:
     """The analytic time of `kernel` on `target` (see the module docstring)."""
     tgt = resolve_target(target)
@@ -210,7 +242,7 @@ def estimate(kernel: ir.Kernel, target: Target | None = None) -> Estimate:
 
     spread = kernel_spread(kernel, tgt)  # the cores lowering splits each top-level loop over
     for i, s in enumerate(kernel.body):
-        gemm = _gemm_nest(m, kernel, s)
+        gemm = _gemm_nest(m, kernel, s) or _conv_nest(m, kernel, s)
         if gemm is not None:
             pipes, cores = gemm
             for p in PIPES:

@@ -3,8 +3,8 @@ legality and capacity, deduplicated by the canonical kernel they produce.
 
 Why this shape: a free sequence of passes is an unbounded space, and most orders are
 meaningless (tiling before fusing loses the fusion). The space is *staged*: passes are
-tried in a fixed order (`DEFAULT_STAGES`: fuse, online_softmax, interchange, gemm, tile,
-double_buffer, multicore); at each stage the action is "skip" or one instance of
+tried in a fixed order (`DEFAULT_STAGES`: fuse, online_softmax, interchange, gemm, conv_gemm,
+tile, double_buffer, multicore); at each stage the action is "skip" or one instance of
 that pass (hierarchical: which pass, then which parameters). The instances come from the
 pass's own `space(kernel, target)` (legal by construction) plus the pass with no
 parameters (the pass chooses, e.g. `tile` asks the capacity solver for the largest tiles),
@@ -35,7 +35,7 @@ from .. import ir
 from ..printer import print_kernel
 from ..targets import Target
 
-DEFAULT_STAGES: tuple[str, ...] = ("fuse", "online_softmax", "interchange", "gemm", "tile",
+DEFAULT_STAGES: tuple[str, ...] = ("fuse", "online_softmax", "interchange", "gemm", "conv_gemm", "tile",
                                    "double_buffer", "multicore")
 MAX_CANDIDATES = 1500
 MAX_TILE_OPTIONS = 3
