@@ -39,6 +39,7 @@ from typing import Callable, Mapping
 from transformer import ir
 from transformer.affine import to_affine
 from transformer.loops import LoopRef, all_loops, resolve_loop
+from transformer.walk import names_written
 
 from . import _rewrite as R
 from .base import TraceEntry, UnknownLoop
@@ -85,17 +86,6 @@ def resolve_tiled(kernel: ir.Kernel, name: str, pass_name: str = "tile") -> list
 
 # --------------------------------------------------------------------------------------
 # recompute a row temp instead of keeping the row
-
-
-def _written(stmts: tuple[ir.Stmt, ...]) -> set[str]:
-    """Tensors and scalars assigned or copied into anywhere in `stmts`."""
-    out: set[str] = set()
-    for s in ir.iter_stmts(stmts):
-        if isinstance(s, ir.Assign):
-            out.add(s.target.tensor if isinstance(s.target, ir.Access) else s.target.name)
-        elif isinstance(s, ir.Copy):
-            out.add(s.dst.tensor)
-    return out
 
 
 def _reads_of(stmts: tuple[ir.Stmt, ...], t: str) -> list[ir.Access]:
@@ -174,7 +164,7 @@ def Check_recompute(kernel: ir.Kernel, body: tuple[ir.Stmt, ...], sibs: list[int
         return None
     reads_e = set(R.names_in(st.value)) | {a.tensor for a in R.accesses(st.value)}
     span = body[wk:max(readers) + 1]
-    if reads_e & _written(span):
+    if reads_e & names_written(span):
         return None
     return Recompute(t, st, wk, tuple(readers))
 

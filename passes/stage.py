@@ -50,6 +50,7 @@ from transformer.diagnostics import CapacityExceeded, NotApplicable
 from transformer.regions import (AccessSite, Box, box_of, collect, common_path, contains, kept_dims, merge,
                                  reads_covered, union)
 from transformer.targets import Target
+from transformer.walk import names_written
 
 from . import _rewrite as R
 from ._budgets import scope_budget, tensor_bytes
@@ -123,18 +124,11 @@ def stage_kernel(kernel: ir.Kernel, by_nest: Mapping[int, Mapping[str, Path]], t
     for top in sorted(by_nest):
         others = tuple(s for i, s in enumerate(body) if i != top)
         nest, locs, dead = stage_nest(kernel, body[top], None, sizes, taken, others, target, trace, 1,
-                                      written_before(body[:top]), at=by_nest[top], pass_name=pass_name)
+                                      names_written(body[:top]), at=by_nest[top], pass_name=pass_name)
         body[top] = nest
         new_locals += locs
         drop |= dead
     return finish(kernel, body, new_locals, drop, trace)
-
-
-def written_before(stmts: "list[ir.Stmt] | tuple[ir.Stmt, ...]") -> set[str]:
-    """Tensors (and scalars) assigned or copied into by `stmts`."""
-    out = {x.target.tensor if isinstance(x.target, ir.Access) else x.target.name
-           for x in ir.iter_stmts(tuple(stmts)) if isinstance(x, ir.Assign)}
-    return out | {x.dst.tensor for x in ir.iter_stmts(tuple(stmts)) if isinstance(x, ir.Copy)}
 
 
 def finish(kernel: ir.Kernel, body: list[ir.Stmt], new_locals: list[ir.TensorDecl], drop: set[str],

@@ -68,6 +68,7 @@ from typing import Any, ClassVar, Mapping
 from transformer import ir
 from transformer.diagnostics import CapacityExceeded, NotApplicable
 from transformer.targets import Target
+from transformer.walk import names_written
 
 from . import _rewrite as R
 from ._budgets import scope_budget, tensor_bytes
@@ -77,7 +78,7 @@ from .base import Pass, PassError, TraceEntry, loop_names, preferred_loop_names,
 from .fission import EPILOGUE_SUFFIX, split_epilogues
 from .params import Int, Loop, Map, Params
 from .split import Strips, global_names, resolve_requests, strip_mine
-from .stage import finish, stage_nest, written_before
+from .stage import finish, stage_nest
 
 Path = tuple[int, ...]
 
@@ -427,7 +428,7 @@ def tile_kernel(kernel: ir.Kernel, tiles: tuple[tuple[str, int], ...], target: T
         (nest,) = sink_point_loops(nest, st, sizes, trace)
         others = tuple(s for i, s in enumerate(body) if i != top)
         nest, locs, dead = stage_nest(kernel, nest, st, sizes, taken, others, target, trace, reserve,
-                                      written_before(body[:top]))
+                                      names_written(body[:top]))
         body[top] = nest
         new_locals += locs
         drop |= dead

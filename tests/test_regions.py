@@ -96,6 +96,7 @@ def test_names_used_is_the_one_helper() -> None:
     import transformer.deps as deps
 
     assert not hasattr(R, "tensors_in") and not hasattr(deps, "accessed_tensors")
+    assert walk.names_written(k.body) == {"C", "R"}  # and the one "names written" helper
 
 
 def test_one_loop_naming_rule() -> None:

@@ -16,7 +16,8 @@ Index expressions are affine in loop variables and sizes (`check.py`), so they h
 accesses: the indices of a reference are never walked for reads.
 
 The "names used" question (which tensors, sizes and variables some statements mention) has
-one answer too: `ir.names_used` (and `ir.stmt_names` for one statement).
+one answer too: `ir.names_used` (and `ir.stmt_names` for one statement); "names written"
+(assigned or copied into) is `names_written` here.
 """
 
 from __future__ import annotations
@@ -97,3 +98,15 @@ def sites(stmts: tuple[ir.Stmt, ...], base: Path = (),
 
     walk(stmts, base, outer)
     return out
+
+
+def names_written(stmts: "tuple[ir.Stmt, ...] | list[ir.Stmt]") -> set[str]:
+    """Tensors and scalars assigned or copied into anywhere in `stmts` (nested included)."""
+    out: set[str] = set()
+    for s in ir.iter_stmts(tuple(stmts)):
+        if isinstance(s, ir.Assign):
+            out.add(s.target.tensor if isinstance(s.target, ir.Access) else s.target.name)
+        elif isinstance(s, ir.Copy):
+            out.add(s.dst.tensor)
+    return out
+
