@@ -68,6 +68,10 @@ def emit_copy(pe: "PhaseEmitter", c: ir.Copy, depth: int) -> list[Line]:
         out = _dma(pe, c, dinfo, sinfo, dstart, da, sstart, sa, dims, es, depth, origin)
         if out is not None:
             return out
+    elif len(ddims) == len(sdims) and sinfo.dtype == dinfo.dtype:
+        out = _dma_tail(pe, c, dinfo, sinfo, dstart, da, ddims, sstart, sa, sdims, depth, origin)
+        if out is not None:
+            return out
     why = "regions not rectangular with constant extents" if not consts else \
         f"no DMA form for {sinfo.scope if sinfo.kind == 'local' else 'GM'} -> {dinfo.scope if dinfo.kind == 'local' else 'GM'}"
     if kinds != ("local", "local") or sinfo.scope == "ub":
@@ -185,3 +189,65 @@ def _dma(pe, c, dinfo, sinfo, dstart, da, sstart, sa, dims, es, depth, origin): 
         out.append(Line("}", d, origin))
     low.nests.append(_choice(low, c, (instr,)))
     return out
+
+
+def _dma_tail(pe, c, dinfo, sinfo, dstart, da, ddims, sstart, sa, sdims, depth, origin):  # type: ignore[no-untyped-def]
+    """A GM <-> UB copy of a tile tail (`tile` with `N % T != 0`: extents `min(T, N - i0*T)`,
+    known at run time, at most T) as one DMA instruction with run-time lengths: `DataCopy`
+    with a computed count when the rows are whole 32 B blocks (a contiguous copy: a row
+    tail of full-width rows), else `DataCopyPad` with run-time `DataCopyExtParams` (rows,
+    row bytes, GM gap in bytes, UB gap in 32 B blocks: the UB row stride minus the row
+    rounded up to 32 B). At most two dimensions of run-time or non-unit extent (a tail
+    tile is a rectangle of rows); the UB rows must hold the largest row, 32 B aligned."""
+    from ..regions import max_slice_extent
+
+    low = pe.low
+    gm_to_ub = sinfo.kind == "gm" and dinfo.kind == "local" and dinfo.scope == "ub"
+    ub_to_gm = sinfo.kind == "local" and sinfo.scope == "ub" and dinfo.kind == "gm"
+    if not (gm_to_ub or ub_to_gm):
+        return None
+    dsl = [d for d in c.dst.dims if isinstance(d, ir.Slice)]
+    ssl = [d for d in c.src.dims if isinstance(d, ir.Slice)]
+    if len(dsl) != len(ddims) or len(ssl) != len(sdims):
+        return None
+    dims = []  # (extent C++, largest extent, src stride, dst stride)
+    for dd, sd, dx, sx in zip(ddims, sdims, dsl, ssl):
+        # both sides have the same extents (a copy's regions have one shape); take it from
+        # the side whose largest value is known (the local side: `0:min(T, ..)`)
+        dm, sm = max_slice_extent(dx, low.sizes), max_slice_extent(sx, low.sizes)
+        if dm is None and sm is None or (dm is not None and sm is not None and dm != sm):
+            return None
+        dims.append((dd[0], dm, sd[2], dd[2]) if dm is not None else (sd[0], sm, sd[2], dd[2]))
+    dims = [d for d in dims[:-1] if not (d[0] == "1" and d[1] == 1)] + [dims[-1]]
+    if len(dims) > 2 or dims[-1][2] != 1 or dims[-1][3] != 1:
+        return None
+    L, lmax = dims[-1][0], dims[-1][1]
+    rows, rmax, sstride, dstride = dims[0] if len(dims) == 2 else ("1", 1, lmax, lmax)
+    es = dinfo.esize
+    a, lstride = (da, dstride) if gm_to_ub else (sa, sstride)
+    if not _aligned(a, es) or rmax > MAX_BLOCKS:
+        return None
+    if rmax > 1 and ((lstride * es) % 32 or lstride * es < _ceil32(lmax * es)):
+        return None
+    ct = {"f16": "half", "bf16": "bfloat16_t", "f32": "float", "i8": "int8_t", "i32": "int32_t"}[dinfo.dtype]
+    const_len = dims[-1][0] == str(lmax)
+    if const_len and (lmax * es) % 32 == 0 and (rmax == 1 or sstride == dstride == lmax):
+        call, instr = f"DataCopy({{d}}, {{s}}, ({rows}) * {lmax});", "DataCopy"
+    elif const_len and (lmax * es) % 32 == 0 and ((sstride - lmax) * es) % 32 == 0 and ((dstride - lmax) * es) % 32 == 0 \
+            and max(sstride - lmax, dstride - lmax) * es // 32 < 65536:
+        call = f"DataCopy({{d}}, {{s}}, DataCopyParams({rows}, {lmax * es // 32}, {(sstride - lmax) * es // 32}, {(dstride - lmax) * es // 32}));"
+        instr = "DataCopy(DataCopyParams)"
+    else:
+        lb = f"({L}) * {es}"
+        ub_gap = f"({lstride * es} - ({lb} + 31) / 32 * 32) / 32" if rmax > 1 else "0"
+        gm_gap = f"({(dstride if ub_to_gm else sstride)} - ({L})) * {es}" if rmax > 1 else "0"
+        if gm_to_ub:
+            call = (f"DataCopyPad({{d}}, {{s}}, DataCopyExtParams({rows}, {lb}, {gm_gap}, {ub_gap}, 0), "
+                    f"DataCopyPadExtParams<{ct}>(false, 0, 0, 0));")
+        else:
+            call = f"DataCopyPad({{d}}, {{s}}, DataCopyExtParams({rows}, {lb}, {ub_gap}, {gm_gap}, 0));"
+        instr = "DataCopyPad"
+    dref = dinfo.cname if dstart == "0" else f"{dinfo.cname}[{dstart}]"
+    sref = sinfo.cname if sstart == "0" else f"{sinfo.cname}[{sstart}]"
+    low.nests.append(_choice(low, c, (instr,)))
+    return [Line(call.format(d=dref, s=sref), depth, origin)]

@@ -59,7 +59,7 @@ class VecOp:
     dst: Operand
     srcs: tuple[Operand, ...] = ()
     scalar: str | None = None  # the scalar operand (Adds, Muls, Duplicate, ...)
-    count: int = 0
+    count: int | str = 0  # a C++ expression: the run-time count of a tile tail
     repeat: Repeat | None = None
     round: str = ""  # RoundMode of a Cast
     work: Operand | None = None  # the work tensor of a count-form Reduce*

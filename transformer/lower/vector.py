@@ -36,8 +36,8 @@ from typing import TYPE_CHECKING
 
 from .. import ir
 from ..affine import Affine, to_affine
-from ..intexpr import affine_extent
 from ..dtypes import Ty, promote
+from ..intexpr import affine_extent, eval_const, tail_max_extent
 from .cexpr import CTYPE
 from .instr import Flag, Loop, Operand, Placed, RangeFill, Repeat, ScalarStep, VecOp, names_of, render, repeat_chunks
 from .plan import Line, NestChoice
@@ -84,7 +84,8 @@ class _Sel:
         self.low = pe.low
         self.loops = loops
         self.vars = {lp.var for lp in loops}
-        self.n = n
+        self.n = n  # the nest's (largest) trip count: what temporaries are sized for
+        self.count: int | str = n  # the instructions' count: a C++ expression for a tail
         self.depth = depth
         self.items: list[Placed] = []
         self.slots = 0
@@ -143,7 +144,7 @@ class _Sel:
         self.items.append(Placed(item, self.origin))
 
     def vop(self, op: str, dst: Vec, *srcs: Vec, scalar: str | None = None, **kw: object) -> None:
-        self.emit(VecOp(op, dst.op, tuple(s.op for s in srcs), scalar, self.n, **kw))  # type: ignore[arg-type]
+        self.emit(VecOp(op, dst.op, tuple(s.op for s in srcs), scalar, self.count, **kw))  # type: ignore[arg-type]
 
     # ---- operands -----------------------------------------------------------------------
     def depends(self, e: ir.Expr) -> bool:
@@ -192,7 +193,7 @@ class _Sel:
     # ---- expressions ---------------------------------------------------------------------
     def cast(self, v: Vec, dtype: str, out: Vec) -> None:
         mode = "CAST_NONE" if dtype == "f32" else "CAST_RINT"
-        self.emit(VecOp("Cast", out.op, (v.op,), None, self.n, round=mode))
+        self.emit(VecOp("Cast", out.op, (v.op,), None, self.count, round=mode))
 
     def as_type(self, v: Vec | Scal, dtype: str, dest: Vec | None = None) -> Vec | Scal:
         if isinstance(v, Scal):
@@ -292,6 +293,8 @@ class _Sel:
         cond, a, b = e.args
         if len(self.loops) != 1 or not isinstance(cond, ir.Binary) or cond.op not in ("<", "<=", ">", ">="):
             raise NoMatch("no vector instruction for a `select` on data")
+        if isinstance(self.count, str):
+            raise NoMatch("a run-time range `select` over a tail")
         diff = to_affine(ir.Binary("-", cond.lhs, cond.rhs), self.low.sizes)
         lp = self.loops[0]
         lo = to_affine(lp.lo, self.low.sizes)
@@ -356,6 +359,20 @@ class _Sel:
             reps = (8, 0, 8) if scalar_first else (8, 8, 0)
             self.emit(VecOp("Div", out.op.at(off), srcs, None, 0, Repeat(mask, times, blks, reps)))
 
+    def div_scalar(self, out: Vec, v: Vec, code: str, scalar_first: bool) -> None:
+        """`out = v / s` (or `s / v`): over a constant count the broadcast block and the
+        mask/repeat `Div` (`div_bcast`); over a tail (a run-time count, unknown repeats) the
+        scalar `Duplicate`d over the count and the count-form `Div`."""
+        if isinstance(self.count, str):
+            full = self.alloc(v.dtype)
+            self.vop("Duplicate", full, scalar=code)
+            self.vop("Div", out, *((full, v) if scalar_first else (v, full)))
+            self.release(full)
+            return
+        blk = self.broadcast(v.dtype, code)
+        self.div_bcast(out, v, blk, scalar_first)
+        self.release(blk)
+
     def binop(self, op: str, l: ir.Expr, r: ir.Expr, dest: Vec | None = None) -> Vec:
         comp = promote(self.ty_of(l), self.ty_of(r))
         if comp.weak:
@@ -374,9 +391,7 @@ class _Sel:
             if op == "-":
                 self.vop("Adds", out, a, scalar=f"{ct}(-({b.code}))")
             elif op == "/":
-                blk = self.broadcast(dt, b.code)
-                self.div_bcast(out, a, blk, scalar_first=False)
-                self.release(blk)
+                self.div_scalar(out, a, b.code, scalar_first=False)
             else:
                 self.vop(_SCALAR_FORM[op], out, a, scalar=b.code)
         else:
@@ -385,9 +400,7 @@ class _Sel:
                 self.vop("Muls", out, b, scalar=f"{ct}(-1.0f)")
                 self.vop("Adds", out, out, scalar=a.code)
             elif op == "/":
-                blk = self.broadcast(dt, a.code)
-                self.div_bcast(out, b, blk, scalar_first=True)
-                self.release(blk)
+                self.div_scalar(out, b, a.code, scalar_first=True)
             else:
                 self.vop(_SCALAR_FORM[op], out, b, scalar=a.code)
         self.release(a)
@@ -456,7 +469,7 @@ class _Sel:
         res = self.alloc(rdt, "reduction work areas")
         work = self.alloc(rdt, "reduction work areas")
         api = {"max=": "ReduceMax", "min=": "ReduceMin", "+=": "ReduceSum"}[s.op]
-        self.emit(VecOp(api, res.op, (v.op,), None, self.n, work=work.op))
+        self.emit(VecOp(api, res.op, (v.op,), None, self.count, work=work.op))
         self.emit(Flag("V_S"))
         # one result per row (`mx`, `mb[i]`), or one element of a 2-D family (`s[i, j]`)
         idx_vars = {x.name for i in (tgt.indices if isinstance(tgt, ir.Access) else ()) for x in ir.sub_exprs(i)
@@ -477,6 +490,21 @@ class _Sel:
         self.release(v)
         self.release(res)
         self.release(work)
+
+
+def _trip(pe: "PhaseEmitter", lp: ir.For) -> tuple[int, str] | None:
+    """(largest trip count, C++ count or "" when constant) of a loop with constant bounds or
+    of a tile tail `for v in lo..min(T, ..)` (lo constant; at most T - lo iterations), else
+    None. A tail's instructions take the run-time count; its temporaries the largest."""
+    t = affine_extent(lp.lo, lp.hi, pe.low.sizes)
+    if t is not None:
+        return (t, "") if t > 0 else None
+    mx = tail_max_extent(lp, pe.low.sizes)
+    lo = eval_const(lp.lo, pe.low.sizes)
+    if mx is None or mx <= 0 or lo is None:
+        return None
+    hi = pe.ex.index(lp.hi)
+    return mx, hi if lo == 0 else f"({hi} - {lo})"
 
 
 def _same_index_check(stmts: tuple[ir.Stmt, ...]) -> None:
@@ -596,17 +624,22 @@ def select_vector(pe: "PhaseEmitter", loop: ir.For, depth: int) -> list[Line] | 
     body = loops[-1].body
     if not all(isinstance(s, ir.Assign) for s in body):
         return _distributed(pe, loop, depth) if len(loops) == 1 else None
-    trips = [affine_extent(lp.lo, lp.hi, low.sizes) for lp in loops]
+    trips = [_trip(pe, lp) for lp in loops]
     where = f"{low.where(loop)} `{loop.label or loop.var}`"
     ctx: RowCtx | None = getattr(pe, "row_ctx", None)
-    if ctx is not None and id(loop) not in ctx.nests:
+    if ctx is not None and (id(loop) not in ctx.nests or any(t is not None and t[1] for t in trips)):
         ctx = None
     try:
-        if any(t is None or t <= 0 for t in trips):
-            raise NoMatch("loop bounds are not constant")
+        if any(t is None for t in trips):
+            raise NoMatch("loop bounds are neither constant nor a tile tail `min(T, ..)`")
+        if len(loops) == 2 and trips[1][1]:  # type: ignore[index]
+            raise NoMatch("a ragged row in a 2-D nest: vectorised per row")
         _same_index_check(body)  # type: ignore[arg-type]
-        sel = _Sel(pe, loops, trips[0] * (trips[1] if len(loops) == 2 else 1), depth, ctx)  # type: ignore[operator]
-        sel.inner_n = trips[-1] if len(loops) == 2 else 0  # type: ignore[assignment]
+        (n0, c0), (n1, _) = trips[0], (trips[1] if len(loops) == 2 else (1, ""))  # type: ignore[misc]
+        sel = _Sel(pe, loops, n0 * n1, depth, ctx)
+        if c0:  # a tail: the instructions run over the run-time count, temporaries sized for the full tile
+            sel.count = c0 if n1 == 1 else f"({c0}) * {n1}"
+        sel.inner_n = n1 if len(loops) == 2 else 0
         if len(loops) == 2:
             # only a fully contiguous 2-D nest is collapsed; otherwise the outer loop stays
             for s in body:
