@@ -111,3 +111,30 @@ def test_conv_gemm_is_searched_and_priced_as_a_cube_kernel(target):
     assert c.time_us < times[""].time_us / 100
     others = [t.time_us for p, t in times.items() if p and "conv_gemm" not in p]
     assert others and c.time_us < min(others)
+
+
+def test_flash_kernels_are_priced_as_the_pipelined_mix_kernel(target):
+    """A `@flash` kernel is priced as the one mix kernel (not as its six nests): far below
+    the vector FlashAttention pipeline at 4096, the K/V reuse of `g` tiles per pass lowers
+    the AIC's GM -> L1 bytes, and causal attention costs about half of the full one."""
+    import dataclasses
+
+    from transformer import ir
+    from transformer.tune.estimate import estimate
+
+    flash = "round_operand{pv.s=f16},flash_attention"
+    k = small("attention", S=4096, D=128)
+    t = run_pipeline(k, flash, target)[0]
+    e = estimate(t, target)
+    assert set(e.pipes) >= {"MTE2", "MTE1", "M", "V"} and e.pipes["M"] > 0
+    vector = estimate(run_pipeline(k, "fuse,online_softmax{block=64},tile{attn.i=64},double_buffer", target)[0], target)
+    assert e.time_us < vector.time_us / 5
+    first = t.body[0]
+    ann = first.annotation("flash")
+    assert ann is not None and int(ann.get("g")) == 3
+    one = ir.Annotation("flash", (("q", ann.get("q")), ("kv", 128), ("g", 1)), None)
+    t1 = dataclasses.replace(t, body=(dataclasses.replace(first, annotations=(one,)),) + t.body[1:])
+    assert estimate(t1, target).pipes["MTE2"] > e.pipes["MTE2"]  # K and V loaded once per tile instead of per 3
+    full = estimate(run_pipeline(small("attention", S=8192, D=128), flash, target)[0], target)
+    causal = estimate(run_pipeline(small("attention_causal", S=8192, D=128), flash, target)[0], target)
+    assert 0.4 < causal.pipes["M"] / full.pipes["M"] < 0.6

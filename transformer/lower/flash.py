@@ -539,22 +539,25 @@ def lower_flash_phase(low: "Lowering", src: Any, ph: Any, fa: FlashAttn, method:
         w(0, f"Cast({mf}, {T['m_ub']}, RoundMode::CAST_NONE, {r * kv});")
         free("m_ub", 0)
         w(0, f"Add({s_}, {s_}, {mf}, {r * kv});")
+    # the per-row statistics (r <= 64 floats) in the mask form, one repeat: a count form of
+    # r = 32 floats (128 B) pays the count-form tail
+    one_b, one_u = f"{r}, 1, BinaryRepeatParams()", f"{r}, 1, UnaryRepeatParams()"
     # row max: fold the 64-float halves of each row, then one value per row
     w(0, f"Max({mf}, {s_}, {s_}[64], 64, {r}, BinaryRepeatParams(1, 1, 1, 8, {kv // 8}, {kv // 8}));")
     w(0, f"WholeReduceMax({rowv}, {mf}, 64, {r}, 1, 1, 8, ReduceOrder::ORDER_ONLY_VALUE);")
-    w(0, f"Max({m_new}, {m_old}, {rowv}, {r});")
+    w(0, f"Max({m_new}, {m_old}, {rowv}, {one_b});")
     alpha = f"{st}[{base} + {4 * r} + ({js} % 2) * {r}]"  # α of block j: two rows, by parity
-    w(0, f"Sub({alpha}, {m_old}, {m_new}, {r});")
-    w(0, f"Exp({alpha}, {alpha}, {r});")
-    w(0, f"Adds({m_old}, {m_new}, 0.0f, {r});")
+    w(0, f"Sub({alpha}, {m_old}, {m_new}, {one_b});")
+    w(0, f"Exp({alpha}, {alpha}, {one_u});")
+    w(0, f"Adds({m_old}, {m_new}, 0.0f, {one_u});")
     w(0, f"Brcb({brc}, {m_new}, {r // 8}, BrcbRepeatParams(1, 8));")
     for half in range(kv // 64):
         w(0, f"Sub({s_}[{half * 64}], {s_}[{half * 64}], {brc}, 64, {r}, BinaryRepeatParams(1, 1, 0, {kv // 8}, {kv // 8}, 1));")
     w(0, f"Exp({s_}, {s_}, {r * kv});")
     w(0, f"Add({mf}, {s_}, {s_}[64], 64, {r}, BinaryRepeatParams(1, 1, 1, 8, {kv // 8}, {kv // 8}));")
     w(0, f"WholeReduceSum({rowv}, {mf}, 64, {r}, 1, 1, 8);")
-    w(0, f"Mul({l_}, {l_}, {alpha}, {r});")
-    w(0, f"Add({l_}, {l_}, {rowv}, {r});")
+    w(0, f"Mul({l_}, {l_}, {alpha}, {one_b});")
+    w(0, f"Add({l_}, {l_}, {rowv}, {one_b});")
     # P_j in f16, rearranged into the L1 layout the cube reads (Nz: 16-column groups of the
     # tile's q rows), so the AIC loads it with one contiguous DataCopy instead of q Nd2Nz rows:
     # Cast (ND, into mf), then one strided copy per row (block g of row i -> g * r + i), then

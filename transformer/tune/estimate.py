@@ -20,6 +20,12 @@ Method, per top-level nest (one phase of the kernel), from the IR alone:
   pipe), over the AIC cores it launches on; a `@conv` nest (`conv_gemm`) likewise as its
   implicit-GEMM cube kernel (B's L1 bytes per tile: the shifted copies or the gathered
   img2col rows);
+- a `@flash` kernel (the `flash_attention` pass) is one mix kernel: per AIC block of its
+  schedule, K and V blocks GM -> L1 once per pass over K/V (g query tiles per pass), Q, P
+  and the L0 loads, both Mmads and the Fixpipe of S and O per (tile, key block) on the AIC;
+  the S / M / O loads, the online-softmax vector repeats and the P store per (tile, key
+  block) on each AIV; the cube and vector cores pipelined (the slowest pipe of the busiest
+  block).
 The kernel time is the sum over nests, never below GM bytes / HBM bandwidth. Every rate
 is a `Fact` of the target (`transformer/targets/`); the one modelling assumption of our
 own is that scalar code does one operation per cycle.
@@ -35,7 +41,7 @@ from .. import ir
 from ..targets import resolve_target
 from ..targets import Target
 
-ESTIMATE_VERSION = "estimate-3"  # 2: @gemm nests priced as the blocked cube kernel; 3: @conv nests too
+ESTIMATE_VERSION = "estimate-4"  # 2: @gemm nests priced as the blocked cube kernel; 3: @conv nests too; 4: @flash kernels as the mix kernel
 PIPES = ("MTE2", "MTE1", "MTE3", "V", "M", "S")
 
 
@@ -232,6 +238,48 @@ def _conv_nest(m: _Model, kernel: ir.Kernel, s: ir.Stmt) -> tuple[dict[str, floa
     return pipes, cores
 
 
+def _flash_kernel(m: _Model, kernel: ir.Kernel) -> dict[str, float] | None:
+    """Busy cycles per pipe of the busiest block of a `@flash` mix kernel, else None
+    (`lower/flash.py`: the AIC's pipes, and one AIV's under the AIV names)."""
+    from ..lower.flash import (KV_BLOCK, causal_blocks, flash_cores, flash_fits, flash_schedule, match_flash,
+                               with_annotation)
+
+    first = kernel.body[0] if kernel.body else None
+    ann = first.annotation("flash") if isinstance(first, ir.For) else None
+    fa = match_flash(kernel) if ann is not None else None
+    if fa is None or isinstance(fa, str):
+        return None
+    fa = with_annotation(fa, ann)
+    if flash_fits(fa) is not None:
+        return None
+    q, kv, d, r, g = fa.q, KV_BLOCK, fa.d, fa.q // 2, fa.g
+    f16, f32 = ir.DTYPE_BYTES["f16"], ir.DTYPE_BYTES["f32"]
+    rep = m.fact("vector_bytes_per_repeat")
+    # vector repeats of one AIV per (tile, key block): S-wide passes (scale, [mask cast, add],
+    # two subtracts, exp, the P cast), one fold / reduction / Nz copy per row pair, the update
+    s_rep = r * kv * f32 / rep
+    per_block_v = s_rep * (5 if fa.causal else 7) + 5 * r * max(1, kv // 64) / 2 + 2 * r * d * f32 / rep
+    best: dict[str, float] = {}
+    for tiles in flash_schedule(fa, flash_cores(fa, m.t)):
+        nb = [causal_blocks(t, q) if fa.causal else fa.s // kv for t in tiles]
+        pairs = sum(nb)
+        passes = sum(max(nb[i:i + g]) for i in range(0, len(nb), g))  # K/V blocks loaded
+        pipes = {p: 0.0 for p in PIPES}
+        kv_bytes = passes * 2 * kv * d * f16
+        pipes["MTE2"] = (kv_bytes + pairs * q * kv * f16 + len(tiles) * q * d * f16) / m.fact("mte2_gm_to_l1_bytes_per_cycle")
+        pipes["MTE1"] = (kv_bytes + pairs * (q * d + q * kv) * f16) / m.fact("mte1_l1_to_l0a_bytes_per_cycle")
+        pipes["M"] = pairs * 2 * q * kv * d / m.fact("cube_macs_per_cycle_f16")
+        pipes["MTE3"] = pairs * (q * kv + q * d) * f32 / m.fact("fix_l0c_to_gm_bytes_per_cycle")  # Fixpipe of S, O
+        aiv_in = pairs * (r * kv * f32 + (0 if fa.causal else r * kv * f16) + r * d * f32)
+        aiv = {"MTE2": aiv_in / m.fact("mte2_gm_to_ub_bytes_per_cycle"), "V": pairs * per_block_v / m.fact("vector_repeats_per_cycle"),
+               "MTE3": pairs * r * kv * f16 / m.fact("mte3_ub_to_gm_bytes_per_cycle")}
+        for p, c in aiv.items():  # the AIV's pipes run beside the AIC's: the same names, the larger
+            pipes[p] = max(pipes[p], c)
+        if max(pipes.values()) > max(best.values(), default=-1.0):
+            best = pipes
+    return best
+
+
 def estimate(kernel: ir.Kernel, target: Target | None = None) -> Estimate:
     """The analytic time of `kernel` on `target` (see the module docstring)."""
     tgt = resolve_target(target)
@@ -241,7 +289,11 @@ def estimate(kernel: ir.Kernel, target: Target | None = None) -> Estimate:
     from ..lower.spread import kernel_spread
 
     spread = kernel_spread(kernel, tgt)  # the cores lowering splits each top-level loop over
-    for i, s in enumerate(kernel.body):
+    flash = _flash_kernel(m, kernel)
+    if flash is not None:  # the whole kernel is one pipelined mix kernel
+        total = dict(flash)
+        cycles = max(flash.values())
+    for i, s in enumerate(kernel.body if flash is None else ()):
         gemm = _gemm_nest(m, kernel, s) or _conv_nest(m, kernel, s)
         if gemm is not None:
             pipes, cores = gemm
