@@ -25,7 +25,7 @@ from typing import Hashable, Sequence, TypeVar
 
 import numpy as np
 
-from . import ir
+from . import intexpr, ir
 from .check import expr_type
 from .dtypes import Ty
 
@@ -58,12 +58,9 @@ def contraction_factors(s: ir.Assign, kernel: ir.Kernel, loop_vars: tuple[str, .
 
 
 def names_in(e: ir.Expr) -> frozenset[str]:
-    """Every name an expression mentions (loop variables among them)."""
-    out = set()
-    for x in ir.sub_exprs(e):
-        if isinstance(x, ir.Name):
-            out.add(x.name)
-    return frozenset(out)
+    """Every name an expression mentions (loop variables among them), as a set
+    (`intexpr.names_in`, the one walker of an expression's names)."""
+    return frozenset(intexpr.names_in(e))
 
 
 def target_names(s: ir.Assign) -> frozenset[str]:

@@ -933,7 +933,7 @@ def _int_reductions_wrap(loop: ir.For, kernel: ir.Kernel) -> bool:
 
 
 def _mentions(e: ir.Expr, var: str) -> bool:
-    return any(isinstance(x, ir.Name) and x.name == var for x in ir.sub_exprs(e))
+    return var in names_in(e)
 
 
 def _has_private_dim(indices: tuple[ir.Expr, ...], v: str, inner_vars: set[str], sizes: dict[str, int]) -> bool:
