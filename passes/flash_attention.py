@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from transformer import ir
-from transformer.lower.flash import KV_BLOCK, Refusal, causal_blocks, choose_q, flash_cores, flash_fits, flash_group, match_flash
+from transformer.lower.flash import AIVS_PER_AIC, KV_BLOCK, Refusal, causal_blocks, choose_q, flash_cores, flash_fits, flash_group, match_flash
 
 from transformer.targets import resolve_target
 
@@ -67,6 +67,10 @@ class FlashAttention(Pass):
                                     getattr(first, "loc", None),
                                     hint=f"run `{hint},flash_attention` (P rounded to f16, as FlashAttention kernels do)")
             raise NothingToDo(self.name, fa)
+        if target.aiv_per_aic != AIVS_PER_AIC:
+            raise NotApplicable(self.name, f"the mix kernel splits each query tile over {AIVS_PER_AIC} AIVs per AIC; "
+                                f"{target.name} has {target.aiv_per_aic or 'no separate'} AIVs per AIC",
+                                getattr(first, "loc", None), hint="use a split-core target such as ascend910b2 (`--target`)")
         fa = dataclasses.replace(fa, q=choose_q(fa, target))
         bad = flash_fits(fa)
         if bad is None:
@@ -83,7 +87,7 @@ class FlashAttention(Pass):
                   "on the diagonal block only, tiles balanced over the AIC)") if fa.causal else f"{fa.s // KV_BLOCK} key blocks each"
         trace.changes.append(f"{'causal ' if fa.causal else ''}attention (S = {fa.s}, D = {fa.d}) runs as one mix kernel: "
                              f"@flash(q={fa.q}, kv={KV_BLOCK}, g={fa.g}) on `{first.label or first.var}`, {fa.s // fa.q} query "
-                             f"tiles over {n} AIC + {2 * n} AIV, {fa.g} per pass over K and V, {blocks}")
+                             f"tiles over {n} AIC + {AIVS_PER_AIC * n} AIV, {fa.g} per pass over K and V, {blocks}")
         trace.decisions.append(f"query tile {fa.q} rows: of 128 and 64, the one that leaves the busiest AIC the fewest rows; "
                                "QKᵀ and P·V on the cube, the online softmax on the vector cores, the cube one key block "
                                "ahead (two workspace slots, cross-core flags); P is the f16 `round_operand` made")

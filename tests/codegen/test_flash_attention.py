@@ -53,6 +53,19 @@ def test_sizes_the_kernel_cannot_take_are_refused() -> None:
         apply(example("attention", {"S": 200, "D": 64}), PIPELINE)
 
 
+def test_a_target_without_two_aivs_per_aic_is_refused_and_ub_comes_from_the_target() -> None:
+    """The kernel splits a query tile over the 2 AIVs of a MIX block: a coupled chip is
+    refused by name, not lowered with the A2's pairing; the UB budget is the target's."""
+    from transformer.lower.flash import ub_budget
+    from transformer.targets import get_target
+
+    with pytest.raises(NotApplicable) as e:
+        apply(example("attention", {"S": 1024, "D": 128}), PIPELINE, target="ascend310p")
+    assert "2 AIVs per AIC" in e.value.message and "ascend310p" in e.value.message
+    b2 = get_target("ascend910b2")
+    assert ub_budget(b2) == b2.scope("ub").usable_bytes - b2.api_temp_bytes == 192 * 1024 - 8 * 1024
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("sizes,q", [({"S": 384, "D": 128}, None), ({"S": 256, "D": 64}, 128)])
 def test_emitted_flash_attention_matches_the_interpreter(sizes: dict[str, int], q: int | None) -> None:
@@ -131,6 +144,7 @@ def _small_chip(tmp_path, aic: int):  # type: ignore[no-untyped-def]
 
 def test_each_block_shares_k_and_v_across_its_query_tiles() -> None:
     from transformer.lower.flash import flash_buffers, match_flash, with_annotation
+    from transformer.targets import get_target
 
     t = apply(example("attention", {"S": 4096, "D": 128}), PIPELINE)
     ann = _flash(t)
@@ -139,7 +153,7 @@ def test_each_block_shares_k_and_v_across_its_query_tiles() -> None:
     # K_j and V_j: one Nd2Nz load each per pass; Q·K_jᵀ and P·V_j once per tile of the group
     assert em.source.count("Nd2NzParams(1, 128, 128") == 2 and em.source.count("Mmad(") == 2 * 3
     fa = with_annotation(match_flash(t), ann)  # type: ignore[arg-type]
-    ub = sum(sh[0] * sh[1] * (4 if dt == "f32" else 2) * st for _, sc, dt, sh, st, _ in flash_buffers(fa) if sc == "ub")
+    ub = sum(sh[0] * sh[1] * (4 if dt == "f32" else 2) * st for _, sc, dt, sh, st, _ in flash_buffers(fa, get_target("ascend910b2")) if sc == "ub")
     assert ub <= 196608 - 8192 and check_kernel_capacity(t).status == "sat"
     # at 8192 both tile sizes leave 384 rows on the busiest AIC; 128-row tiles cannot share a
     # pass (a second softmax state does not fit UB), 64-row tiles share it 3 at a time

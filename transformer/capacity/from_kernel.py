@@ -285,7 +285,7 @@ def kernel_buffers(kernel: ir.Kernel, target: Target | str | None = None, *,
     free_set = frozenset(free)
     env = {k: v for k, v in kernel.size_values().items() if k not in free_set}
     locals_ = [t for t in kernel.buffers if t.kind == "local"]
-    gemm = _gemm_buffers(kernel)
+    gemm = _gemm_buffers(kernel, tgt)
     if not locals_:
         return gemm
     alloc = None if free_set else ub_allocation(kernel, tgt)
@@ -350,7 +350,7 @@ def kernel_buffers(kernel: ir.Kernel, target: Target | str | None = None, *,
     return out
 
 
-def _gemm_buffers(kernel: ir.Kernel) -> list[Buffer]:
+def _gemm_buffers(kernel: ir.Kernel, target: Target) -> list[Buffer]:
     """The L1 / L0 queues of every `@gemm` nest (transformer/lower/gemm.py allocates them) and
     the buffers of a `@flash` mix kernel (transformer/lower/flash.py)."""
     from ..lower.gemm import gemm_buffers, gemm_phase
@@ -385,7 +385,7 @@ def _gemm_buffers(kernel: ir.Kernel) -> list[Buffer]:
         fa = match_flash(kernel)
         if not isinstance(fa, str):
             fa = with_annotation(fa, first.annotation("flash"))
-            for role, scope, dt, shape, stages, pos in flash_buffers(fa):
+            for role, scope, dt, shape, stages, pos in flash_buffers(fa, target):
                 out.append(Buffer(name=f"fa_{role}", scope=scope, dtype=dt, shape=shape, stages=stages, position=pos,
                                   cube_operand=scope in CUBE_SCOPES, origin=f"@flash(q={fa.q}, kv=128, g={fa.g}) mix kernel",
                                   loc=str(first.loc) if first.loc else None))

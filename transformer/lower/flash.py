@@ -61,7 +61,12 @@ CANON_NESTS = tuple("\n".join(line.strip() for line in n.splitlines()) for n in 
 # examples/attention_causal.ir: no mask input, the scores masked by the key index instead
 CAUSAL_MASK = "for i in 0..S {\nfor j in 0..S {\ns[i, j] = select(j <= i, s[i, j] * scale, -inf)\n}\n}"
 Q_BLOCK, KV_BLOCK = 128, 128  # the largest query tile; the key block
-UB_BYTES = 196608 - 8192  # the 910B UB less the API temp area (checked against the target by `ascx check`)
+AIVS_PER_AIC = 2  # the kernel splits a query tile over the two AIVs of a MIX block (`flash_fits` checks the target)
+
+
+def ub_budget(target: Target) -> int:
+    """UB bytes one AIV's buffers may take: the target's usable UB less the API temp area."""
+    return target.scope("ub").usable_bytes - target.api_temp_bytes
 SLOTS = 3  # workspace slots per stream: the cube runs two key blocks ahead of the vector cores
 
 
@@ -241,7 +246,7 @@ def flash_group(fa: FlashAttn, target: Target) -> int:
     counter; when that takes several passes, their tiles are spread evenly (6 tiles, at most
     5 per pass: 3 + 3)."""
     most = max((len(x) for x in flash_schedule(fa, flash_cores(fa, target))), default=1)
-    cap = max([g for g in range(1, min(most, XFLAG_PENDING // SLOTS) + 1) if _ub_bytes(fa, g, 1) <= UB_BYTES] or [1])
+    cap = max([g for g in range(1, min(most, XFLAG_PENDING // SLOTS) + 1) if _ub_bytes(fa, g, 1) <= ub_budget(target)] or [1])
     passes = -(-most // cap)
     return -(-most // passes)
 
@@ -253,18 +258,18 @@ def flash_schedule(fa: FlashAttn, cores: int) -> list[list[int]]:
     return [list(range(b, fa.s // fa.q, cores)) for b in range(cores)]
 
 
-def flash_buffers(fa: FlashAttn) -> list[tuple[str, str, str, tuple[int, int], int, str]]:
+def flash_buffers(fa: FlashAttn, target: Target) -> list[tuple[str, str, str, tuple[int, int], int, str]]:
     """(role, scope, dtype, shape, stages, position) of every on-chip buffer (AIC, then each
     AIV), for `fa.g` query tiles per K/V pass: Q of every tile of the group in L1, one softmax
     state per tile (acc_ub, stat_ub rows); the S, M and O loads double-buffered when that fits.
     Causal: no mask input (no m_ub); the additive diagonal masks (0 / -inf, one per row offset
     of the diagonal block: 1 for q = 128, 2 for q = 64) are built once per AIV in mask_ub, and
     mf_ub only holds the 64-column fold of the row max / sum (and P in f16)."""
-    return _buffers(fa, fa.g, 2 if _ub_bytes(fa, fa.g, 2) <= UB_BYTES else 1)
+    return _buffers(fa, fa.g, 2 if _ub_bytes(fa, fa.g, 2) <= ub_budget(target) else 1)
 
 
 def _buffers(fa: FlashAttn, g: int, st: int) -> list[tuple[str, str, str, tuple[int, int], int, str]]:
-    q, kv, d, r = fa.q, KV_BLOCK, fa.d, fa.q // 2
+    q, kv, d, r = fa.q, KV_BLOCK, fa.d, fa.q // AIVS_PER_AIC
     w = max(kv, d)
     cube = [("q_l1", "l1", "f16", (g * q, d), 1, "A1"), ("k_l1", "l1", "f16", (kv, d), 2, "B1"),
             ("p_l1", "l1", "f16", (q, kv), 2, "A1"), ("v_l1", "l1", "f16", (kv, d), 2, "B1"),
@@ -293,7 +298,7 @@ def lower_flash_phase(low: "Lowering", src: Any, ph: Any, fa: FlashAttn, method:
     names = low.names
     nm = fa.names
     bufs: dict[str, Buffer] = {}
-    for role, scope, dt, shape, depth, pos in flash_buffers(fa):
+    for role, scope, dt, shape, depth, pos in flash_buffers(fa, low.target):
         base = f"fa_{role}"
         kind = "buf" if pos == "VECCALC" else "que"
         layout = {"l1": "Nz", "l0a": "Zz", "l0b": "Zn", "l0c": "Nz", "ub": "ND"}[scope]
@@ -305,7 +310,7 @@ def lower_flash_phase(low: "Lowering", src: Any, ph: Any, fa: FlashAttn, method:
     gm = {c: low.info[nm[c]].cname for c in ("Q", "K", "V", "M", "O") if c in nm}
     ws = {r: low.info[f"\0flash_{r}"].cname for r in ("S", "P", "O")}
     scale = names(nm["scale"])
-    q, kv, d, r = fa.q, KV_BLOCK, fa.d, fa.q // 2
+    q, kv, d, r = fa.q, KV_BLOCK, fa.d, fa.q // AIVS_PER_AIC
     S = fa.s
     nb, ntile = S // kv, S // q
     cores = flash_cores(fa, low.target)

@@ -241,7 +241,7 @@ def _conv_nest(m: _Model, kernel: ir.Kernel, s: ir.Stmt) -> tuple[dict[str, floa
 def _flash_kernel(m: _Model, kernel: ir.Kernel) -> dict[str, float] | None:
     """Busy cycles per pipe of the busiest block of a `@flash` mix kernel, else None
     (`lower/flash.py`: the AIC's pipes, and one AIV's under the AIV names)."""
-    from ..lower.flash import (KV_BLOCK, causal_blocks, flash_cores, flash_fits, flash_schedule, match_flash,
+    from ..lower.flash import (AIVS_PER_AIC, KV_BLOCK, causal_blocks, flash_cores, flash_fits, flash_schedule, match_flash,
                                with_annotation)
 
     first = kernel.body[0] if kernel.body else None
@@ -252,7 +252,7 @@ def _flash_kernel(m: _Model, kernel: ir.Kernel) -> dict[str, float] | None:
     fa = with_annotation(fa, ann)
     if flash_fits(fa) is not None:
         return None
-    q, kv, d, r, g = fa.q, KV_BLOCK, fa.d, fa.q // 2, fa.g
+    q, kv, d, r, g = fa.q, KV_BLOCK, fa.d, fa.q // AIVS_PER_AIC, fa.g
     f16, f32 = ir.DTYPE_BYTES["f16"], ir.DTYPE_BYTES["f32"]
     rep = m.fact("vector_bytes_per_repeat")
     # vector repeats of one AIV per (tile, key block): S-wide passes (scale, [mask cast, add],
