@@ -24,7 +24,7 @@ def test_tiny_timeout_is_unknown_not_unsat() -> None:
     assert "timeout" in res.reason and res.explanations == [] and res.core == []
     assert res.message.startswith("unknown:")
     # Unknown results are never cached: the same query with a real budget decides.
-    full = check(nonlinear(), "ascend910b2", domains=DOMS, timeout_ms=20000)
+    full = check(nonlinear(), "ascend910b2", domains=DOMS, timeout_ms=120000)  # generous: loaded machines
     assert full.status == "unsat" and not full.cached
     assert "UB:" in full.message
 
