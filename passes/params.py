@@ -35,6 +35,10 @@ Parse errors are `BadPipelineParameter` (both a `BadParameter`, with `param`, `v
 pipeline text (the driver renders them under `--passes` with a caret), with a hint giving
 an example. What a kind cannot know without the kernel (does the loop exist? is the dtype
 narrower?) is the pass's `run` to refuse, located in the kernel.
+
+Size: about 680 lines of small classes of one vocabulary: each kind and each shape
+parses, prints, documents and validates its own text. Kinds and shapes are declared
+together by every pass, so they are kept in one module.
 """
 
 from __future__ import annotations

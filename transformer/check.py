@@ -6,7 +6,7 @@ every input, the pass manager after every pass, and `verify_kernel` raises the f
 
 The formal condition each function enforces is in its docstring.
 
-Why one module of ~600 lines: it is the list of invariants, each a short independent
+Size: why one module of ~600 lines: it is the list of invariants, each a short independent
 function, kept together so that `check_kernel` and the reader see all of them in one place
 (loopy's `check.py` does the same); none of them is reused elsewhere.
 """

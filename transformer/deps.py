@@ -30,7 +30,7 @@ else (several loop variables in one subscript, e.g. tiled `i0*64 + i1`; ranges w
 bounds) goes to Z3 over the iteration space (Presburger, exact), refining direction
 vectors level by level. A Z3 timeout keeps `*` (conservative, never unsound).
 
-Why one module of ~870 lines: the fast test, the Z3 test and the legality predicates
+Size: why one module of ~870 lines: the fast test, the Z3 test and the legality predicates
 (`interchange_violation`, `fusion_conflict`, `privatizable`, ...) share the private
 per-access structures (`_Side`, direction components) and the caches; the vocabulary above
 is the one they all use. What other analyses also need is already shared in layer 1: the

@@ -32,7 +32,7 @@ Two fast paths keep it near numpy (`bench/bench_interp.py`):
 Per-statement and per-loop decisions are cached, since a tiled kernel runs each statement
 thousands of times on small blocks.
 
-Why one module of ~950 lines: it is one evaluator (`_Interpreter`) whose statement, loop,
+Size: why one module of ~950 lines: it is one evaluator (`_Interpreter`) whose statement, loop,
 expression and fast-path cases share its caches and environment; split across modules they
 would have to expose that state. The pieces that stand alone are already elsewhere
 (`contraction.py`, `dtypes.py`, the access walker `walk.py`).

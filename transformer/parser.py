@@ -2,6 +2,9 @@
 
 `parse(text, path)` returns a checked `Kernel` or raises an `AscxError` located in the
 source. Syntax errors name what was found and list what the grammar expected there.
+
+Size: about 500 lines: the lark tree -> IR transformer and the semantic checks that need
+the tree's locations.
 """
 
 from __future__ import annotations

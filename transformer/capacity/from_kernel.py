@@ -30,6 +30,10 @@ API temp (`api_temp=None`, automatic): the target's UB API temp area is reserved
 lowering emits (or wants to emit) an instruction that takes it implicitly
 (`transformer.lower.temporaries.API_TEMP_INSTRUCTIONS`); reductions pass their own work
 slot, so no instruction selected today needs it.
+
+Size: about 520 lines: one reading of a kernel's buffers for the solver (locals,
+vector temporaries, gemm / conv / flash buffers); each part mirrors what the lowering
+allocates, so they change together.
 """
 
 from __future__ import annotations

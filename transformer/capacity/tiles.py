@@ -41,6 +41,9 @@ Bounds: at most `max_dry_runs` dry runs per group and `time_budget_s` for the wh
 (then `NoFeasibleTilesError`, or with `partial` the nest is left untiled).  `LAST_STATS` records the last
 search (dry runs, pruned points, groups), for tests and benchmarks.  Results are cached
 in-process when the caller gives a `cache_key`.
+
+Size: about 530 lines: the tile-size search (candidates, the footprint seam, the Z3
+query and its preferences) is one algorithm.
 """
 
 from __future__ import annotations

@@ -58,6 +58,10 @@ times the Nz tile of Wt's rows (f, c) x (r*S + s) read *without* transpose (B = 
 `Fixpipe` (ndNum = filters) writes Wp to the GM workspace; each AIC permutes F / blockDim
 filters, a `SyncAll` publishes them, and every AIC keeps its filter block of Wp in L1 for
 all its tiles.
+
+Size: about 670 lines: the lowering of one kernel. Its two img2col paths (gather and
+shifted copies) share the buffers, the C-tile loop, the weight permutation and the
+epilogue; a module per path would duplicate those or pass them back and forth.
 """
 
 from __future__ import annotations

@@ -24,6 +24,10 @@ L0B Zn `((k/16)*N1 + n/16)*256 + (n%16)*16 + k%16`; L0C Nz `((n/16)*M + m)*16 + 
 Every instruction works on whole tiles, so the emitted code computes what the IR does; the
 only difference is Mmad's accumulation order (exact products summed, rounded to f32 once
 per K block, where the interpreter rounds after every `+=`).
+
+Size: about 600 lines: one pattern matcher (`_Matcher`) over the staged-matmul patterns
+in the table above; its match methods build one partial selection together, so they stay
+in one class.
 """
 
 from __future__ import annotations

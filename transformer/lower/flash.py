@@ -29,6 +29,10 @@ instead of `bias`): query tile t runs key blocks 0 .. ceil((t + 1) q / kv) - 1 o
 rest are fully masked: no load, Mmad, softmax or flag for them), the AIVs add a 0 / -inf
 mask tile (built once per AIV) on the last, diagonal block, and the tiles are packed over
 the AIC blocks by a table (`causal_schedule`) since their work grows with t.
+
+Size: about 600 lines: recognition, schedule, buffers and emission of one mix kernel. The
+AIC and AIV methods share the buffer plan, the workspace slots and the cross-core flag
+protocol, which must agree line by line; they are kept together so that they do.
 """
 
 from __future__ import annotations

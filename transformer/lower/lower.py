@@ -14,6 +14,13 @@ The pipeline, one step per function:
 Correctness first: every nest has a scalar fallback that computes exactly what the
 interpreter computes; instruction selection (`vector.py`, `cube.py`) only replaces a nest
 when its pattern is recognised and its preconditions (alignment, dtypes, capacity) hold.
+
+Size: about 1,000 lines in one module on purpose. Its steps run in order over one
+phase and share the `PhaseEmitter`'s state (buffers, names, flags, pipeline stages, the
+plan being built); the parts with a vocabulary of their own already live beside it
+(`vector.py`, `cube.py`, `gemm.py`, `flash.py`, `conv.py`, `spread.py`, `instr.py`,
+`temporaries.py`). Splitting the emitter further would thread that state through every
+function.
 """
 
 from __future__ import annotations
