@@ -63,6 +63,7 @@ class VecOp:
     repeat: Repeat | None = None
     round: str = ""  # RoundMode of a Cast
     work: Operand | None = None  # the work tensor of a count-form Reduce*
+    mode: str = ""  # CMPMODE / SELMODE of Compare, CompareScalar, Select (after the scalar)
 
     @property
     def name(self) -> str:
@@ -76,6 +77,8 @@ class VecOp:
             args.append(f"RoundMode::{self.round}")
         if self.scalar is not None:
             args.append(self.scalar)
+        if self.mode:
+            args.append(self.mode)
         if self.repeat is None:
             args.append(str(self.count))
             return f"{self.op}({', '.join(args)});"
@@ -97,7 +100,7 @@ class VecOp:
         form = f"count {self.count}" if self.repeat is None else \
             f"mask {self.repeat.mask} x {self.repeat.times} repeats, blk {self.repeat.blk} rep {self.repeat.rep}"
         ops = ", ".join(s.cpp() for s in self.srcs)
-        extra = f", {self.scalar}" if self.scalar is not None else ""
+        extra = (f", {self.scalar}" if self.scalar is not None else "") + (f", {self.mode}" if self.mode else "")
         return f"{self.op} {self.dst.dtype} {self.dst.cpp()} <- {ops}{extra} ({form})"
 
 

@@ -35,7 +35,8 @@ if TYPE_CHECKING:
 SLOT_ALIGN = 32
 # Instructions that use the target's shared UB temp area implicitly (no work tensor
 # argument): Compare/Select-style APIs (the target fact `api_temp_bytes` names them).
-# The vector selector emits none of them today (reductions pass an explicit work slot).
+# The vector selector emits them for `select` on data (`vector._Sel.select_data`); reductions
+# pass an explicit work slot instead.
 API_TEMP_INSTRUCTIONS: frozenset[str] = frozenset({"Compare", "CompareScalar", "Select"})
 
 

@@ -23,6 +23,7 @@ Instruction table (x, y vectors; s a scalar):
 | `f32(x)`, `f16(x)` | `Cast` (`CAST_NONE` widening, `CAST_RINT` narrowing) |
 | `T[j] = s` | `Duplicate` |
 | `s max= x`, `s min= x`, `s += x` (f32) | `ReduceMax`, `ReduceMin`, `ReduceSum`, then a scalar combine after `V_S` sync |
+| `select(x <op> y, a, b)` on data | `Compare` / `CompareScalar` into a bit mask, `Select` (`select_data`) |
 
 A per-row scalar (`mx[i]` in `x[i, j] - mx[i]`) is read once per row with `GetValue` and fed
 to the scalar form of the instruction. Intermediates live in a per-phase `VECCALC` TBuf,
@@ -80,6 +81,8 @@ class Scal:
 
 _BIN = {"+": "Add", "-": "Sub", "*": "Mul", "/": "Div", "max": "Max", "min": "Min"}
 _SCALAR_FORM = {"+": "Adds", "*": "Muls", "max": "Maxs", "min": "Mins"}
+_CMPMODE = {"<": "LT", ">": "GT", "==": "EQ", "<=": "LE", ">=": "GE", "!=": "NE"}
+_FLIP = {"<": ">", ">": "<", "<=": ">=", ">=": "<=", "==": "==", "!=": "!="}  # s op x == x FLIP[op] s
 
 
 class _Sel:
@@ -90,6 +93,7 @@ class _Sel:
         self.vars = {lp.var for lp in loops}
         self.n = n  # the nest's (largest) trip count: what temporaries are sized for
         self.count: int | str = n  # the instructions' count: a C++ expression for a tail
+        self.quantum = n  # the count is a multiple of this (a tail of whole rows: the row length)
         self.depth = depth
         self.items: list[Placed] = []
         self.slots = 0
@@ -102,12 +106,13 @@ class _Sel:
         self.made: dict[str, Vec] = {}  # row-cache entries this selection computed (committed on success)
         self.pre: list[Placed] = []  # hoisted items (run before the row loop)
         self.vs = ""  # V->S round trips: "row" / "element" (NestChoice.vs_round_trip)
+        self.guard = 0  # slack after the slots: Compare reads whole 256 B past a ragged count
 
     # ---- temporaries --------------------------------------------------------------------
     @property
     def need(self) -> int:
         """Bytes of temporaries this selection uses (pinned row-cache slots + slots x slot bytes)."""
-        return self.base_bytes + self.slots * self.slot_bytes
+        return self.base_bytes + self.slots * self.slot_bytes + self.guard
 
     @property
     def instrs(self) -> list[str]:
@@ -283,10 +288,90 @@ class _Sel:
         if isinstance(e, ir.Call) and e.func in ("max", "min"):
             return self.binop(e.func, e.args[0], e.args[1], dest)
         if isinstance(e, ir.Call) and e.func == "select":
+            cond = e.args[0]
+            if isinstance(cond, ir.Binary) and cond.op in ir.COMPARE_OPS and \
+                    to_affine(ir.Binary("-", cond.lhs, cond.rhs), self.low.sizes) is None:
+                return self.select_data(e, dest)
             return self.select_index(e, dest)
         if isinstance(e, ir.Binary) and e.op in ir.ARITH_OPS:
             return self.binop(e.op, e.lhs, e.rhs, dest)
         raise NoMatch(f"no vector instruction for `{type(e).__name__}`" + (f" `{e.func}`" if isinstance(e, ir.Call) else ""))
+
+    def alloc_mask(self) -> Vec:
+        """A slot holding a bit mask (one bit per element: at most n / 8 bytes of a slot)."""
+        v = self.alloc("f32", "comparison masks")
+        return Vec(Operand(f"{self.pe.ph.tmp_name}.ReinterpretCast<uint8_t>()", "u8",
+                           str(self.base_bytes + v.tmp * self.slot_bytes)), v.tmp)
+
+    def select_data(self, e: ir.Call, dest: Vec | None) -> Vec:
+        """`select(x <op> y, a, b)` comparing data: `Compare` (two vectors) or `CompareScalar`
+        (a vector and a scalar; `s < x` is `x > s`, false on NaN both ways) into a bit mask,
+        then `Select` (tensor-tensor, or tensor-scalar when `b` is a scalar; a scalar `a` is
+        `Duplicate`d). Compare and CompareScalar take counts of whole 256 B (documented):
+        the count is rounded up, an operand that is not a temporary is first copied into one
+        (it is read past the nest's elements) and 256 B of slack follow the temporaries, so
+        the extra elements read stay inside the scratch buffer (their bits are never used:
+        `Select` runs over the nest's own count). The instructions take the target's API temp
+        area (`temporaries.API_TEMP_INSTRUCTIONS`)."""
+        cond, a, b = e.args
+        assert isinstance(cond, ir.Binary)
+        ct = promote(self.ty_of(cond.lhs), self.ty_of(cond.rhs))
+        comp = promote(self.ty_of(a), self.ty_of(b))
+        if ct.weak or comp.weak:
+            raise NoMatch("weakly typed `select`")
+        self.check_type(ct.dtype)
+        self.check_type(comp.dtype)
+        x = self.as_type(self.compile(cond.lhs), ct.dtype)
+        y = self.as_type(self.compile(cond.rhs), ct.dtype)
+        op = cond.op
+        if isinstance(x, Scal):
+            if isinstance(y, Scal):
+                raise NoMatch("a `select` whose condition does not depend on the loop")
+            x, y = y, x
+            op = _FLIP[op]
+        assert isinstance(x, Vec)
+        es = ir.DTYPE_BYTES[ct.dtype]
+        per = 256 // es
+        # the count is a multiple of `quantum` (itself when constant, the row length when a
+        # tail of whole rows): whole 256 B counts need no rounding
+        over = (self.quantum * es) % 256 != 0
+        cnt: int | str = self.count
+        if over and isinstance(self.count, str):
+            cnt = f"(({self.count}) + {per - 1}) / {per} * {per}"
+        elif over:
+            cnt = -(-self.count // per) * per
+        if over:
+            self.guard = 256
+        opnds: list[Vec] = []
+        for v in (x, y):
+            if isinstance(v, Vec) and over and v.tmp < 0:
+                w = self.alloc(ct.dtype)
+                self.copy_into(w, v)
+                v = w
+            if isinstance(v, Vec):
+                opnds.append(v)
+        mask = self.alloc_mask()
+        mode = f"CMPMODE::{_CMPMODE[op]}"
+        if isinstance(y, Scal):
+            self.emit(VecOp("CompareScalar", mask.op, (opnds[0].op,), y.code, cnt, mode=mode))
+        else:
+            self.emit(VecOp("Compare", mask.op, (opnds[0].op, opnds[1].op), None, cnt, mode=mode))
+        for v in opnds:
+            self.release(v)
+        va = self.as_type(self.compile(a), comp.dtype)
+        vb = self.as_type(self.compile(b), comp.dtype)
+        if isinstance(va, Scal):
+            s_ = self.alloc(comp.dtype)
+            self.vop("Duplicate", s_, scalar=va.code)
+            va = s_
+        out = self.out_for(comp.dtype, dest)
+        if isinstance(vb, Scal):
+            self.vop("Select", out, mask, va, scalar=vb.code, mode="SELMODE::VSEL_TENSOR_SCALAR_MODE")
+        else:
+            self.vop("Select", out, mask, va, vb, mode="SELMODE::VSEL_TENSOR_TENSOR_MODE")
+        for v in (mask, va, vb):
+            self.release(v)
+        return out
 
     def select_index(self, e: ir.Call, dest: Vec | None) -> Vec:
         """`select(a(j) <= b, x, y)` whose condition is affine in the vectorised index `j`
@@ -643,6 +728,7 @@ def select_vector(pe: "PhaseEmitter", loop: ir.For, depth: int) -> list[Line] | 
         sel = _Sel(pe, loops, n0 * n1, depth, ctx)
         if c0:  # a tail: the instructions run over the run-time count, temporaries sized for the full tile
             sel.count = c0 if n1 == 1 else f"({c0}) * {n1}"
+            sel.quantum = n1
         sel.inner_n = n1 if len(loops) == 2 else 0
         if len(loops) == 2:
             # only a fully contiguous 2-D nest is collapsed; otherwise the outer loop stays
