@@ -105,7 +105,7 @@ def test_scalar_path_equals_reference() -> None:
     check_emitted(t, k, emitted=em, what="rows, scalar path")
 
 
-def test_select_is_not_vectorised_and_warns() -> None:
+def test_select_on_data_is_vectorised() -> None:
     k = kernel_text("""
 kernel sel(X: f32[R, C]) -> (Y: f32[R, C]) {
   size R = 4
@@ -117,5 +117,5 @@ kernel sel(X: f32[R, C]) -> (Y: f32[R, C]) {
 """)
     t = apply(k, "tile")
     em = emit_ascendc(t)
-    assert any("falls back to scalar" in w for w in em.warnings)
-    check_emitted(t, k, emitted=em, what="select (scalar fallback)")
+    assert not em.warnings and "CompareScalar(" in em.source and "Select(" in em.source
+    check_emitted(t, k, emitted=em, what="select on data (CompareScalar + Select)")
