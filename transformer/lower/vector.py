@@ -23,6 +23,7 @@ Instruction table (x, y vectors; s a scalar):
 | `f32(x)`, `f16(x)` | `Cast` (`CAST_NONE` widening, `CAST_RINT` narrowing) |
 | `T[j] = s` | `Duplicate` |
 | `s max= x`, `s min= x`, `s += x` (f32) | `ReduceMax`, `ReduceMin`, `ReduceSum`, then a scalar combine after `V_S` sync |
+| `tanh(x)` | `1 - 2 / (exp(2x) + 1)` in f32: `Muls Exp Adds`, `Div` of -2 by the vector, `Adds` (`Cast`s around an f16 `x`) |
 | `select(x <op> y, a, b)` on data | `Compare` / `CompareScalar` into a bit mask, `Select` (`select_data`) |
 
 A per-row scalar (`mx[i]` in `x[i, j] - mx[i]`) is read once per row with `GetValue` and fed
@@ -285,6 +286,8 @@ class _Sel:
             self.vop(UNARY[e.func], out, x)
             self.release(x)
             return out
+        if isinstance(e, ir.Call) and e.func == "tanh":
+            return self.tanh(e.args[0], dest)
         if isinstance(e, ir.Call) and e.func in ("max", "min"):
             return self.binop(e.func, e.args[0], e.args[1], dest)
         if isinstance(e, ir.Call) and e.func == "select":
@@ -296,6 +299,35 @@ class _Sel:
         if isinstance(e, ir.Binary) and e.op in ir.ARITH_OPS:
             return self.binop(e.op, e.lhs, e.rhs, dest)
         raise NoMatch(f"no vector instruction for `{type(e).__name__}`" + (f" `{e.func}`" if isinstance(e, ir.Call) else ""))
+
+    def tanh(self, arg: ir.Expr, dest: Vec | None) -> Vec:
+        """`tanh(x)` as `1 - 2 / (exp(2x) + 1)` in f32 (`Muls`, `Exp`, `Adds`, a division of
+        the scalar -2 by the vector, `Adds`): safe at both ends (exp overflows to inf: 1;
+        underflows to 0: -1), no NaN but for a NaN input; near 0 the error is absolute,
+        about one f32 ulp of 1. An f16 `x` is widened first and the result narrowed once
+        (`Cast`), as the interpreter rounds the exact tanh to f16."""
+        x = self.compile(arg)
+        if isinstance(x, Scal):  # pragma: no cover - compile() keeps loop-invariant calls scalar
+            raise NoMatch("`tanh` of a scalar")
+        self.check_type(x.dtype)
+        dt = x.dtype
+        xf = self.as_type(x, "f32")
+        assert isinstance(xf, Vec)
+        t = xf if xf.tmp >= 0 else self.alloc("f32")
+        self.vop("Muls", t, xf, scalar="2.0f")
+        self.vop("Exp", t, t)
+        self.vop("Adds", t, t, scalar="1.0f")
+        self.div_scalar(t, t, "-2.0f", scalar_first=True)
+        out = self.out_for("f32", dest if dt == "f32" else None)
+        self.vop("Adds", out, t, scalar="1.0f")
+        if t.op != out.op:
+            self.release(t)
+        if dt == "f32":
+            return out
+        res = self.out_for(dt, dest)
+        self.cast(out, dt, res)
+        self.release(out)
+        return res
 
     def alloc_mask(self) -> Vec:
         """A slot holding a bit mask (one bit per element: at most n / 8 bytes of a slot)."""
