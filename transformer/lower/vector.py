@@ -24,6 +24,7 @@ Instruction table (x, y vectors; s a scalar):
 | `T[j] = s` | `Duplicate` |
 | `s max= x`, `s min= x`, `s += x` (f32) | `ReduceMax`, `ReduceMin`, `ReduceSum`, then a scalar combine after `V_S` sync |
 | `tanh(x)` | `1 - 2 / (exp(2x) + 1)` in f32: `Muls Exp Adds`, `Div` of -2 by the vector, `Adds` (`Cast`s around an f16 `x`) |
+| bf16 arithmetic | in f32: `Cast` up, the f32 instruction, one `Cast` down (`narrowed`) |
 | `select(x <op> y, a, b)` on data | `Compare` / `CompareScalar` into a bit mask, `Select` (`select_data`) |
 
 A per-row scalar (`mx[i]` in `x[i, j] - mx[i]`) is read once per row with `GetValue` and fed
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
     from .lower import PhaseEmitter
 
 VEC_TYPES = ("f16", "f32")
+FLOAT_TYPES = ("f16", "bf16", "f32")  # Cast between any two; bf16 arithmetic runs in f32
 UNARY = {"exp": "Exp", "log": "Ln", "sqrt": "Sqrt", "rsqrt": "Rsqrt", "abs": "Abs"}
 
 
@@ -82,6 +84,7 @@ class Scal:
 
 _BIN = {"+": "Add", "-": "Sub", "*": "Mul", "/": "Div", "max": "Max", "min": "Min"}
 _SCALAR_FORM = {"+": "Adds", "*": "Muls", "max": "Maxs", "min": "Mins"}
+_COMPOUND = {"+=": "+", "*=": "*", "max=": "max", "min=": "min"}
 _CMPMODE = {"<": "LT", ">": "GT", "==": "EQ", "<=": "LE", ">=": "GE", "!=": "NE"}
 _FLIP = {"<": ">", ">": "<", "<=": ">=", ">=": "<=", "==": "==", "!=": "!="}  # s op x == x FLIP[op] s
 
@@ -210,8 +213,10 @@ class _Sel:
             return Scal(self.pe.ex.conv(v.code, v.ty, Ty(dtype)), Ty(dtype))
         if v.dtype == dtype:
             return v
-        if (v.dtype, dtype) not in (("f16", "f32"), ("f32", "f16")):
+        if v.dtype not in FLOAT_TYPES or dtype not in FLOAT_TYPES:
             raise NoMatch(f"no vector Cast {v.dtype} -> {dtype}")
+        if "f32" not in (v.dtype, dtype):  # f16 <-> bf16 through the exact f32 (one rounding)
+            return self.as_type(self.as_type(v, "f32"), dtype, dest)
         out = self.out_for(dtype, dest, "Cast staging")
         self.cast(v, dtype, out)
         self.release(v)
@@ -260,32 +265,30 @@ class _Sel:
         return slot
 
     def copy_into(self, dst: Vec, v: Vec) -> None:
-        if v.dtype == dst.dtype:  # a plain copy of another local
+        if v.dtype == dst.dtype and v.dtype != "bf16":  # a plain copy of another local
             self.vop("Adds", dst, v, scalar=f"{CTYPE[dst.dtype]}(0.0f)")
-        elif (v.dtype, dst.dtype) in (("f16", "f32"), ("f32", "f16")):
-            self.cast(v, dst.dtype, dst)
+        elif v.dtype != dst.dtype and v.dtype in FLOAT_TYPES and dst.dtype in FLOAT_TYPES:
+            self.as_type(v, dst.dtype, dst)
         else:
             raise NoMatch(f"no vector Cast {v.dtype} -> {dst.dtype}")
 
     def compile_new(self, e: ir.Expr, dest: Vec | None = None) -> Vec | Scal:
-        if isinstance(e, ir.Call) and e.func in ("f16", "f32"):
+        if isinstance(e, ir.Call) and e.func in FLOAT_TYPES:
             return self.as_type(self.compile(e.args[0]), e.func, dest)
-        if isinstance(e, ir.Unary):
-            x = self.compile(e.operand)
+        if isinstance(e, ir.Unary) or (isinstance(e, ir.Call) and e.func in UNARY):
+            x = self.compile(e.operand if isinstance(e, ir.Unary) else e.args[0])
             assert isinstance(x, Vec)
+            narrow = x.dtype == "bf16"  # computed in f32, rounded once to bf16
+            if narrow:
+                x = self.as_type(x, "f32")  # type: ignore[assignment]
             self.check_type(x.dtype)
-            out = self.out_for(x.dtype, dest)
-            self.vop("Muls", out, x, scalar=f"{CTYPE[x.dtype]}(-1.0f)")
+            out = self.out_for(x.dtype, None if narrow else dest)
+            if isinstance(e, ir.Unary):
+                self.vop("Muls", out, x, scalar=f"{CTYPE[x.dtype]}(-1.0f)")
+            else:
+                self.vop(UNARY[e.func], out, x)
             self.release(x)
-            return out
-        if isinstance(e, ir.Call) and e.func in UNARY:
-            x = self.compile(e.args[0])
-            assert isinstance(x, Vec)
-            self.check_type(x.dtype)
-            out = self.out_for(x.dtype, dest)
-            self.vop(UNARY[e.func], out, x)
-            self.release(x)
-            return out
+            return self.narrowed(out, dest) if narrow else out
         if isinstance(e, ir.Call) and e.func == "tanh":
             return self.tanh(e.args[0], dest)
         if isinstance(e, ir.Call) and e.func in ("max", "min"):
@@ -300,6 +303,14 @@ class _Sel:
             return self.binop(e.op, e.lhs, e.rhs, dest)
         raise NoMatch(f"no vector instruction for `{type(e).__name__}`" + (f" `{e.func}`" if isinstance(e, ir.Call) else ""))
 
+    def narrowed(self, v: Vec, dest: Vec | None) -> Vec:
+        """`v` (f32) rounded once to bf16 (`Cast`, CAST_RINT): the result of a bf16 operation
+        computed in f32, as the interpreter computes it (docs/ir.md)."""
+        out = self.out_for("bf16", dest, "Cast staging")
+        self.cast(v, "bf16", out)
+        self.release(v)
+        return out
+
     def tanh(self, arg: ir.Expr, dest: Vec | None) -> Vec:
         """`tanh(x)` as `1 - 2 / (exp(2x) + 1)` in f32 (`Muls`, `Exp`, `Adds`, a division of
         the scalar -2 by the vector, `Adds`): safe at both ends (exp overflows to inf: 1;
@@ -309,8 +320,9 @@ class _Sel:
         x = self.compile(arg)
         if isinstance(x, Scal):  # pragma: no cover - compile() keeps loop-invariant calls scalar
             raise NoMatch("`tanh` of a scalar")
-        self.check_type(x.dtype)
         dt = x.dtype
+        if dt not in FLOAT_TYPES:
+            raise NoMatch(f"vector arithmetic in {dt}")
         xf = self.as_type(x, "f32")
         assert isinstance(xf, Vec)
         t = xf if xf.tmp >= 0 else self.alloc("f32")
@@ -499,9 +511,18 @@ class _Sel:
         if comp.weak:
             raise NoMatch("weakly typed vector arithmetic")
         dt = comp.dtype
+        if dt == "bf16":
+            # a bf16 operation: operands rounded to bf16, computed in f32, rounded once (docs/ir.md)
+            a32 = self.as_type(self.as_type(self.compile(l), "bf16"), "f32")
+            b32 = self.as_type(self.as_type(self.compile(r), "bf16"), "f32")
+            return self.narrowed(self.arith(op, a32, b32, "f32", None), dest)
         self.check_type(dt)
         a = self.as_type(self.compile(l), dt)
         b = self.as_type(self.compile(r), dt)
+        return self.arith(op, a, b, dt, dest)
+
+    def arith(self, op: str, a: Vec | Scal, b: Vec | Scal, dt: str, dest: Vec | None) -> Vec:
+        """`a op b`, both already of type `dt` (f16 or f32)."""
         ct = CTYPE[dt]
         out = self.out_for(dt, dest)
         name = _BIN[op]
@@ -542,6 +563,9 @@ class _Sel:
             self.reduce(s)
             return
         dst = self.access_ref(tgt)
+        if dst.dtype == "bf16":
+            self.store_bf16(s, dst)
+            return
         self.check_type(dst.dtype)
         if s.op != "=":
             comp = promote(Ty(dst.dtype), self.ty_of(s.value))
@@ -565,6 +589,29 @@ class _Sel:
             return
         self.copy_into(dst, v)
         self.release(v)
+
+    def store_bf16(self, s: ir.Assign, dst: Vec) -> None:
+        """A store into a bf16 local: no vector arithmetic in bf16 — values are computed in f32
+        and rounded once by a `Cast` into the destination; `T[j] op= e` is
+        `T = bf16(f32(T) op f32(bf16(e)))`, a scalar is `Duplicate`d in f32 and cast."""
+        if s.op != "=":
+            comp = promote(Ty("bf16"), self.ty_of(s.value))
+            if comp.weak or comp.dtype != "bf16" or s.op not in _COMPOUND:
+                raise NoMatch(f"`{s.op}` into a bf16 vector in {comp.dtype}")
+            d32 = self.as_type(dst, "f32")
+            v32 = self.as_type(self.as_type(self.compile(s.value), "bf16"), "f32")
+            self.narrowed(self.arith(_COMPOUND[s.op], d32, v32, "f32", None), dst)
+            return
+        v = self.compile(s.value, dst)
+        if isinstance(v, Scal):
+            c = self.pe.ex.conv(self.pe.ex.conv(v.code, v.ty, Ty("bf16")), Ty("bf16"), Ty("f32"))
+            t = self.alloc("f32")
+            self.vop("Duplicate", t, scalar=c)
+            self.narrowed(t, dst)
+            return
+        if v.op != dst.op:
+            self.copy_into(dst, v)
+            self.release(v)
 
     def reduce(self, s: ir.Assign) -> None:
         if len(self.loops) != 1:
