@@ -267,6 +267,11 @@ class _Sel:
     def copy_into(self, dst: Vec, v: Vec) -> None:
         if v.dtype == dst.dtype and v.dtype != "bf16":  # a plain copy of another local
             self.vop("Adds", dst, v, scalar=f"{CTYPE[dst.dtype]}(0.0f)")
+        elif v.dtype == dst.dtype:  # bf16: no bf16 arithmetic; two exact Casts through f32
+            t = self.as_type(v, "f32")
+            assert isinstance(t, Vec)
+            self.cast(t, "bf16", dst)
+            self.release(t)
         elif v.dtype != dst.dtype and v.dtype in FLOAT_TYPES and dst.dtype in FLOAT_TYPES:
             self.as_type(v, dst.dtype, dst)
         else:
@@ -569,6 +574,13 @@ class _Sel:
         self.check_type(dst.dtype)
         if s.op != "=":
             comp = promote(Ty(dst.dtype), self.ty_of(s.value))
+            if not comp.weak and comp.dtype == "f32" and dst.dtype == "f16" and s.op in _COMPOUND:
+                # an f16 accumulator of f32 values: f16(f32(T) op e), computed in f32
+                d32 = self.as_type(dst, "f32")
+                r = self.arith(_COMPOUND[s.op], d32, self.as_type(self.compile(s.value), "f32"), "f32", None)
+                self.cast(r, "f16", dst)
+                self.release(r)
+                return
             if comp.weak or comp.dtype != dst.dtype or s.op not in ("+=", "*=", "max=", "min="):
                 raise NoMatch(f"`{s.op}` into a {dst.dtype} vector in {comp.dtype}")
             v = self.as_type(self.compile(s.value), dst.dtype)
@@ -593,13 +605,13 @@ class _Sel:
     def store_bf16(self, s: ir.Assign, dst: Vec) -> None:
         """A store into a bf16 local: no vector arithmetic in bf16 — values are computed in f32
         and rounded once by a `Cast` into the destination; `T[j] op= e` is
-        `T = bf16(f32(T) op f32(bf16(e)))`, a scalar is `Duplicate`d in f32 and cast."""
+        `T = bf16(f32(T) op f32(bf16(e)))` (`f32(T) op e` when `e` is f32), a scalar is `Duplicate`d in f32 and cast."""
         if s.op != "=":
             comp = promote(Ty("bf16"), self.ty_of(s.value))
-            if comp.weak or comp.dtype != "bf16" or s.op not in _COMPOUND:
+            if comp.weak or comp.dtype not in ("bf16", "f32") or s.op not in _COMPOUND:
                 raise NoMatch(f"`{s.op}` into a bf16 vector in {comp.dtype}")
             d32 = self.as_type(dst, "f32")
-            v32 = self.as_type(self.as_type(self.compile(s.value), "bf16"), "f32")
+            v32 = self.as_type(self.as_type(self.compile(s.value), comp.dtype), "f32")
             self.narrowed(self.arith(_COMPOUND[s.op], d32, v32, "f32", None), dst)
             return
         v = self.compile(s.value, dst)
