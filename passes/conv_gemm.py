@@ -121,5 +121,6 @@ class ConvGemm(Pass):
 
     @classmethod
     def space(cls, kernel: ir.Kernel, target: Target | None = None) -> list[Pass]:
-        return [cls()] if any(isinstance(s, ir.For) and s.annotation("conv") is None
+        # the nests `run` takes: a convolution, not yet marked, not already split across cores
+        return [cls()] if any(isinstance(s, ir.For) and s.annotation("conv") is None and s.annotation("cores") is None
                               and not isinstance(match_conv(kernel, s), str) for s in kernel.body) else []

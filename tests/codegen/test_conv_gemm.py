@@ -147,6 +147,12 @@ def test_space_offers_the_pass_only_on_a_convolution() -> None:
     assert ConvGemm.space(example("conv2d")) == [ConvGemm()]
     assert ConvGemm.space(example("matmul")) == []
     assert ConvGemm.space(apply(example("conv2d"), "conv_gemm")) == []
+    # a convolution already split across cores is refused by the pass, so not offered either
+    # (the property test drew `multicore{conv},conv_gemm`, ASCX_PROPERTY_SEED=31676)
+    split = apply(example("conv2d"), "multicore{conv}")
+    assert ConvGemm.space(split) == []
+    with pytest.raises(PassError):
+        apply(split, "conv_gemm")
 
 
 @pytest.mark.slow

@@ -24,6 +24,7 @@ SMALL_FOR: dict[tuple[str, str], dict[str, int]] = {
     ("attention", "round_operand{pv.s=f16},tile"): {"S": 32, "D": 16},
     ("matmul", "gemm"): {"M": 40, "N": 72, "K": 100},  # tails in M, N and K
     ("attention", "round_operand{pv.s=f16},flash_attention"): {"S": 256, "D": 64},  # S % 128, D in (64, 128)
+    ("attention_causal", "round_operand{pv.s=f16},flash_attention"): {"S": 256, "D": 64},
 }
 
 
