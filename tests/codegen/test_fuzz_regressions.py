@@ -196,3 +196,15 @@ kernel k(B: bf16[3]) -> (D: bf16[2, 2, 2], X: f16[2, 4, 2]) {
   }
 }
 """)
+
+
+def test_scalar_write_into_an_output_queue_allocated_by_the_calling_stage_waits_for_mte3() -> None:
+    """`stage{A=j},stage{C=ew},split{ew=2},stage{B=ew}` on add (M=6, N=1) writes `C_ub` with
+    SetValue in a compute stage nested in the one that allocates it from its output queue:
+    the write was not ordered after the previous row's copy-out (the hazard detector's WAR on
+    UB, found by the emitted-code fuzzer). Such a stage now waits MTE3 -> S."""
+    k = example("add", {"M": 6, "N": 1})
+    pipeline = "stage{A=j},stage{C=ew},split{ew=2},stage{B=ew}"
+    t = apply(k, pipeline)
+    assert "WaitFlag<HardEvent::MTE3_S>" in emit_ascendc(t).source
+    check_emitted(t, k, what=f"add --passes {pipeline}")
