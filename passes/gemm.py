@@ -33,7 +33,7 @@ from transformer.lower.gemm import Blocks, annotate, check_blocks, choose_blocks
 from . import _rewrite as R
 from .params import Int, Map, Name, Params
 from .base import BadParameter, CapacityExceeded, NothingToDo, Pass, TraceEntry, register
-from .tile import split_epilogues
+from .fission import split_epilogues
 from transformer.targets import Target
 
 KEYS = ("m", "n", "k", "k0")

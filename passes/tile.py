@@ -82,8 +82,7 @@ from .stage import finish, stage_nest
 
 Path = tuple[int, ...]
 
-# `split_epilogues` is also imported from here by `gemm` (it lives in `fission.py`).
-__all__ = ["Tile", "choose_tiles", "long_row_tiles", "split_epilogues", "tile_footprint", "tile_kernel"]
+__all__ = ["Tile", "choose_tiles", "long_row_tiles", "tile_footprint", "tile_kernel"]
 
 
 # --------------------------------------------------------------------------------------

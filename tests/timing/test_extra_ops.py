@@ -34,12 +34,18 @@ def binary() -> Path:
     return compile_source(SRC, name="extra_ops")
 
 
+@pytest.fixture(scope="module")
+def full_run(binary: Path) -> dict:
+    """The profile summary of `./extra_ops all` with the arithmetic (one run, two tests)."""
+    return run_profiled(binary, T, ["all"])[0]
+
+
 def _line_no(loc: str) -> int:
     return int(loc.rsplit(":", 1)[1])
 
 
-def test_every_extra_op_is_priced_on_its_pipe(binary: Path):
-    summary, _ = run_profiled(binary, T, ["all"])
+def test_every_extra_op_is_priced_on_its_pipe(full_run: dict):
+    summary = full_run
     priced = {}
     for h in summary["hot"]:
         if h["line"].rsplit(":", 1)[0].endswith("extra_ops.cpp"):
@@ -57,10 +63,9 @@ def test_every_extra_op_is_priced_on_its_pipe(binary: Path):
     assert not summary.get("hazards"), summary.get("hazards")
 
 
-def test_timing_only_gives_the_same_cycles(binary: Path):
-    full, _ = run_profiled(binary, T, ["all"])
+def test_timing_only_gives_the_same_cycles(binary: Path, full_run: dict):
     fast, _ = run_profiled(binary, T, ["all"], timing_only=True)
-    assert fast["cycles"] == pytest.approx(full["cycles"])
+    assert fast["cycles"] == pytest.approx(full_run["cycles"])
 
 
 def test_extra_op_accesses_reach_the_hazard_detector(binary: Path):
