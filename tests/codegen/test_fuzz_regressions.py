@@ -208,3 +208,28 @@ def test_scalar_write_into_an_output_queue_allocated_by_the_calling_stage_waits_
     t = apply(k, pipeline)
     assert "WaitFlag<HardEvent::MTE3_S>" in emit_ascendc(t).source
     check_emitted(t, k, what=f"add --passes {pipeline}")
+
+
+def test_scalar_read_of_an_input_queue_dequeued_by_the_calling_stage_waits_for_mte2() -> None:
+    """`stage{B=p0AQ},tile{red=8}` makes a compute stage that reads `B4_ub` with GetValue,
+    nested in the stage that DeQues it from its input queue: the read was not ordered after
+    the copy-in (the hazard detector's RAW on UB, found by the emitted-code fuzzer with
+    `stage{_f6rkp=_u30D2},stage{B=p0AQ},stage{B=_u30D2},tile{red=8}`). Such a stage now waits
+    MTE2 -> S."""
+    text = """
+kernel vZ(B4: f16[W]) -> (B: f32[C, W]) {
+  size C = 9
+  size W = 1
+  red: for p in 0..C {
+    for q in 0..W {
+      B[p, q] = tanh(B4[q]) + 2.0
+    }
+  }
+}
+"""
+    k = kernel_text(text)
+    pipeline = "stage{B=q},tile{red=8}"
+    t = apply(k, pipeline)
+    src = emit_ascendc(t).source
+    assert "WaitFlag<HardEvent::MTE2_S>" in src, src
+    check_emitted(t, k, what=f"{text} --passes {pipeline}")

@@ -937,7 +937,8 @@ class PhaseEmitter:
     def method(self, name: str, body: list[Line], depth: int, loop_vars: list[str], stage: str) -> list[Line]:
         if stage == "compute":
             out_queued = tuple(b.tensor for b in self.buffers.values() if b.kind == "que" and b.holder.startswith("outQueue_"))
-            body = _scalar_sync(body, out_queued)
+            in_queued = tuple(b.tensor for b in self.buffers.values() if b.kind == "que" and b.holder.startswith("inQueue_"))
+            body = _scalar_sync(body, out_queued, in_queued)
         text = "\n".join(l.text for l in body)
         idents = set(_IDENT.findall(text))
         params = tuple(v for v in loop_vars if v in idents)
@@ -1018,17 +1019,20 @@ _LOCAL_GET = re.compile(r"(?<!Gm)\.GetValue\(")
 _LOCAL_SET = re.compile(r"(?<!Gm)\.SetValue\(")
 
 
-def _scalar_sync(body: list[Line], out_queued: tuple[str, ...] = ()) -> list[Line]:
+def _scalar_sync(body: list[Line], out_queued: tuple[str, ...] = (), in_queued: tuple[str, ...] = ()) -> list[Line]:
     """A compute stage whose scalar code reads a VECIN buffer (written by MTE2) or writes a
     VECOUT buffer (read by the previous MTE3) must order S after those pipes: the queues'
     DeQue / AllocTensor only make V wait. Inserted after the stage's buffer acquisitions.
     `out_queued`: the tensors of the phase's output queues; a stage that writes one with
     SetValue waits for MTE3 even when its AllocTensor is in the calling stage (a compute
     stage nested in another: WAR found by the fuzzer on add M=6 N=1 under
-    `stage{A=j},stage{C=ew},split{ew=2},stage{B=ew}`)."""
+    `stage{A=j},stage{C=ew},split{ew=2},stage{B=ew}`). `in_queued` likewise: a stage that
+    reads an input-queue tensor with GetValue waits MTE2 -> S even when its DeQue is in the
+    calling stage (RAW found by the fuzzer: `stage{_f6rkp=_u30D2},stage{B=p0AQ},...`)."""
     text = "\n".join(l.text for l in body)
     flags = []
-    if _LOCAL_GET.search(text) and re.search(r"\binQueue_\w+\.DeQue<", text):
+    if _LOCAL_GET.search(text) and (re.search(r"\binQueue_\w+\.DeQue<", text)
+                                    or any(f"{t}.GetValue(" in text for t in in_queued)):
         flags.append("MTE2_S")
     if _LOCAL_SET.search(text) and (re.search(r"\boutQueue_\w+\.AllocTensor<", text)
                                     or any(f"{t}.SetValue(" in text for t in out_queued)):
