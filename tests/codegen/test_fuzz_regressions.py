@@ -233,3 +233,77 @@ kernel vZ(B4: f16[W]) -> (B: f32[C, W]) {
     src = emit_ascendc(t).source
     assert "WaitFlag<HardEvent::MTE2_S>" in src, src
     check_emitted(t, k, what=f"{text} --passes {pipeline}")
+
+
+_TBUF_PIPELINE = "tile{ew.i=8,ew.j=512},double_buffer"
+
+
+def test_double_buffered_kernel_with_five_outputs_orders_its_tbuf_locals() -> None:
+    """Five double-buffered inputs and outputs need 10 queue buffers per position, more than
+    the 8 allowed: `E_ub` and `U_ub` become TBufs. Their one slot was reloaded by MTE2 while
+    the previous tile's V still read it, and `U_ub` (written with `+=`) was overwritten by V
+    while the previous CopyOut's MTE3 still read it (the hazard detector's WAR on UB, seen
+    first with a 5-output kernel under `tile,double_buffer`). They now wait V -> MTE2 before
+    the load and MTE3 -> V before the first write (transformer/lower/tbuf_sync.py)."""
+    k = kernel_text("""
+kernel five(A: f16[M, N], B: f16[M, N], C: f16[M, N], D: f16[M, N], E: f16[M, N])
+    -> (P: f16[M, N], Q: f16[M, N], R: f16[M, N], S: f16[M, N], U: f16[M, N]) {
+  size M = 32
+  size N = 1024
+  ew: for i in 0..M {
+    for j in 0..N {
+      P[i, j] = A[i, j] + B[i, j]
+      Q[i, j] = A[i, j] - C[i, j]
+      R[i, j] = B[i, j] * D[i, j]
+      S[i, j] = max(C[i, j], D[i, j])
+      U[i, j] = A[i, j] * 2.0
+      U[i, j] += E[i, j]
+    }
+  }
+}
+""")
+    t = apply(k, _TBUF_PIPELINE)
+    em = emit_ascendc(t)
+    assert "TBuf<TPosition::VECIN> buf_E_ub;" in em.source and "TBuf<TPosition::VECOUT> buf_U_ub;" in em.source
+    compute = em.source.split("inline void Compute(", 1)[1].split("__aicore__", 1)[0]
+    # the wait sits just before U's first write: the four queue outputs before it overlap
+    assert compute.index("WaitFlag<HardEvent::MTE3_V>") < compute.index("Muls(U_ubLocal"), compute
+    assert compute.index("Max(S_ubLocal") < compute.index("WaitFlag<HardEvent::MTE3_V>"), compute
+    check_emitted(t, k, emitted=em, what=f"five outputs --passes {_TBUF_PIPELINE}")
+
+
+@pytest.mark.parametrize("d_index", ["j", "N - 1 - j"], ids=["vector", "scalar"])
+def test_tbuf_local_copied_in_and_out_waits_for_the_previous_copy_out(d_index: str) -> None:
+    """A GM temp read-modified-written by a tiled nest with five staged inputs is a TBuf
+    copied in and out: the next tile's MTE2 load overwrote it while the previous MTE3
+    copy-out still read it (WAR on UB), and, in vector code, while V still used it. The load
+    now waits MTE3 -> MTE2 and V -> MTE2; with `D` read backwards the nest is scalar code."""
+    k = kernel_text(f"""
+kernel io(A: f16[M, N], B: f16[M, N], C: f16[M, N], D: f16[M, N], E: f16[M, N], F: f16[M, N])
+    -> (G: f16[M, N], H: f16[M, N]) {{
+  size M = 32
+  size N = 1024
+  temp T: f16[M, N]
+  w: for i in 0..M {{
+    for j in 0..N {{
+      T[i, j] = A[i, j] * 2.0
+    }}
+  }}
+  ew: for i in 0..M {{
+    for j in 0..N {{
+      T[i, j] += B[i, j] + C[i, j] + D[i, {d_index}] + E[i, j] + F[i, j]
+      G[i, j] = T[i, j] * 0.5
+    }}
+  }}
+  r: for i in 0..M {{
+    for j in 0..N {{
+      H[i, j] = T[i, j]
+    }}
+  }}
+}}
+""")
+    t = apply(k, _TBUF_PIPELINE)
+    em = emit_ascendc(t)
+    assert "TBuf<TPosition::VECIN> buf_T_ub;" in em.source, em.source
+    assert "WaitFlag<HardEvent::MTE3_MTE2>" in em.source
+    check_emitted(t, k, emitted=em, what=f"T += ... --passes {_TBUF_PIPELINE}")

@@ -37,6 +37,7 @@ from ..dtypes import Ty, promote
 from ..intexpr import affine_extent
 from .cexpr import C_GLOBALS, CTYPE, ExprEmitter, Names, affine_cpp, const_value
 from .plan import Buffer, GmParam, KernelPlan, Line, Method, NestChoice, Phase, Scalar, WorkspaceSlot
+from . import tbuf_sync
 from ..emulator import MIX_AIV_PER_BLOCK
 from ..targets import Target
 
@@ -864,10 +865,13 @@ class PhaseEmitter:
         if st.copy_in:
             body: list[Line] = []
             later = ir.names_used(st.compute) | {c.src.tensor for c in st.copy_out}
-            for c in st.copy_in:
+            for c in _tbuf_loads_last(st.copy_in, self.buffers):
                 if c.src.tensor in self.buffers:
                     self.ensure_ready(c.src.tensor, body, 0)
                 fresh = self.ensure_alloc(c.dst.tensor, body, 0)
+                dst = self.buffers.get(c.dst.tensor)
+                if dst is not None and dst.kind == "buf":
+                    body.extend(tbuf_sync.before_load(dst, self.ph.core))
                 body.extend(self.copy(c, 0))
                 if fresh:
                     b = self.buffers[c.dst.tensor]
@@ -880,8 +884,8 @@ class PhaseEmitter:
                 if b is not None and b.kind == "que" and self.state.get(sn) == "ready" and sn not in later and sn in mine_in:
                     body.append(Line(f"{b.holder}.FreeTensor({b.tensor});"))
                     self.state[sn] = "none"
-            if any(self.buffers[n].kind == "buf" for n in mine_in if n in self.buffers):
-                body.append(Line("PipeBarrier<PIPE_ALL>();"))
+            body.extend(tbuf_sync.after_loads([self.buffers[n] for n in dict.fromkeys(mine_in)
+                                               if n in self.buffers and self.buffers[n].kind == "buf"], self.ph.core))
             calls.extend(self.method(names["copy_in"], body, depth, loop_vars, "copy_in"))
         # Compute
         body = []
@@ -897,8 +901,12 @@ class PhaseEmitter:
         inline = [n for n in dict.fromkeys(inline) if n in self.buffers and self.state.get(n) == "none"]
         for n in inline:
             self.ensure_ready(n, body, 0)
+        acquired = len(body)
         for s in st.compute:
             body.extend(self.stmt(s, 0, loop_vars))
+        # a TBuf copied out is one slot: V overwrites it after the previous CopyOut read it
+        body = tbuf_sync.before_writes(body, [self.buffers[n] for n in dict.fromkeys(mine_out)
+                                              if self.buffers[n].kind == "buf"], self.ph.core, acquired)
         for n in dict.fromkeys(mine_out):
             b = self.buffers[n]
             if b.kind == "que" and "in" not in b.roles and self.state[n] == "ready":
@@ -936,8 +944,11 @@ class PhaseEmitter:
 
     def method(self, name: str, body: list[Line], depth: int, loop_vars: list[str], stage: str) -> list[Line]:
         if stage == "compute":
-            out_queued = tuple(b.tensor for b in self.buffers.values() if b.kind == "que" and b.holder.startswith("outQueue_"))
-            in_queued = tuple(b.tensor for b in self.buffers.values() if b.kind == "que" and b.holder.startswith("inQueue_"))
+            # (TBufs copied in or out need the same scalar flags as the queues: tbuf_sync.py)
+            out_queued = tuple(b.tensor for b in self.buffers.values() if b.kind == "que" and b.holder.startswith("outQueue_")
+                               or b.kind == "buf" and "out" in b.roles)
+            in_queued = tuple(b.tensor for b in self.buffers.values() if b.kind == "que" and b.holder.startswith("inQueue_")
+                              or b.kind == "buf" and "in" in b.roles)
             body = _scalar_sync(body, out_queued, in_queued)
         text = "\n".join(l.text for l in body)
         idents = set(_IDENT.findall(text))
@@ -994,6 +1005,19 @@ class PhaseEmitter:
             if lines is not None:
                 return lines
         return emit_copy(self, c, depth)
+
+
+def _tbuf_loads_last(copies: list[ir.Copy], buffers: dict[str, Buffer]) -> list[ir.Copy]:
+    """A CopyIn group with its loads into TBufs moved last (their MTE2 waits for the previous
+    compute, `tbuf_sync.before_load`; the queue loads before them still overlap it), unless
+    a copy reads a local loaded in the same group (the order is kept then)."""
+    dsts = {c.dst.tensor for c in copies}
+    if any(c.src.tensor in dsts for c in copies):
+        return copies
+    def is_buf(c: ir.Copy) -> bool:
+        b = buffers.get(c.dst.tensor)
+        return b is not None and b.kind == "buf"
+    return [c for c in copies if not is_buf(c)] + [c for c in copies if is_buf(c)]
 
 
 def _distributable(s: ir.For) -> bool:
