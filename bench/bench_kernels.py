@@ -39,11 +39,15 @@ BEGIN, END = "<!-- bench_kernels:begin -->", "<!-- bench_kernels:end -->"
 TARGET = "ascend910b2"
 
 
-def documented(example: str) -> str:
-    """The first documented pipeline of `example` (examples/README.md)."""
+def documented(example: str, with_pass: str | None = None) -> str:
+    """The first documented pipeline of `example` (examples/README.md), or its first one
+    that runs the pass `with_pass` (e.g. the precision option `reciprocal`)."""
     rows = re.findall(rf"^\|\s*`{re.escape(example)}\.ir`\s*\|\s*`([^`]+)`", (ROOT / "examples" / "README.md").read_text(), re.M)
+    if with_pass is not None:
+        rows = [r for r in rows if with_pass in re.split(r"[,{}]", r)]
     if not rows:
-        raise SystemExit(f"no documented pipeline for {example} in examples/README.md")
+        raise SystemExit(f"no documented pipeline for {example}{' with ' + with_pass if with_pass else ''} "
+                         "in examples/README.md")
     return rows[0]
 
 
@@ -78,6 +82,11 @@ CASES: list[Case] = [
     Case("layernorm f16", "layernorm", {"N": 8192, "H": 8192}, documented("layernorm"), 1.3, 14, {"N": 100, "H": 64}),
     Case("rmsnorm f16", "rmsnorm", {"N": 8192, "H": 8192}, documented("rmsnorm"), 1.3, 14, {"N": 100, "H": 64}),
     Case("softmax f16 long rows", "softmax", {"R": 256, "C": 65536}, documented("softmax"), 1.5, 14, {"R": 50, "C": 4096}),
+    # the documented precision choice: divide by a per-row reciprocal (`reciprocal`, docs/passes.md)
+    Case("softmax f16 reciprocal", "softmax", {"R": 8192, "C": 8192}, documented("softmax", "reciprocal"), 1.3, 14,
+         {"R": 100, "C": 64}),
+    Case("softmax f16 long rows reciprocal", "softmax", {"R": 256, "C": 65536}, documented("softmax", "reciprocal"),
+         1.5, 14, {"R": 50, "C": 4096}),
     # issue 15 (cube): matmul through `gemm`, FlashAttention as one mix kernel
     Case("matmul_4096", "matmul", {"M": 4096, "N": 4096, "K": 4096}, "gemm", 1.25, 15, {"M": 40, "N": 72, "K": 100}),
     Case("matmul_3000", "matmul", {"M": 3000, "N": 3000, "K": 3000}, "gemm", 1.25, 15, {"M": 40, "N": 72, "K": 100}),

@@ -102,6 +102,19 @@ def stmt_accesses(s: ir.Stmt) -> Iterator[tuple[ir.Access, bool]]:
             yield u.node, u.write  # type: ignore[misc]
 
 
+def writer_of(loop: ir.For, tensor: str) -> ir.Stmt | None:
+    """The first statement in the body of `loop` that writes `tensor` (an assignment to it,
+    any op, or a copy into it), or None."""
+    for s in ir.iter_stmts(loop.body):
+        if isinstance(s, ir.Assign):
+            t = s.target
+            if (t.tensor if isinstance(t, ir.Access) else t.name) == tensor:
+                return s
+        elif isinstance(s, ir.Copy) and s.dst.tensor == tensor:
+            return s
+    return None
+
+
 # --------------------------------------------------------------------------------------
 # names
 

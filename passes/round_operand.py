@@ -62,7 +62,7 @@ from transformer import ir
 from transformer.diagnostics import BadParameter, DependenceViolation, NotApplicable
 from transformer.printer import format_expr, format_stmt
 
-from ._rewrite import accesses, fresh, loop_header, map_expr, map_stmt_exprs, names_in, used_names
+from ._rewrite import accesses, fresh, loop_header, map_expr, map_stmt_exprs, names_in, used_names, writer_of
 from .params import Dtype, Entry, LoopTensor, Params
 from .base import (Pass, PassError, TraceEntry, all_loops, get_at, name_of_loop, register,
                    replace_at, resolve_loop)
@@ -177,7 +177,7 @@ class RoundOperand(Pass):
                     chain = [(path[:k], get_at(kernel.body, path[:k])) for k in range(1, len(path) + 1)]
                     for p, lp in chain:
                         assert isinstance(lp, ir.For)
-                        if _writes(lp, opnd.tensor):
+                        if writer_of(lp, opnd.tensor):
                             continue
                         n = name_of_loop(kernel, p)
                         if n is None:
@@ -206,19 +206,8 @@ def _mantissa(dtype: str) -> int:
     return {"f16": 10, "bf16": 7, "f32": 23}.get(dtype, 0)
 
 
-def _writes(loop: ir.For, tensor: str) -> ir.Stmt | None:
-    for s in ir.iter_stmts(loop.body):
-        if isinstance(s, ir.Assign):
-            t = s.target
-            if (t.tensor if isinstance(t, ir.Access) else t.name) == tensor:
-                return s
-        elif isinstance(s, ir.Copy) and s.dst.tensor == tensor:
-            return s
-    return None
-
-
 def _check_not_written(kernel: ir.Kernel, nest: ir.For, tensor: str, name: str) -> None:
-    w = _writes(nest, tensor)
+    w = writer_of(nest, tensor)
     if w is not None:
         what = "copies into" if isinstance(w, ir.Copy) else ("accumulates into" if getattr(w, "op", "=") != "=" else "writes")
         raise DependenceViolation("round_operand", f"`{name}` {what} `{tensor}`: a copy rounded before the nest would miss "
