@@ -147,14 +147,17 @@ def finish(kernel: ir.Kernel, body: list[ir.Stmt], new_locals: list[ir.TensorDec
 def stage_nest(kernel: ir.Kernel, nest: ir.Stmt, st: Strips | None, sizes: Mapping[str, int], taken: set[str],
                others: tuple[ir.Stmt, ...], target: Target | None, trace: TraceEntry, reserve: int = 1,
                written_before: set[str] | None = None, *, at: Mapping[str, Path] | None = None,
-               pass_name: str = "tile") -> tuple[ir.Stmt, list[ir.TensorDecl], set[str]]:
+               pass_name: str = "tile", prologue: list[ir.Stmt] | None = None
+               ) -> tuple[ir.Stmt, list[ir.TensorDecl], set[str]]:
     """Stage the GM tensors of top-level `nest` (module docstring): the rewritten nest, the
     locals it declares, and the temps they replace. Without `at` (`tile`), every tensor is
     staged at the level the policy picks among the block loops (`st`: what `split` made),
     or left in GM with the reason in the trace; with `at` (`stage`), exactly the tensors of
     `at`, each per iteration of the loop at its path, or `NotApplicable`. `written_before`:
     tensors written before the nest (None: unknown). The locals, times `reserve`, must fit
-    their scopes (0: not checked)."""
+    their scopes (0: not checked). `prologue` (`tile`): when given, a row-invariant input
+    (`_invariant_box`) is staged once before the nest instead of per tile, its copy appended
+    to `prologue` (the caller puts it before the nest); such a local has one stage."""
     assert isinstance(nest, ir.For)
     accs, in_copies, loops = collect(nest)
     block_paths = {p for p, lp in loops.items() if is_block_loop(lp, st, sizes)}
@@ -207,10 +210,24 @@ def stage_nest(kernel: ir.Kernel, nest: ir.Stmt, st: Strips | None, sizes: Mappi
                                 "the FIX pipe stores to GM", nest.loc, loops=(label,))
         trace.decisions.append(f"`{x}` stays in GM: written only from the l0c accumulator (FIX pipe)")
         del found[x]
+    once: set[str] = set()  # locals staged once before the nest (the prologue)
     for x, places in found.items():
         decl = kernel.tensor(x)
         assert decl is not None
         scope = roles.get(x, "ub")
+        if prologue is not None and scope == "ub":
+            inv = _invariant_box(x, decl, accs[x], places, nest, sizes)
+            if inv is not None:
+                n = R.fresh(f"{x}_{scope}", taken)
+                dims = tuple(mx for (_, _, mx, _), k in zip(inv.dims, kept_dims(inv)) if k)
+                new_decls.append(ir.TensorDecl(n, decl.dtype, tuple(R.lit(d) for d in dims), "local", scope=scope))
+                plan = _Plan(x, (), inv, [(n, scope)], True, False, decl.dtype, once=True)
+                plans.append(plan)
+                prologue.extend(_copies(plan)[0])
+                once.add(n)
+                trace.changes.append(f"staged `{x}` in `{n}` @{scope} once, before `{label}` (it does not change "
+                                     f"from tile to tile: one copy per core, one stage)")
+                continue
         by_shape: dict[tuple[int, ...], list[tuple[str, str]]] = {}  # sibling loops share a local of one shape
         for level, box, copy_in, copy_out in places:
             dims = tuple(mx for (_, _, mx, _), k in zip(box.dims, kept_dims(box)) if k)
@@ -231,7 +248,7 @@ def stage_nest(kernel: ir.Kernel, nest: ir.Stmt, st: Strips | None, sizes: Mappi
         if decl.kind == "temp" and x not in used_outside and len(places) == 1:
             dead.add(x)
     if reserve:
-        _check_capacity(label, new_decls, sizes, target, nest.loc, reserve, pass_name)
+        _check_capacity(label, new_decls, sizes, target, nest.loc, reserve, pass_name, once)
     nest = _rewrite(nest, (), plans, sizes)
     return nest, new_decls, dead
 
@@ -300,6 +317,42 @@ def _place(x: str, decl: ir.TensorDecl, lst: list[AccessSite], label: str, block
     return level, box, copy_in, copy_out
 
 
+def _invariant_box(x: str, decl: ir.TensorDecl, lst: list[AccessSite], places: list[tuple[Path, Box, bool, bool]],
+                   nest: ir.For, sizes: Mapping[str, int]) -> Box | None:
+    """The footprint of input `x` over the whole nest when it can be staged once before the
+    nest (`Check_row_invariant`), else None."""
+    if decl.kind != "input" or decl.rank != 1 or any(a.write for a in lst):
+        return None
+    boxes = [box_of(a, (), sizes) for a in lst]
+    if any(b is None for b in boxes):
+        return None
+    box = merge(boxes, sizes)  # type: ignore[arg-type]
+    if box is None:
+        return None
+    return box if Check_row_invariant(box, places, nest, sizes) else None
+
+
+def Check_row_invariant(box: Box, places: list[tuple[Path, Box, bool, bool]], nest: ir.For,
+                        sizes: Mapping[str, int]) -> bool:
+    """Condition for staging an input once before its nest (a vector broadcast over the
+    rows: layernorm's gamma/beta, a bias; `_invariant_box` takes rank-1 inputs only):
+    its footprint over the nest does not move with the nest's outer loop (no corner or
+    extent names its variable), and the one buffer is no larger than the per-tile staging
+    it replaces with room for two stages (so hoisting never needs more UB than the tiles
+    the capacity solver chose: rows too long for UB keep their per-tile copies)."""
+    for lo, ext, _, _ in box.dims:
+        if nest.var in R.names_in(lo) or nest.var in R.names_in(ext):
+            return False
+
+    def elems(b: Box) -> int:
+        n = 1
+        for _, _, mx, _ in b.dims:
+            n *= mx
+        return n
+
+    return elems(box) <= 2 * sum(elems(b) for _, b, _, _ in places)
+
+
 # --------------------------------------------------------------------------------------
 # the rewrite
 
@@ -313,6 +366,33 @@ class _Plan:
     copy_in: bool
     copy_out: bool
     dtype: str
+    once: bool = False  # staged once before the nest (its copy is in the prologue)
+
+
+def _copies(p: _Plan) -> tuple[list[ir.Stmt], list[ir.Stmt]]:
+    """The copies in (before the body) and out (after it) of plan `p`."""
+    keep = kept_dims(p.box)
+    gm_dims: list[Any] = []
+    loc_dims: list[Any] = []
+    for (lo, ext, mx, _), k in zip(p.box.dims, keep):
+        if k:
+            gm_dims.append(ir.Slice(lo, R.add(lo, ext)))
+            loc_dims.append(ir.Slice(R.lit(0), ext))
+        else:
+            gm_dims.append(lo)
+    if not loc_dims:
+        loc_dims = [ir.Slice(R.lit(0), R.lit(1))]
+    gm = ir.Region(p.tensor, tuple(gm_dims))
+    chain = [ir.Region(n, tuple(loc_dims)) for n, _ in p.locals_]
+    pre: list[ir.Stmt] = []
+    post: list[ir.Stmt] = []
+    if p.copy_in:
+        pre.append(ir.Copy(chain[0], gm))
+        for a, b in zip(chain, chain[1:]):
+            pre.append(ir.Copy(b, a))
+    if p.copy_out:
+        post.append(ir.Copy(gm, chain[-1]))
+    return pre, post
 
 
 def _rewrite(s: ir.For, path: Path, plans: list[_Plan], sizes: Mapping[str, int]) -> ir.For:
@@ -323,25 +403,11 @@ def _rewrite(s: ir.For, path: Path, plans: list[_Plan], sizes: Mapping[str, int]
     pre: list[ir.Stmt] = []
     post: list[ir.Stmt] = []
     for p in here:
-        keep = kept_dims(p.box)
-        gm_dims: list[Any] = []
-        loc_dims: list[Any] = []
-        for (lo, ext, mx, _), k in zip(p.box.dims, keep):
-            if k:
-                gm_dims.append(ir.Slice(lo, R.add(lo, ext)))
-                loc_dims.append(ir.Slice(R.lit(0), ext))
-            else:
-                gm_dims.append(lo)
-        if not loc_dims:
-            loc_dims = [ir.Slice(R.lit(0), R.lit(1))]
-        gm = ir.Region(p.tensor, tuple(gm_dims))
-        chain = [ir.Region(n, tuple(loc_dims)) for n, _ in p.locals_]
-        if p.copy_in:
-            pre.append(ir.Copy(chain[0], gm))
-            for a, b in zip(chain, chain[1:]):
-                pre.append(ir.Copy(b, a))
-        if p.copy_out:
-            post.append(ir.Copy(gm, chain[-1]))
+        if p.once:  # copied by the prologue, before the nest
+            continue
+        a, b = _copies(p)
+        pre += a
+        post += b
     return dataclasses.replace(s, body=tuple(pre) + body + tuple(post))
 
 
@@ -369,18 +435,20 @@ def _rewrite_accesses(s: ir.Stmt, p: _Plan, sizes: Mapping[str, int]) -> ir.Stmt
 
 
 def _check_capacity(label: str, decls: list[ir.TensorDecl], sizes: Mapping[str, int], target: Target | None,
-                    loc: ir.Loc | None, reserve: int = 1, pass_name: str = "tile") -> None:
+                    loc: ir.Loc | None, reserve: int = 1, pass_name: str = "tile", once: set[str] = frozenset()) -> None:
     """Condition: for every scope, the bytes of the nest's staged buffers (times `reserve`,
-    2 when the tiles are chosen to leave room for double buffering) fit the usable
-    capacity of that scope (the target table)."""
+    2 when the tiles are chosen to leave room for double buffering; a buffer staged `once`
+    before the nest counts one stage) fit the usable capacity of that scope (the target
+    table)."""
     per: dict[str, list[ir.TensorDecl]] = {}
     for d in decls:
         per.setdefault(str(d.scope), []).append(d)
     for scope, ds in per.items():
-        total = sum(tensor_bytes(d, sizes) for d in ds)
-        budget = scope_budget(target, scope) // reserve
+        total = sum(tensor_bytes(d, sizes) * (1 if d.name in once else reserve) for d in ds)
+        budget = scope_budget(target, scope)
         if total > budget:
-            parts = ", ".join(f"`{d.name}` {tensor_bytes(d, sizes)} B" for d in ds)
+            parts = ", ".join(f"`{d.name}` {tensor_bytes(d, sizes)} B"
+                              + ("" if d.name in once or reserve == 1 else f" x {reserve}") for d in ds)
             raise CapacityExceeded(pass_name, f"the tiles of `{label}` need {total} bytes of {scope} "
                             f"({parts}), more than the {budget} bytes usable", loc,
                             hint="use smaller tiles, or tile more loops of the nest", scope=scope, need_bytes=total, budget_bytes=budget, loops=(label,))

@@ -418,6 +418,7 @@ def tile_kernel(kernel: ir.Kernel, tiles: tuple[tuple[str, int], ...], target: T
     new_locals: list[ir.TensorDecl] = []
     drop: set[str] = set()
     names = global_names(kernel)
+    prologues: dict[int, list[ir.Stmt]] = {}
     for top in sorted(by_nest):
         nest = body[top]
         st = Strips()
@@ -426,9 +427,13 @@ def tile_kernel(kernel: ir.Kernel, tiles: tuple[tuple[str, int], ...], target: T
         taken |= st.tile_vars
         (nest,) = sink_point_loops(nest, st, sizes, trace)
         others = tuple(s for i, s in enumerate(body) if i != top)
+        pro = prologues.setdefault(top, [])
         nest, locs, dead = stage_nest(kernel, nest, st, sizes, taken, others, target, trace, reserve,
-                                      names_written(body[:top]))
+                                      names_written(body[:top]), prologue=pro)
         body[top] = nest
         new_locals += locs
         drop |= dead
+    # row-invariant inputs staged once go right before their nest (lowering runs them on
+    # every core before its share of the tile loop: `transformer/lower/spread.py`)
+    body = [x for i, s in enumerate(body) for x in (*prologues.get(i, ()), s)]
     return finish(kernel, body, new_locals, drop, trace)

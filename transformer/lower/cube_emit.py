@@ -80,7 +80,7 @@ def finish_phase(low: "Lowering", src: "_PhaseSrc", ph: Any, lines: list[tuple[i
     its own ending in a barrier and `pipe.Reset()` (the next phase plans its own buffers)."""
     origin = low.where(src.stmts[0])
     body = [Line(s, d, origin) for d, s in lines]
-    if len(low.kernel.body) == 1 and low.mode != "MIX_MODE":
+    if len(low.phase_range) == 1 and low.mode != "MIX_MODE":
         ph.init = [l for l in body if l.text.startswith("pipe.InitBuffer")]
         ph.body = [l for l in body if not l.text.startswith("pipe.InitBuffer")]
         return

@@ -162,27 +162,21 @@ class Lowering:
 
     # ---- phases -----------------------------------------------------------------------
     def split_phases(self) -> list[_PhaseSrc]:
+        from .spread import phase_spans
+
         phases: list[_PhaseSrc] = []
-        pending: list[ir.Stmt] = []
         self.phase_range = {}
-
-        def flush(i: int) -> None:
-            if pending:
-                self.phase_range[len(phases)] = (i - len(pending), i - 1)
-                phases.append(_PhaseSrc(len(phases), f"stmts{len(phases)}", tuple(pending), loc=pending[0].loc))
-                pending.clear()
-
-        for i, s in enumerate(self.kernel.body):
-            if isinstance(s, ir.For):
-                flush(i)
+        body = self.kernel.body
+        for first, last in phase_spans(self.kernel):
+            s = body[last]
+            self.phase_range[len(phases)] = (first, last)
+            if isinstance(s, ir.For):  # a loop, after the copies staged once before it (spread.py)
                 label = s.label or f"loop{len(phases)}"
                 a = s.annotation("cores")
                 n = int(a.get("n", 1) or 1) if a else 1
-                self.phase_range[len(phases)] = (i, i)
-                phases.append(_PhaseSrc(len(phases), label, (s,), cores=max(1, n), loc=s.loc))
+                phases.append(_PhaseSrc(len(phases), label, body[first:last + 1], cores=max(1, n), loc=s.loc))
             else:
-                pending.append(s)
-        flush(len(self.kernel.body))
+                phases.append(_PhaseSrc(len(phases), f"stmts{len(phases)}", body[first:last + 1], loc=body[first].loc))
         first = self.kernel.body[0] if self.kernel.body else None
         if isinstance(first, ir.For) and first.annotation("flash") is not None:
             from .flash import flash_cores, flash_fits, match_flash, with_annotation
@@ -225,7 +219,7 @@ class Lowering:
                 if ph.index in self.convs:
                     ph.spread = f"C tiles of the `@conv` nest round-robin over {ph.cores} AIC (conv.py)"
                     continue
-                sp = decide(self.kernel, ph.stmts[0], self.phase_range[ph.index][0], ph.core, len(phases), self.target)
+                sp = decide(self.kernel, ph.stmts[-1], self.phase_range[ph.index][1], ph.core, len(phases), self.target)
                 ph.cores, ph.spread = sp.cores, sp.note
         return phases
 
@@ -485,6 +479,11 @@ class Lowering:
                     walk(s.body, int(a.get("stages", 2) or 2) if a else 1)
 
         walk(src.stmts, 1)
+        # a local filled only by the phase's prologue (an input staged once before the loop,
+        # `spread.is_prologue_copy`) is a TBuf: written once, read by every tile
+        once = {s.dst.tensor for s in src.stmts if isinstance(s, ir.Copy)}
+        once -= {c.dst.tensor for c in ir.iter_stmts(tuple(x for x in src.stmts if isinstance(x, ir.For)))
+                 if isinstance(c, ir.Copy)}
         out: dict[str, Buffer] = {}
         for t in locals_:
             r = roles[t.name]
@@ -498,7 +497,7 @@ class Lowering:
             else:
                 pos = {"l0a": "A2", "l0b": "B2", "l0c": "CO1"}[scope]
             kind = "que" if r else "buf"
-            if t.name in self.shared_locals:
+            if t.name in self.shared_locals or t.name in once:
                 kind = "buf"
             st = padded_strides(shp, es)
             holder = self.names.derived(t.name, ("inQueue" if pos == "VECIN" else "outQueue" if pos == "VECOUT" else "que")
@@ -581,7 +580,7 @@ class PhaseEmitter:
 
     # ---- naming -----------------------------------------------------------------------
     def method_name(self, base: str) -> str:
-        multi = len(self.low.kernel.body) > 1 or self.low.mode == "MIX_MODE"
+        multi = len(self.low.phase_range) > 1 or self.low.mode == "MIX_MODE"
         name = base + (self.ph.camel if multi else "")
         k, cand = 1, name
         while cand in self.method_names:
@@ -662,7 +661,7 @@ class PhaseEmitter:
         if ph.tmp_bytes:
             init.append(Line(f"pipe.InitBuffer({ph.tmp_buf_name}, {ph.tmp_bytes});"))
             tmp_lines.append(Line(f"{ph.tmp_name} = {ph.tmp_buf_name}.Get<uint8_t>();"))
-        single = len(low.kernel.body) == 1 and low.mode != "MIX_MODE"
+        single = len(low.phase_range) == 1 and low.mode != "MIX_MODE"
         if single:
             ph.init = init
             body = gets + tmp_lines + main

@@ -10,7 +10,8 @@ more). No pass is needed; `multicore{L=N}` (an explicit `@cores(N)`) still decid
 so `multicore{L=1}` keeps a kernel on one core.
 
 A kernel is not spread, with the reason in the plan (`ascx emit --plan`), when
-- it has several phases (top-level nests): each phase split over blocks needs a cross-block
+- it has several phases (top-level nests; copies of inputs staged once right before a nest
+  are part of its phase, `is_prologue_copy`): each phase split over blocks needs a cross-block
   barrier between phases, so those are split only when asked (`multicore`);
 - the outermost statement is not a loop, its bounds are not constant, or it runs once;
 - the loop touches no input or output (nothing to share out);
@@ -82,13 +83,46 @@ def decide(kernel: ir.Kernel, stmt: ir.Stmt, index: int, core: str, phases: int,
     return Spread(n, f"{label} split over {n} of {avail} {kind} cores: {trip} iterations, {share} (contiguous)", True)
 
 
+def is_prologue_copy(kernel: ir.Kernel, s: ir.Stmt) -> bool:
+    """A top-level `copy L <- X[..]` of an input into a UB local: a row-invariant input that
+    `tile` stages once before its nest (layernorm's gamma/beta). It belongs to the phase of
+    the loop after it, and every worker runs it before its share of that loop (each core
+    has its own UB; the input is only read)."""
+    if not isinstance(s, ir.Copy):
+        return False
+    dst, src = kernel.tensor(s.dst.tensor), kernel.tensor(s.src.tensor)
+    return dst is not None and dst.kind == "local" and (dst.scope or "ub") == "ub" and src is not None \
+        and src.kind == "input"
+
+
+def phase_spans(kernel: ir.Kernel) -> list[tuple[int, int]]:
+    """(first, last) index into `kernel.body` of each phase: a loop with the prologue copies
+    right before it (`is_prologue_copy`), or a run of other statements."""
+    spans: list[tuple[int, int]] = []
+    start = 0
+    body = kernel.body
+    for i, s in enumerate(body):
+        if not isinstance(s, ir.For):
+            continue
+        first = i
+        while first > start and is_prologue_copy(kernel, body[first - 1]):
+            first -= 1
+        if first > start:
+            spans.append((start, first - 1))
+        spans.append((first, i))
+        start = i + 1
+    if start < len(body):
+        spans.append((start, len(body) - 1))
+    return spans
+
+
 def kernel_spread(kernel: ir.Kernel, target: Target) -> dict[int, Spread]:
     """The spread of each top-level loop (by its index in `kernel.body`), as lowering decides
     it (for estimates that do not lower: the tuner's analytic model)."""
     from .cube import CUBE_SCOPES
 
     body = kernel.body
-    phases = sum(1 for i, s in enumerate(body) if isinstance(s, ir.For) or i == 0 or isinstance(body[i - 1], ir.For))
+    phases = len(phase_spans(kernel))
     cube = {t.name for t in kernel.buffers if t.kind == "local" and t.scope in CUBE_SCOPES}
     return {i: decide(kernel, s, i, "cube" if ir.names_used((s,)) & cube else "vec", phases, target)
             for i, s in enumerate(body) if isinstance(s, ir.For)}
@@ -103,4 +137,5 @@ def worker_bounds(lo: int, trip: int, n: int) -> tuple[int, int, str]:
     return q, r, f"worker w runs {q + 1} iterations if w < {r}, else {q}, contiguous from {lo}"
 
 
-__all__ = ["Spread", "const_trip", "decide", "kernel_spread", "kind_cores", "worker_bounds"]
+__all__ = ["Spread", "const_trip", "decide", "is_prologue_copy", "kernel_spread", "kind_cores", "phase_spans",
+           "worker_bounds"]

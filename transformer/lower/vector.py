@@ -523,12 +523,22 @@ class _Sel:
             return self.narrowed(self.arith(op, a32, b32, "f32", None), dest)
         self.check_type(dt)
         a = self.as_type(self.compile(l), dt)
-        b = self.as_type(self.compile(r), dt)
+        from ..printer import format_expr
+
+        # `e op e` (the square of a centred row in a variance): one computation of `e`
+        b = a if isinstance(a, Vec) and format_expr(l) == format_expr(r) else self.as_type(self.compile(r), dt)
         return self.arith(op, a, b, dt, dest)
 
     def arith(self, op: str, a: Vec | Scal, b: Vec | Scal, dt: str, dest: Vec | None) -> Vec:
-        """`a op b`, both already of type `dt` (f16 or f32)."""
+        """`a op b`, both already of type `dt` (f16 or f32). Without `dest`, the result
+        overwrites a temporary operand (every instruction here is elementwise, so a
+        destination equal to a source is allowed): one slot fewer than a fresh result."""
         ct = CTYPE[dt]
+        if dest is None or dest.dtype != dt:
+            for x in (a, b):
+                if isinstance(x, Vec) and x.tmp >= 0 and x.dtype == dt:
+                    dest = x
+                    break
         out = self.out_for(dt, dest)
         name = _BIN[op]
         if isinstance(a, Vec) and isinstance(b, Vec):
@@ -550,8 +560,9 @@ class _Sel:
                 self.div_scalar(out, b, a.code, scalar_first=True)
             else:
                 self.vop(_SCALAR_FORM[op], out, b, scalar=a.code)
-        self.release(a)
-        self.release(b)
+        for x in (a, b) if a is not b else (a,):
+            if not (isinstance(x, Vec) and x.op == out.op):
+                self.release(x)
         return out
 
     # ---- statements ----------------------------------------------------------------------
@@ -646,8 +657,7 @@ class _Sel:
         v = self.as_type(self.compile(val), rdt)
         if not isinstance(v, Vec):  # `s max= 2.0`: nothing to reduce over the loop
             raise NoMatch(f"the `{s.op}` operand does not depend on the loop")
-        res = self.alloc(rdt, "reduction work areas")
-        work = self.alloc(rdt, "reduction work areas")
+        res, work = self.reduce_areas(rdt)
         api = {"max=": "ReduceMax", "min=": "ReduceMin", "+=": "ReduceSum"}[s.op]
         self.emit(VecOp(api, res.op, (v.op,), None, self.count, work=work.op))
         self.emit(Flag("V_S"))
@@ -670,6 +680,20 @@ class _Sel:
         self.release(v)
         self.release(res)
         self.release(work)
+
+    def reduce_areas(self, rdt: str) -> tuple[Vec, Vec]:
+        """The result (one 32 B block) and work area of a count-form reduction over `n`
+        elements of `rdt`: the documented minimum work size is the first round's results,
+        ceil(n / elements per repeat) rounded up to whole 32 B blocks (Ascend C ReduceSum /
+        ReduceMax / ReduceMin, "workLocal"); both share one slot when they fit in it (a
+        slot holds n f32), else they take a slot each."""
+        es = ir.DTYPE_BYTES[rdt]
+        per_blk = 32 // es
+        work_elems = -(-(-(-self.n // (256 // es))) // per_blk) * per_blk
+        res = self.alloc(rdt, "reduction work areas")
+        if 32 + work_elems * es <= self.slot_bytes:
+            return res, Vec(res.op.at(per_blk))
+        return res, self.alloc(rdt, "reduction work areas")
 
 
 def _trip(pe: "PhaseEmitter", lp: ir.For) -> tuple[int, str] | None:

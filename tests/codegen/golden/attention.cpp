@@ -174,7 +174,7 @@ private:
             Cast(tmp0.ReinterpretCast<float>()[64], M_ubLocal[i * 64], RoundMode::CAST_NONE, 64);
             Add(s_ubLocal[i * 64], tmp0.ReinterpretCast<float>(), tmp0.ReinterpretCast<float>()[64], 64);
             mb_ubLocal.SetValue(i, mx_ubLocal.GetValue(i));
-            ReduceMax(tmp0.ReinterpretCast<float>(), s_ubLocal[i * 64], tmp0.ReinterpretCast<float>()[64], 64);
+            ReduceMax(tmp0.ReinterpretCast<float>(), s_ubLocal[i * 64], tmp0.ReinterpretCast<float>()[8], 64);
             SetFlag<HardEvent::V_S>(0);
             WaitFlag<HardEvent::V_S>(0);
             mb_ubLocal.SetValue(i, ascx_max<float>(mb_ubLocal.GetValue(i), tmp0.ReinterpretCast<float>().GetValue(0)));
@@ -184,14 +184,14 @@ private:
             Muls(acc_ubLocal[i * 64], acc_ubLocal[i * 64], al_ubLocal.GetValue(i), 64);
             Adds(tmp0.ReinterpretCast<float>(), s_ubLocal[i * 64], float(-(ms_ubLocal.GetValue(i))), 64);
             Exp(s_ubLocal[i * 64], tmp0.ReinterpretCast<float>(), 64);
-            ReduceSum(tmp0.ReinterpretCast<float>(), s_ubLocal[i * 64], tmp0.ReinterpretCast<float>()[64], 64);
+            ReduceSum(tmp0.ReinterpretCast<float>(), s_ubLocal[i * 64], tmp0.ReinterpretCast<float>()[8], 64);
             SetFlag<HardEvent::V_S>(0);
             WaitFlag<HardEvent::V_S>(0);
             sm_ubLocal.SetValue(i, (sm_ubLocal.GetValue(i) + tmp0.ReinterpretCast<float>().GetValue(0)));
             for (int32_t j = 0; j < 64; ++j) {
                 Cast(tmp0.ReinterpretCast<float>(), V_ubLocal[j * 64], RoundMode::CAST_NONE, 64);
-                Muls(tmp0.ReinterpretCast<float>()[64], tmp0.ReinterpretCast<float>(), s_ubLocal.GetValue(i * 64 + j), 64);
-                Add(acc_ubLocal[i * 64], acc_ubLocal[i * 64], tmp0.ReinterpretCast<float>()[64], 64);
+                Muls(tmp0.ReinterpretCast<float>(), tmp0.ReinterpretCast<float>(), s_ubLocal.GetValue(i * 64 + j), 64);
+                Add(acc_ubLocal[i * 64], acc_ubLocal[i * 64], tmp0.ReinterpretCast<float>(), 64);
             }
             mx_ubLocal.SetValue(i, mb_ubLocal.GetValue(i));
         }

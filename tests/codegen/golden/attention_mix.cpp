@@ -267,7 +267,7 @@ private:
         WaitFlag<HardEvent::MTE3_S>(0);
         for (int32_t i = 0; i < 64; ++i) {
             mx_ubLocal.SetValue(i, (-ascx_inf));
-            ReduceMax(tmp2.ReinterpretCast<float>(), s_ub_1Local[i * 256], tmp2.ReinterpretCast<float>()[256], 256);
+            ReduceMax(tmp2.ReinterpretCast<float>(), s_ub_1Local[i * 256], tmp2.ReinterpretCast<float>()[8], 256);
             SetFlag<HardEvent::V_S>(0);
             WaitFlag<HardEvent::V_S>(0);
             mx_ubLocal.SetValue(i, ascx_max<float>(mx_ubLocal.GetValue(i), tmp2.ReinterpretCast<float>().GetValue(0)));
@@ -285,7 +285,7 @@ private:
     {
         pipe.InitBuffer(outQueue_mx_ub, 1, 256);
         pipe.InitBuffer(inQueue_s_ub_1, 1, 65536);
-        pipe.InitBuffer(tmpBuf2, 2048);
+        pipe.InitBuffer(tmpBuf2, 1024);
         tmp2 = tmpBuf2.Get<uint8_t>();
         if (workerIdx == 0) {
             for (int32_t i0 = 0; i0 < 4; ++i0) {
@@ -319,7 +319,7 @@ private:
             sm_ubLocal.SetValue(i, 0.0f);
             Adds(tmp3.ReinterpretCast<float>(), s_ub_2Local[i * 256], float(-(mx_ub_1Local.GetValue(i))), 256);
             Exp(s_ub_2Local[i * 256], tmp3.ReinterpretCast<float>(), 256);
-            ReduceSum(tmp3.ReinterpretCast<float>(), s_ub_2Local[i * 256], tmp3.ReinterpretCast<float>()[256], 256);
+            ReduceSum(tmp3.ReinterpretCast<float>(), s_ub_2Local[i * 256], tmp3.ReinterpretCast<float>()[8], 256);
             SetFlag<HardEvent::V_S>(0);
             WaitFlag<HardEvent::V_S>(0);
             sm_ubLocal.SetValue(i, (sm_ubLocal.GetValue(i) + tmp3.ReinterpretCast<float>().GetValue(0)));
@@ -344,7 +344,7 @@ private:
         pipe.InitBuffer(inQueue_mx_ub_1, 1, 256);
         pipe.InitBuffer(inQueue_s_ub_2, 1, 65536);
         pipe.InitBuffer(outQueue_sm_ub, 1, 256);
-        pipe.InitBuffer(tmpBuf3, 2048);
+        pipe.InitBuffer(tmpBuf3, 1024);
         tmp3 = tmpBuf3.Get<uint8_t>();
         if (workerIdx == 0) {
             for (int32_t i0 = 0; i0 < 4; ++i0) {

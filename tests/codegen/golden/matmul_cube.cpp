@@ -190,24 +190,19 @@ private:
         acc_ubLocal = inQueue_acc_ub.AllocTensor<float>();
         DataCopy(acc_ubLocal, accGm[i0 * 4096 + j0 * 32], DataCopyParams(64, 4, 4, 0));
         inQueue_acc_ub.EnQue(acc_ubLocal);
-        bias_ubLocal = inQueue_bias_ub.AllocTensor<half>();
-        DataCopy(bias_ubLocal, biasGm[j0 * 32], 32);
-        inQueue_bias_ub.EnQue(bias_ubLocal);
     }
-    __aicore__ inline void ComputeEpi()
+    __aicore__ inline void ComputeEpi(int32_t j0)
     {
         acc_ubLocal = inQueue_acc_ub.DeQue<float>();
-        bias_ubLocal = inQueue_bias_ub.DeQue<half>();
         C_ubLocal = outQueue_C_ub.AllocTensor<half>();
-        Cast(tmp1.ReinterpretCast<float>(), bias_ubLocal, RoundMode::CAST_NONE, 32);
+        Cast(tmp1.ReinterpretCast<float>(), bias_ubLocal[j0 * 32], RoundMode::CAST_NONE, 32);
         for (int32_t i = 0; i < 64; ++i) {
-            Add(tmp1.ReinterpretCast<float>()[32], acc_ubLocal[i * 32], tmp1.ReinterpretCast<float>(), 32);
-            Maxs(tmp1.ReinterpretCast<float>()[64], tmp1.ReinterpretCast<float>()[32], 0.0f, 32);
+            Add(tmp1.ReinterpretCast<float>()[64], acc_ubLocal[i * 32], tmp1.ReinterpretCast<float>(), 32);
+            Maxs(tmp1.ReinterpretCast<float>()[64], tmp1.ReinterpretCast<float>()[64], 0.0f, 32);
             Cast(C_ubLocal[i * 32], tmp1.ReinterpretCast<float>()[64], RoundMode::CAST_RINT, 32);
         }
         outQueue_C_ub.EnQue(C_ubLocal);
         inQueue_acc_ub.FreeTensor(acc_ubLocal);
-        inQueue_bias_ub.FreeTensor(bias_ubLocal);
     }
     __aicore__ inline void CopyOutEpi(int32_t i0, int32_t j0)
     {
@@ -219,14 +214,18 @@ private:
     {
         pipe.InitBuffer(outQueue_C_ub, 1, 4096);
         pipe.InitBuffer(inQueue_acc_ub, 1, 8192);
-        pipe.InitBuffer(inQueue_bias_ub, 1, 64);
+        pipe.InitBuffer(buf_bias_ub, 128);
         pipe.InitBuffer(tmpBuf1, 384);
+        bias_ubLocal = buf_bias_ub.Get<half>();
         tmp1 = tmpBuf1.Get<uint8_t>();
         if (workerIdx == 0) {
+            PipeBarrier<PIPE_ALL>();
+            DataCopy(bias_ubLocal, biasGm, 64);
+            PipeBarrier<PIPE_ALL>();
             for (int32_t i0 = 0; i0 < 2; ++i0) {
                 for (int32_t j0 = 0; j0 < 2; ++j0) {
                     CopyInEpi(i0, j0);
-                    ComputeEpi();
+                    ComputeEpi(j0);
                     CopyOutEpi(i0, j0);
                 }
             }
@@ -251,7 +250,7 @@ private:
     LocalTensor<half> C_ubLocal;
     TQue<TPosition::VECIN, 1> inQueue_acc_ub;
     LocalTensor<float> acc_ubLocal;
-    TQue<TPosition::VECIN, 1> inQueue_bias_ub;
+    TBuf<TPosition::VECIN> buf_bias_ub;
     LocalTensor<half> bias_ubLocal;
     TBuf<TPosition::VECCALC> tmpBuf1;
     LocalTensor<uint8_t> tmp1;

@@ -133,18 +133,18 @@ private:
         WaitFlag<HardEvent::MTE2_S>(0);
         for (int32_t r = 0; r < 16; ++r) {
             mx = (-ascx_inf);
-            ReduceMax(tmp0.ReinterpretCast<half>(), X_ubLocal[r * 1024], tmp0.ReinterpretCast<half>()[2048], 1024);
+            ReduceMax(tmp0.ReinterpretCast<half>(), X_ubLocal[r * 1024], tmp0.ReinterpretCast<half>()[16], 1024);
             SetFlag<HardEvent::V_S>(0);
             WaitFlag<HardEvent::V_S>(0);
             mx = ascx_max<float>(mx, ascx_cvt<float>(tmp0.ReinterpretCast<half>().GetValue(0)));
             sm = 0.0f;
             Cast(tmp0.ReinterpretCast<float>(), X_ubLocal[r * 1024], RoundMode::CAST_NONE, 1024);
-            Adds(tmp0.ReinterpretCast<float>()[1024], tmp0.ReinterpretCast<float>(), float(-(mx)), 1024);
-            Exp(e_ubLocal, tmp0.ReinterpretCast<float>()[1024], 1024);
-            ReduceSum(tmp0.ReinterpretCast<float>()[1024], e_ubLocal, tmp0.ReinterpretCast<float>(), 1024);
+            Adds(tmp0.ReinterpretCast<float>(), tmp0.ReinterpretCast<float>(), float(-(mx)), 1024);
+            Exp(e_ubLocal, tmp0.ReinterpretCast<float>(), 1024);
+            ReduceSum(tmp0.ReinterpretCast<float>(), e_ubLocal, tmp0.ReinterpretCast<float>()[8], 1024);
             SetFlag<HardEvent::V_S>(0);
             WaitFlag<HardEvent::V_S>(0);
-            sm = (sm + tmp0.ReinterpretCast<float>().GetValue(1024));
+            sm = (sm + tmp0.ReinterpretCast<float>().GetValue(0));
             Duplicate(tmp0.ReinterpretCast<float>()[1024], sm, 8, 1, 1, 8);
             Div(tmp0.ReinterpretCast<float>(), e_ubLocal, tmp0.ReinterpretCast<float>()[1024], 64, 16, BinaryRepeatParams(1, 1, 0, 8, 8, 0));
             Cast(Y_ubLocal[r * 1024], tmp0.ReinterpretCast<float>(), RoundMode::CAST_RINT, 1024);

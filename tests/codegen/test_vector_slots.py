@@ -1,0 +1,61 @@
+"""Vector temporaries of a nest (`transformer/lower/vector.py`): a reduction's result and
+its documented minimum work area share one slot when they fit; arithmetic overwrites a
+temporary operand instead of taking a fresh slot; `e * e` computes `e` once. Fewer slots
+are what lets a whole 8192-element layernorm row (X, Y, gamma, beta) stay in UB. Plan
+checks (no compile); the emitted kernels are checked against the interpreter by the
+documented-pipeline tests (`test_examples.py`, `test_sanitize_examples.py`)."""
+
+from __future__ import annotations
+
+import pytest
+
+from transformer.lower import lower_kernel
+from transformer.lower.instr import VecOp
+
+from .conftest import apply, example, kernel_text
+
+
+def _nest_ops(plan, var_line: int) -> list[VecOp]:  # type: ignore[no-untyped-def]
+    for n in plan.nests:
+        if f":{var_line}:" in n.where:
+            return [p.item for p in n.plan if isinstance(p.item, VecOp)]
+    raise AssertionError([n.where for n in plan.nests])
+
+
+def test_layernorm_8192_rows_need_two_slots() -> None:
+    k = apply(example("layernorm", {"N": 8192, "H": 8192}), "fuse,tile,double_buffer")
+    plan = lower_kernel(k)
+    assert max(n.temp_slots for n in plan.nests) == 2
+    assert all(not n.fallback for n in plan.nests)
+    # the variance: one Cast and one Adds for the centred row, squared by one Mul of it with itself
+    var = _nest_ops(plan, 21)
+    assert [o.op for o in var] == ["Cast", "Adds", "Mul", "ReduceSum"]
+    mul = var[2]
+    assert mul.srcs[0] == mul.srcs[1] == mul.dst == var[1].dst  # in place, x * x
+    # the result and the work area of the reductions share one slot: work 32 B after it
+    red = [o for n in plan.nests for p in n.plan for o in [p.item] if isinstance(o, VecOp) and o.op == "ReduceSum"]
+    assert red and all(o.work.base == o.dst.base and o.work.offset == f"{o.dst.offset} + 8" for o in red)  # type: ignore[union-attr]
+
+
+SUM8 = """
+kernel s8(X: f32[R, C]) -> (Y: f32[R]) {
+  size R = 4
+  size C = 8
+  rows: for r in 0..R {
+    Y[r] = 0.0
+    for c in 0..C {
+      Y[r] += X[r, c] * 2.0
+    }
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("c,slots", [(8, 3), (64, 2)])
+def test_a_reduction_takes_a_second_slot_only_when_its_work_area_does_not_fit(c: int, slots: int) -> None:
+    """Rows of 8 f32 (a 32 B slot): the result block and the one-block work area need two
+    slots; rows of 64 f32 (256 B): both fit in one."""
+    k = apply(kernel_text(SUM8.replace("size C = 8", f"size C = {c}")), "tile{rows=2}")
+    plan = lower_kernel(k)
+    (nest,) = [n for n in plan.nests if "ReduceSum" in n.instructions]
+    assert nest.temp_slots == slots
