@@ -54,6 +54,7 @@ from transformer.walk import names_written
 
 from . import _rewrite as R
 from ._budgets import scope_budget, tensor_bytes
+from ._invariant import invariant_box
 from ._sink import is_block_loop
 from .base import Pass, PassError, TraceEntry, preferred_loop_names, register, resolve_loop
 from .params import Loop, Map, Params, Tensor
@@ -156,7 +157,7 @@ def stage_nest(kernel: ir.Kernel, nest: ir.Stmt, st: Strips | None, sizes: Mappi
     `at`, each per iteration of the loop at its path, or `NotApplicable`. `written_before`:
     tensors written before the nest (None: unknown). The locals, times `reserve`, must fit
     their scopes (0: not checked). `prologue` (`tile`): when given, a row-invariant input
-    (`_invariant_box`) is staged once before the nest instead of per tile, its copy appended
+    (`_invariant.invariant_box`) is staged once before the nest instead of per tile, its copy appended
     to `prologue` (the caller puts it before the nest); such a local has one stage."""
     assert isinstance(nest, ir.For)
     accs, in_copies, loops = collect(nest)
@@ -216,14 +217,13 @@ def stage_nest(kernel: ir.Kernel, nest: ir.Stmt, st: Strips | None, sizes: Mappi
         assert decl is not None
         scope = roles.get(x, "ub")
         if prologue is not None and scope == "ub":
-            inv = _invariant_box(x, decl, accs[x], places, nest, sizes)
+            inv = invariant_box(decl, accs[x], places, nest, sizes)
             if inv is not None:
                 n = R.fresh(f"{x}_{scope}", taken)
                 dims = tuple(mx for (_, _, mx, _), k in zip(inv.dims, kept_dims(inv)) if k)
                 new_decls.append(ir.TensorDecl(n, decl.dtype, tuple(R.lit(d) for d in dims), "local", scope=scope))
-                plan = _Plan(x, (), inv, [(n, scope)], True, False, decl.dtype, once=True)
-                plans.append(plan)
-                prologue.extend(_copies(plan)[0])
+                plans.append(_Plan(x, (), inv, [(n, scope)], True, False, decl.dtype, once=True))
+                prologue.extend(_copies(plans[-1])[0])
                 once.add(n)
                 trace.changes.append(f"staged `{x}` in `{n}` @{scope} once, before `{label}` (it does not change "
                                      f"from tile to tile: one copy per core, one stage)")
@@ -317,42 +317,6 @@ def _place(x: str, decl: ir.TensorDecl, lst: list[AccessSite], label: str, block
     return level, box, copy_in, copy_out
 
 
-def _invariant_box(x: str, decl: ir.TensorDecl, lst: list[AccessSite], places: list[tuple[Path, Box, bool, bool]],
-                   nest: ir.For, sizes: Mapping[str, int]) -> Box | None:
-    """The footprint of input `x` over the whole nest when it can be staged once before the
-    nest (`Check_row_invariant`), else None."""
-    if decl.kind != "input" or decl.rank != 1 or any(a.write for a in lst):
-        return None
-    boxes = [box_of(a, (), sizes) for a in lst]
-    if any(b is None for b in boxes):
-        return None
-    box = merge(boxes, sizes)  # type: ignore[arg-type]
-    if box is None:
-        return None
-    return box if Check_row_invariant(box, places, nest, sizes) else None
-
-
-def Check_row_invariant(box: Box, places: list[tuple[Path, Box, bool, bool]], nest: ir.For,
-                        sizes: Mapping[str, int]) -> bool:
-    """Condition for staging an input once before its nest (a vector broadcast over the
-    rows: layernorm's gamma/beta, a bias; `_invariant_box` takes rank-1 inputs only):
-    its footprint over the nest does not move with the nest's outer loop (no corner or
-    extent names its variable), and the one buffer is no larger than the per-tile staging
-    it replaces with room for two stages (so hoisting never needs more UB than the tiles
-    the capacity solver chose: rows too long for UB keep their per-tile copies)."""
-    for lo, ext, _, _ in box.dims:
-        if nest.var in R.names_in(lo) or nest.var in R.names_in(ext):
-            return False
-
-    def elems(b: Box) -> int:
-        n = 1
-        for _, _, mx, _ in b.dims:
-            n *= mx
-        return n
-
-    return elems(box) <= 2 * sum(elems(b) for _, b, _, _ in places)
-
-
 # --------------------------------------------------------------------------------------
 # the rewrite
 
@@ -384,15 +348,8 @@ def _copies(p: _Plan) -> tuple[list[ir.Stmt], list[ir.Stmt]]:
         loc_dims = [ir.Slice(R.lit(0), R.lit(1))]
     gm = ir.Region(p.tensor, tuple(gm_dims))
     chain = [ir.Region(n, tuple(loc_dims)) for n, _ in p.locals_]
-    pre: list[ir.Stmt] = []
-    post: list[ir.Stmt] = []
-    if p.copy_in:
-        pre.append(ir.Copy(chain[0], gm))
-        for a, b in zip(chain, chain[1:]):
-            pre.append(ir.Copy(b, a))
-    if p.copy_out:
-        post.append(ir.Copy(gm, chain[-1]))
-    return pre, post
+    pre: list[ir.Stmt] = [ir.Copy(chain[0], gm), *(ir.Copy(b, a) for a, b in zip(chain, chain[1:]))] if p.copy_in else []
+    return pre, [ir.Copy(gm, chain[-1])] if p.copy_out else []
 
 
 def _rewrite(s: ir.For, path: Path, plans: list[_Plan], sizes: Mapping[str, int]) -> ir.For:
