@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from transformer import ir
+from transformer.affine import to_affine
 from transformer.regions import AccessSite, Box, box_of, merge
 
 from . import _rewrite as R
@@ -31,20 +32,32 @@ def invariant_box(decl: ir.TensorDecl, lst: list[AccessSite], places: list[tuple
     box = merge(boxes, sizes)  # type: ignore[arg-type]
     if box is None:
         return None
-    return box if Check_row_invariant(box, places, nest, sizes) else None
+    return box if Check_row_invariant(box, places, nest, sizes, ir.DTYPE_BYTES[decl.dtype]) else None
 
 
 def Check_row_invariant(box: Box, places: list[tuple[Path, Box, bool, bool]], nest: ir.For,
-                        sizes: Mapping[str, int]) -> bool:
+                        sizes: Mapping[str, int], esize: int) -> bool:
     """Condition for staging an input once before its nest (a vector broadcast over the
     rows: layernorm's gamma/beta, a bias; `invariant_box` takes rank-1 inputs only):
     its footprint over the nest does not move with the nest's outer loop (no corner or
     extent names its variable), and the one buffer is no larger than the per-tile staging
     it replaces with room for two stages (so hoisting never needs more UB than the tiles
-    the capacity solver chose: rows too long for UB keep their per-tile copies)."""
+    the capacity solver chose: rows too long for UB keep their per-tile copies); and every
+    per-tile footprint starts 32 B aligned inside it (the tile a vector instruction reads
+    from the one buffer starts where its own copy would have: aligned, as vector operands
+    must be)."""
     for lo, ext, _, _ in box.dims:
         if nest.var in R.names_in(lo) or nest.var in R.names_in(ext):
             return False
+    base = [to_affine(lo, sizes) for lo, _, _, _ in box.dims]
+    for _, b, _, _ in places:
+        for (lo, _, _, _), b0 in zip(b.dims, base):
+            a = to_affine(lo, sizes)
+            if a is None or b0 is None:
+                return False
+            d = a - b0
+            if (d.const * esize) % 32 or any((c * esize) % 32 for _, c in d.coeffs):
+                return False
 
     def elems(b: Box) -> int:
         n = 1

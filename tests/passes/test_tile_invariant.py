@@ -89,3 +89,16 @@ def test_staging_once_keeps_the_explicit_stage_pass_unchanged() -> None:
     out, _ = run_pipeline(k, "split{ew.i=16},stage{b=ew}")
     assert _prologue(out) == []  # `stage` stages exactly where it is asked
     assert equivalent(k, out) == []
+
+
+def test_a_tile_that_would_start_unaligned_inside_the_one_buffer_stays_per_tile() -> None:
+    """Tiles of 130 f32 (520 B) of `b`: the second would start 8 B past a 32 B boundary in a
+    buffer holding all of `b` (vector operands must start aligned), so `b` keeps its
+    per-tile copies; tiles of 128 (512 B) are staged once."""
+    k = kernel(ROW_SCALE)
+    out, _ = run_pipeline(k, "tile{ew.i=16,ew.j=130}")
+    assert _prologue(out) == []
+    assert equivalent(k, out) == []
+    out, _ = run_pipeline(k, "tile{ew.i=16,ew.j=128}")
+    assert [c.src.tensor for c in _prologue(out)] == ["b"]
+    assert equivalent(k, out) == []
