@@ -801,7 +801,10 @@ class PhaseEmitter:
                 self.row_ctx = saved
             ctx = None
         pre = render(ctx.pre, depth) if ctx is not None else []
-        return pre + [head] + body + [Line("}", depth)]
+        from .prefetch import prefetched
+
+        fetched = prefetched(self, s, v, self.ex.index(s.lo), self.ex.index(s.hi), body, depth)
+        return pre + (fetched if fetched is not None else [head] + body + [Line("}", depth)])
 
     def workers_available(self) -> int:
         if self.low.mode == "MIX_MODE" and self.ph.core == "vec":
@@ -1038,8 +1041,9 @@ def lower_kernel(kernel: ir.Kernel, target: Target | None = None, *, select: boo
     return Lowering(kernel, target, select=select, source_name=source_name).run()
 
 
-_LOCAL_GET = re.compile(r"(?<!Gm)\.GetValue\(")
 _LOCAL_SET = re.compile(r"(?<!Gm)\.SetValue\(")
+# the tensor a scalar read reads: `X_ubLocal[..].GetValue(`, `tmp0.ReinterpretCast<half>().GetValue(`
+_GET_BASE = re.compile(r"\b(\w+)(?:\[[^\[\]]*\]|\.ReinterpretCast<\w+>\(\))*\.GetValue\(")
 
 
 def _scalar_sync(body: list[Line], out_queued: tuple[str, ...] = (), in_queued: tuple[str, ...] = ()) -> list[Line]:
@@ -1054,8 +1058,11 @@ def _scalar_sync(body: list[Line], out_queued: tuple[str, ...] = (), in_queued: 
     calling stage (RAW found by the fuzzer: `stage{_f6rkp=_u30D2},stage{B=p0AQ},...`)."""
     text = "\n".join(l.text for l in body)
     flags = []
-    if _LOCAL_GET.search(text) and (re.search(r"\binQueue_\w+\.DeQue<", text)
-                                    or any(f"{t}.GetValue(" in text for t in in_queued)):
+    # only scalar reads of a tensor MTE2 wrote need it: a VECIN tensor dequeued here or an
+    # input-queue tensor (a reduction's result in a VECCALC scratch is ordered by its V -> S
+    # flag, and waiting for MTE2 there would also wait for the next tile's prefetched load)
+    read = set(_GET_BASE.findall(text))
+    if read & (set(re.findall(r"\b(\w+) = inQueue_\w+\.DeQue<", text)) | set(in_queued)):
         flags.append("MTE2_S")
     if _LOCAL_SET.search(text) and (re.search(r"\boutQueue_\w+\.AllocTensor<", text)
                                     or any(f"{t}.SetValue(" in text for t in out_queued)):

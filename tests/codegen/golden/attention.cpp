@@ -161,8 +161,6 @@ private:
         K_ubLocal = inQueue_K_ub.DeQue<half>();
         M_ubLocal = inQueue_M_ub.DeQue<half>();
         V_ubLocal = inQueue_V_ub.DeQue<half>();
-        SetFlag<HardEvent::MTE2_S>(0);
-        WaitFlag<HardEvent::MTE2_S>(0);
         for (int32_t i = 0; i < 64; ++i) {
             Duplicate(s_ubLocal[i * 64], 0.0f, 64);
             Cast(tmp0.ReinterpretCast<float>(), Q_ubLocal[i * 64], RoundMode::CAST_NONE, 64);
@@ -203,8 +201,6 @@ private:
     {
         Q_ubLocal = inQueue_Q_ub.DeQue<half>();
         O_ubLocal = outQueue_O_ub.AllocTensor<half>();
-        SetFlag<HardEvent::MTE2_S>(0);
-        WaitFlag<HardEvent::MTE2_S>(0);
         SetFlag<HardEvent::MTE3_S>(0);
         WaitFlag<HardEvent::MTE3_S>(0);
         for (int32_t i = 0; i < 64; ++i) {
@@ -212,8 +208,11 @@ private:
             sm_ubLocal.SetValue(i, 0.0f);
             Duplicate(acc_ubLocal[i * 64], 0.0f, 64);
         }
+        CopyIn2(i0, 0);
         for (int32_t jb = 0; jb < 16; ++jb) {
-            CopyIn2(i0, jb);
+            if (jb + 1 < 16) {
+                CopyIn2(i0, jb + 1);
+            }
             Compute2();
         }
         for (int32_t i = 0; i < 64; ++i) {

@@ -261,8 +261,6 @@ private:
     {
         s_ub_1Local = inQueue_s_ub_1.DeQue<float>();
         mx_ubLocal = outQueue_mx_ub.AllocTensor<float>();
-        SetFlag<HardEvent::MTE2_S>(0);
-        WaitFlag<HardEvent::MTE2_S>(0);
         SetFlag<HardEvent::MTE3_S>(0);
         WaitFlag<HardEvent::MTE3_S>(0);
         for (int32_t i = 0; i < 64; ++i) {

@@ -129,8 +129,6 @@ private:
     {
         X_ubLocal = inQueue_X_ub.DeQue<half>();
         Y_ubLocal = outQueue_Y_ub.AllocTensor<half>();
-        SetFlag<HardEvent::MTE2_S>(0);
-        WaitFlag<HardEvent::MTE2_S>(0);
         for (int32_t r = 0; r < 16; ++r) {
             mx = (-ascx_inf);
             ReduceMax(tmp0.ReinterpretCast<half>(), X_ubLocal[r * 1024], tmp0.ReinterpretCast<half>()[16], 1024);
