@@ -803,7 +803,8 @@ class PhaseEmitter:
         pre = render(ctx.pre, depth) if ctx is not None else []
         from .prefetch import prefetched
 
-        fetched = prefetched(self, s, v, self.ex.index(s.lo), self.ex.index(s.hi), body, depth)
+        fetched = prefetched(self, s, split_stages(s.body, self.low.decls), v, self.ex.index(s.lo), self.ex.index(s.hi),
+                             body, depth)
         return pre + (fetched if fetched is not None else [head] + body + [Line("}", depth)])
 
     def workers_available(self) -> int:

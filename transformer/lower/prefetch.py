@@ -38,16 +38,14 @@ from .plan import Line
 _CALL = re.compile(r"^(\w+)\((.*)\);$")
 
 
-def prefetched(em: Any, s: ir.For, var: str, lo: str, hi: str, body: list[Line], depth: int) -> list[Line] | None:
+def prefetched(em: Any, s: ir.For, st: Any, var: str, lo: str, hi: str, body: list[Line], depth: int) -> list[Line] | None:
     """The lines of the loop `s` (C++ variable `var` over `lo..hi`, `body` its lowered body
-    at `depth + 1`) with its next tile's load issued before the compute, or None when the
-    conditions of the module docstring do not hold."""
-    from .lower import split_stages
-
+    at `depth + 1`, `st` its body's stages: `lower.split_stages`) with its next tile's load
+    issued before the compute, or None when the conditions of the module docstring do not
+    hold."""
     ann = s.annotation("pipeline")
     if ann is None or (ann.get("stages") or 0) < 2 or not body or body[0].depth != depth + 1:
         return None
-    st = split_stages(s.body, em.low.decls)
     if st is None or not st.copy_in:
         return None
     first = _CALL.match(body[0].text)
