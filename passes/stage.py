@@ -55,6 +55,7 @@ from transformer.walk import names_written
 from . import _rewrite as R
 from ._budgets import scope_budget, tensor_bytes
 from ._invariant import invariant_box
+from ._roles import fixpipe_written, matmul_roles, strip_casts  # noqa: F401  (strip_casts: fission imports it here)
 from ._sink import is_block_loop
 from .base import Pass, PassError, TraceEntry, preferred_loop_names, register, resolve_loop
 from .params import Loop, Map, Params, Tensor
@@ -228,6 +229,15 @@ def stage_nest(kernel: ir.Kernel, nest: ir.Stmt, st: Strips | None, sizes: Mappi
                 trace.changes.append(f"staged `{x}` in `{n}` @{scope} once, before `{label}` (it does not change "
                                      f"from tile to tile: one copy per core, one stage)")
                 continue
+        if prologue is not None and _one_element(decl, places) and x not in used_outside:
+            # a temp of which each tile holds one element (`var[n]` over one-row tiles):
+            # a scalar (a register of each core), not a one-element UB buffer the scalar
+            # unit reads and writes through GetValue/SetValue
+            new_decls.append(ir.TensorDecl(x, decl.dtype, (), "temp"))
+            plans.append(_Plan(x, places[0][0], places[0][1], [(x, "scalar")], False, False, decl.dtype))
+            dead.add(x)
+            trace.changes.append(f"kept `{x}` as a scalar: each tile of `{label}` uses one element of it")
+            continue
         by_shape: dict[tuple[int, ...], list[tuple[str, str]]] = {}  # sibling loops share a local of one shape
         for level, box, copy_in, copy_out in places:
             dims = tuple(mx for (_, _, mx, _), k in zip(box.dims, kept_dims(box)) if k)
@@ -248,9 +258,19 @@ def stage_nest(kernel: ir.Kernel, nest: ir.Stmt, st: Strips | None, sizes: Mappi
         if decl.kind == "temp" and x not in used_outside and len(places) == 1:
             dead.add(x)
     if reserve:
-        _check_capacity(label, new_decls, sizes, target, nest.loc, reserve, pass_name, once)
+        _check_capacity(label, [d for d in new_decls if d.kind == "local"], sizes, target, nest.loc, reserve,
+                        pass_name, once)
     nest = _rewrite(nest, (), plans, sizes)
     return nest, new_decls, dead
+
+
+def _one_element(decl: ir.TensorDecl, places: list[tuple[Path, Box, bool, bool]]) -> bool:
+    """Whether temp `decl` is staged at one place whose tile is one element, written in the
+    tile before it is read and not copied out (a scalar holds it)."""
+    if decl.kind != "temp" or len(places) != 1:
+        return False
+    _, box, copy_in, copy_out = places[0]
+    return not copy_in and not copy_out and all(mx == 1 for _, _, mx, _ in box.dims)
 
 
 def _row_groups(lst: list[AccessSite], st: Strips, loops: Mapping[Path, ir.For]) -> list[list[AccessSite]]:
@@ -377,6 +397,8 @@ def _rewrite_accesses(s: ir.Stmt, p: _Plan, sizes: Mapping[str, int]) -> ir.Stmt
         """An access to the staged tensor (indices already rewritten) -> the local."""
         if not (isinstance(e, ir.Access) and e.tensor == p.tensor):
             return e
+        if p.locals_[-1][1] == "scalar":  # a one-element tile kept as a scalar temp
+            return ir.Name(local, e.loc)
         new = []
         for i, k, lo in zip(e.indices, keep, los):
             if not k:
@@ -409,87 +431,3 @@ def _check_capacity(label: str, decls: list[ir.TensorDecl], sizes: Mapping[str, 
             raise CapacityExceeded(pass_name, f"the tiles of `{label}` need {total} bytes of {scope} "
                             f"({parts}), more than the {budget} bytes usable", loc,
                             hint="use smaller tiles, or tile more loops of the nest", scope=scope, need_bytes=total, budget_bytes=budget, loops=(label,))
-
-
-# --------------------------------------------------------------------------------------
-# matmul roles: which tensors go to the cube's scopes
-
-
-def strip_casts(e: ir.Expr) -> ir.Expr:
-    while isinstance(e, ir.Call) and e.func in ir.DTYPES and len(e.args) == 1:
-        e = e.args[0]
-    return e
-
-
-def matmul_roles(nest: ir.For, accs: Mapping[str, list[AccessSite]], allowed: set[str]) -> dict[str, str]:
-    """tensor -> `l0a` / `l0b` / `l0c` for a matmul-like nest (see the module docstring)."""
-    roles: dict[str, str] = {}
-    for s in ir.iter_stmts(nest.body):
-        if not (isinstance(s, ir.Assign) and s.op == "+=" and isinstance(s.target, ir.Access)):
-            continue
-        v = s.value
-        if not (isinstance(v, ir.Binary) and v.op == "*"):
-            continue
-        a, b = strip_casts(v.lhs), strip_casts(v.rhs)
-        if not (isinstance(a, ir.Access) and isinstance(b, ir.Access)) or a.tensor == b.tensor:
-            continue
-        c = s.target.tensor
-        if c in (a.tensor, b.tensor):
-            continue
-        roles.setdefault(a.tensor, "l0a")
-        roles.setdefault(b.tensor, "l0b")
-        roles.setdefault(c, "l0c")
-    # validate: the accumulator is only initialised with a literal, accumulated, or read by a cast
-    for t, r in list(roles.items()):
-        for acc in accs.get(t, []):
-            s = acc.stmt
-            ok = False
-            if r == "l0c":
-                if acc.write and s.op == "=" and isinstance(s.value, (ir.FloatLit, ir.IntLit)):
-                    ok = True
-                elif s.op == "+=" and isinstance(s.value, ir.Binary) and s.value.op == "*" and \
-                        isinstance(s.target, ir.Access) and s.target.tensor == t:
-                    ok = True
-                elif not acc.write and s.op == "=" and strip_casts(s.value) == acc.access and s.value != acc.access:
-                    ok = True
-            else:
-                v = s.value
-                ok = (not acc.write and s.op == "+=" and isinstance(v, ir.Binary) and v.op == "*"
-                      and (strip_casts(v.lhs) == acc.access if r == "l0a" else strip_casts(v.rhs) == acc.access))
-            if not ok:
-                roles.pop(t, None)
-                break
-    roles = {t: r for t, r in roles.items() if t in allowed}
-    # a matmul statement goes to the cube only when all three of its tensors do
-    changed = True
-    while changed:
-        changed = False
-        for s in ir.iter_stmts(nest.body):
-            if isinstance(s, ir.Assign) and s.op == "+=" and isinstance(s.target, ir.Access) \
-                    and isinstance(s.value, ir.Binary) and s.value.op == "*":
-                a, b = strip_casts(s.value.lhs), strip_casts(s.value.rhs)
-                if not (isinstance(a, ir.Access) and isinstance(b, ir.Access)):
-                    continue
-                trio = (roles.get(a.tensor) == "l0a", roles.get(b.tensor) == "l0b", roles.get(s.target.tensor) == "l0c")
-                if any(trio) and not all(trio):
-                    for t in (a.tensor, b.tensor, s.target.tensor):
-                        if t in roles:
-                            roles.pop(t)
-                            changed = True
-    return roles
-
-
-def fixpipe_written(nest: ir.For, accs: Mapping[str, list[AccessSite]], roles: Mapping[str, str]) -> set[str]:
-    """Tensors written only by `Y = cast(acc)` from an `l0c` accumulator and never read."""
-    out = set()
-    for t, lst in accs.items():
-        if t in roles:
-            continue
-        ok = bool(lst)
-        for a in lst:
-            v = strip_casts(a.stmt.value)
-            if not (a.write and a.plain and isinstance(v, ir.Access) and roles.get(v.tensor) == "l0c"):
-                ok = False
-        if ok:
-            out.add(t)
-    return out

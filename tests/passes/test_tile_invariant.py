@@ -102,3 +102,17 @@ def test_a_tile_that_would_start_unaligned_inside_the_one_buffer_stays_per_tile(
     out, _ = run_pipeline(k, "tile{ew.i=16,ew.j=128}")
     assert [c.src.tensor for c in _prologue(out)] == ["b"]
     assert equivalent(k, out) == []
+
+
+def test_a_temp_with_one_element_per_tile_is_kept_as_a_scalar() -> None:
+    """`var[n]` over one-row tiles: a scalar temp (each core's register), not a one-element UB
+    local; over 16-row tiles it stays a local of 16."""
+    k = example("layernorm", {"N": 64, "H": 8192})
+    out, trace = run_pipeline(k, "fuse,tile{mean=1},double_buffer")
+    var = out.tensor("var")
+    assert var is not None and var.kind == "temp" and var.rank == 0
+    assert not any(d.name.startswith("var_") for d in out.buffers)
+    assert any(c.startswith("kept `var` as a scalar") for c in trace[1].changes)
+    assert equivalent(k, out) == []
+    out16, _ = run_pipeline(example("layernorm", {"N": 64, "H": 64}), "fuse,tile{mean=16},double_buffer")
+    assert out16.tensor("var") is None and out16.tensor("var_ub") is not None

@@ -777,29 +777,28 @@ class PhaseEmitter:
         """A C++ loop over `s`; its nests share values through a row context (`vector.RowCtx`:
         casts and subexpressions computed once per row, row-independent ones hoisted before
         the loop). When a nest does not fit UB with the context's pinned slots, the loop is
-        lowered again without it."""
+        lowered again with fewer of them (the most used kept: a whole 8192-element layernorm
+        row keeps its widened row), and at last without any."""
         from .instr import render
         from .vector import RowCtx
 
         v = self.low.names(s.var)
         head = Line(f"for (int32_t {v} = {self.ex.index(s.lo)}; {v} < {self.ex.index(s.hi)}; ++{v}) {{", depth)
-        ctx = RowCtx.build(self, s)
         mark = (len(self.low.nests), len(self.low.warnings), self.ph.tmp_bytes)
         saved = self.row_ctx
-        self.row_ctx = ctx
-        try:
-            body = self.block(s.body, depth + 1, loop_vars + [v])
-        finally:
-            self.row_ctx = saved
-        if ctx is not None and ctx.overflow:
-            del self.low.nests[mark[0]:], self.low.warnings[mark[1]:]
-            self.ph.tmp_bytes = mark[2]
-            self.row_ctx = None
+        ctx = RowCtx.build(self, s)
+        while True:
+            self.row_ctx = ctx
             try:
                 body = self.block(s.body, depth + 1, loop_vars + [v])
             finally:
                 self.row_ctx = saved
-            ctx = None
+            if ctx is None or not ctx.overflow:
+                break
+            del self.low.nests[mark[0]:], self.low.warnings[mark[1]:]
+            self.ph.tmp_bytes = mark[2]
+            fewer = len(ctx.pinned) - 1
+            ctx = RowCtx.build(self, s, fewer) if fewer else None
         pre = render(ctx.pre, depth) if ctx is not None else []
         from .prefetch import prefetched
 

@@ -743,7 +743,7 @@ class RowCtx:
     row-independent value is computed once before the row loop (`pre`: the hoisted casts).
     """
 
-    def __init__(self, pe: "PhaseEmitter", row: ir.For) -> None:
+    def __init__(self, pe: "PhaseEmitter", row: ir.For, limit: int | None = None) -> None:
         from ..printer import format_expr
 
         self.pe = pe
@@ -780,6 +780,8 @@ class RowCtx:
                     if not (reads & written) and row.var not in reads:
                         hoist.add(k)
         keys = [k for k in count if count[k] > 1 or k in hoist]
+        # the most used first: when all do not fit UB, the row keeps the first `limit`
+        keys = sorted(keys, key=lambda k: -count[k])[:limit]
         self.pinned = {k: i for i, k in enumerate(keys)}
         self.hoist = hoist & set(keys)
         self.slot = slot_bytes(self.n)
@@ -804,12 +806,13 @@ class RowCtx:
         self.ready = {k: v for k, v in self.ready.items() if not (self.reads[k] & written) or k in self.hoist}
 
     @staticmethod
-    def build(pe: "PhaseEmitter", row: ir.For) -> "RowCtx | None":
+    def build(pe: "PhaseEmitter", row: ir.For, limit: int | None = None) -> "RowCtx | None":
+        """The row's context, pinning at most `limit` values (None: every value worth it)."""
         if not pe.low.select or pe.ph.core != "vec" or any(isinstance(x, ir.Copy) for x in ir.iter_stmts(row.body)):
             return None
         if not any(isinstance(x, ir.For) for x in row.body):
             return None
-        ctx = RowCtx(pe, row)
+        ctx = RowCtx(pe, row, limit)
         return ctx if ctx.pinned else None
 
 
