@@ -87,6 +87,8 @@ CASES: list[Case] = [
          {"R": 100, "C": 64}),
     Case("softmax f16 long rows reciprocal", "softmax", {"R": 256, "C": 65536}, documented("softmax", "reciprocal"),
          1.5, 14, {"R": 50, "C": 4096}),
+    # a row not a multiple of any good tile (4097 = 17 x 241): 16 x 1024 tiles and a tail
+    Case("add f16 4096x4097 (tail)", "add", {"M": 4096, "N": 4097}, documented("add"), 1.15, 14, {"M": 100, "N": 1030}),
     # issue 15 (cube): matmul through `gemm`, FlashAttention as one mix kernel
     Case("matmul_4096", "matmul", {"M": 4096, "N": 4096, "K": 4096}, "gemm", 1.25, 15, {"M": 40, "N": 72, "K": 100}),
     Case("matmul_3000", "matmul", {"M": 3000, "N": 3000, "K": 3000}, "gemm", 1.25, 15, {"M": 40, "N": 72, "K": 100}),

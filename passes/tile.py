@@ -51,7 +51,11 @@ Policy of `tile` without parameters (`choose_tiles`): for each nest, the band of
 loop and, if perfectly nested, the next one. The Z3 capacity solver
 (`transformer.capacity.solver_tiles`) picks the largest tiles (cube-legal multiples of 16
 preferred) for which the kernel `double_buffer` would then make — its staged buffers twice
-and the lowering's vector temporaries — fits every scope (so it vectorises), keeping at least two tiles on the band's outer loop (something to prefetch);
+and the lowering's vector temporaries — fits every scope (so it vectorises), keeping at least two tiles on the band's outer loop (something to prefetch)
+and, when the lowering spreads that loop over the cores, at least one tile per core (dropped
+when nothing fits under it); sizes that leave a tail are tried where they cut the number of
+tiles (`tile_candidates`: 4097 gets 1024-wide tiles and a tail, 4096 only divisors); an inner
+loop chosen at its whole extent is left untiled (so `double_buffer` pipelines the outer one);
 a nest where nothing fits has its rows tiled too when they are too long (`_rows.py`), or is
 refused with what a row needs, or (not a nest over rows) left untiled with the reason in
 the trace. Without the solver, the fallback is the largest
@@ -191,22 +195,40 @@ def choose_tiles(kernel: ir.Kernel, target: Target | None = None, notes: list[st
     else:
         # The outer loop of each band keeps at least two tiles, so `double_buffer` has a
         # next tile to load while this one computes (and `multicore` has work to split).
+        # When the lowering spreads that loop over the cores, it keeps a tile per core too
+        # (37 rows on 48 cores: 1-row tiles, not 16-row tiles on 3 cores).
+        # When nothing fits under that cap (cube operands need 16 rows), the cap is dropped.
         candidates = {n: tile_candidates(e) for n, e in loops.items()}
+        workers = _spread_cores(kernel, bands, target)
+        uncapped = dict(candidates)
         for band in bands:
             n = band[0][0]
-            if loops[n] >= 2:
-                candidates[n] = tuple(c for c in candidates[n] if c <= loops[n] // 2) or (1,)
+            if loops[n] >= 2:  # (tail-leaving sizes up to the cap: 100 rows -> .., 32, 48)
+                uncapped[n] = _capped_candidates(loops[n], loops[n] // 2)
+                candidates[n] = _capped_candidates(loops[n], loops[n] // max(2, workers.get(n, 1)))
         # bands are per top-level nest: the solver solves them separately
         nests = {n: i for i, band in enumerate(bands) for n, _ in band}
         from transformer.printer import print_kernel
 
+        # an inner loop of a band tiled by its whole extent is left untiled (a one-trip tile
+        # loop would hide the outer tile loop from `double_buffer`: rows that fit UB whole)
+        whole = {n: loops[n] for band in bands for n, lp in band[1:] if R.loop_extent(lp, sizes)}
         try:
             chosen = solver_tiles(kernel, loops, target, candidates=candidates, partial=True,
-                                  footprint=tile_footprint(kernel, target), nests=nests,
+                                  footprint=tile_footprint(kernel, target, whole), nests=nests,
                                   cache_key=print_kernel(kernel))
         except CapacityError:
             pass
         else:
+            left = {n for band in bands if not any(n in chosen for n, _ in band) for n, _ in band}
+            if left and any(candidates[n] != uncapped[n] for n in left):
+                try:
+                    chosen.update(solver_tiles(kernel, {n: loops[n] for n in left}, target, candidates=uncapped,
+                                               partial=True, footprint=tile_footprint(kernel, target, whole),
+                                               nests=nests, cache_key=print_kernel(kernel)))
+                except CapacityError:
+                    pass
+            chosen = _drop_whole(chosen, whole)
             for band in bands:
                 if not any(n in chosen for n, _ in band):
                     chosen.update(long_row_tiles(kernel, band, target, notes))
@@ -227,6 +249,30 @@ def choose_tiles(kernel: ir.Kernel, target: Target | None = None, notes: list[st
             chosen.update(req)
             break
     return chosen
+
+
+def _capped_candidates(extent: int, cap: int) -> tuple[int, ...]:
+    """`tile_candidates` of a loop of `extent` among the default sizes up to `cap`."""
+    from transformer.capacity.search import DEFAULT_CANDIDATES
+    from transformer.capacity.tiles import SMALL, tile_candidates
+
+    return tile_candidates(extent, [c for c in SMALL + DEFAULT_CANDIDATES if c <= cap]) or (1,)
+
+
+def _spread_cores(kernel: ir.Kernel, bands: list[list[tuple[str, ir.For]]], target: Target | None) -> dict[str, int]:
+    """{outer loop of a band: the cores the lowering would spread it over} for the bands
+    whose outer loop is a top-level statement (`transformer.lower.spread`, automatic split)."""
+    from transformer.diagnostics import AscxError
+    from transformer.lower.spread import kernel_spread
+    from transformer.targets import resolve_target
+
+    try:
+        spread = kernel_spread(kernel, resolve_target(target))
+    except AscxError:  # an estimate only: no spread known, no cap
+        return {}
+    index = {id(s): i for i, s in enumerate(kernel.body)}
+    return {band[0][0]: spread[index[id(band[0][1])]].cores for band in bands
+            if id(band[0][1]) in index and index[id(band[0][1])] in spread}
 
 
 ROW_TILE_CANDIDATES = tuple(2 ** k for k in range(4, 21))  # elements of a tile of a long row
@@ -319,12 +365,20 @@ def _kib(n: int) -> str:
     return f"{n / 1024:g} KiB" if n >= 1024 else f"{n} B"
 
 
-def tile_footprint(kernel: ir.Kernel, target: Target | None = None) -> Any:
+def _drop_whole(req: Mapping[str, int], whole: Mapping[str, int]) -> dict[str, int]:
+    """`req` without the loops of `whole` ({loop: extent}) requested at their whole extent."""
+    return {n: v for n, v in req.items() if whole.get(n) != v}
+
+
+def tile_footprint(kernel: ir.Kernel, target: Target | None = None,
+                   whole: Mapping[str, int] | None = None) -> Any:
     """The footprint function `solver_tiles` searches with: `{loop: size}` -> the buffers
     (and API temp need) of the kernel `tile` then `double_buffer` would emit — every
     staged local with its stages and the lowering's vector temporaries — or None when
     `tile` refuses the sizes.  `reserve=2` refuses sizes whose single-stage buffers exceed
-    half a scope, so there is room for `double_buffer` whichever pipeline follows."""
+    half a scope, so there is room for `double_buffer` whichever pipeline follows.
+    `whole` ({loop: extent}): loops requested at their whole extent are not tiled (as
+    `choose_tiles` then requests them)."""
     from transformer.capacity.tiles import kernel_footprint
     from transformer.check import check_kernel
 
@@ -335,7 +389,7 @@ def tile_footprint(kernel: ir.Kernel, target: Target | None = None) -> Any:
     before = {id(s) for s in kernel.body}
 
     def dry_run(k: ir.Kernel, req: Mapping[str, int]) -> ir.Kernel:
-        out = tile_kernel(k, tuple(req.items()), target, TraceEntry("tile"), reserve=2)
+        out = tile_kernel(k, tuple(_drop_whole(req, whole or {}).items()), target, TraceEntry("tile"), reserve=2)
         # only the nests tile changed: checked, pipelined and lowered on their own (the
         # lowering plans each top-level nest alone), so a dry run costs its nest
         out = dataclasses.replace(out, body=tuple(s for s in out.body if id(s) not in before))

@@ -309,7 +309,11 @@ def test_gate_unknown_error_type(monkeypatch) -> None:
 def test_tile_candidates() -> None:
     assert tile_candidates(1024) == (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
     assert tile_candidates(64) == (1, 2, 4, 8, 16, 32, 64)
-    assert tile_candidates(64, [16, 48, 128]) == (16,)
+    assert tile_candidates(64, [16, 48, 128]) == (16, 48)  # 48: two tiles (one a tail), not four
+    assert tile_candidates(4096) == (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)  # no tails
+    # 4097 = 17 x 241: tail-leaving sizes, each with fewer tiles than the one before
+    assert tile_candidates(4097) == (1, 2, 4, 8, 16, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024)
+    assert 1024 not in tile_candidates(1536)  # two tiles, as 768 gives without a tail
     assert tile_candidates(8) == (1, 2, 4, 8)
     assert 1000 in tile_candidates(1000) and all(v <= 1000 for v in tile_candidates(1000))
 

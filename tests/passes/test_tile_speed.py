@@ -99,15 +99,20 @@ def _bigger_fits(k: ir.Kernel, tiles: dict[str, int], now: int) -> bool:
     return False
 
 
+def _chosen(trace: list[TraceEntry]) -> dict[str, int]:
+    """The tiles `tile` without parameters chose, from its trace."""
+    text = next(d for e in trace for d in e.decisions if d.startswith("no sizes given: chose "))
+    tiles = dict((kv.split("=")[0], int(kv.split("=")[1]))
+                 for kv in text.removeprefix("no sizes given: chose ").split(" (")[0].split(", "))
+    assert tiles, text
+    return tiles
+
+
 @pytest.mark.parametrize("name,sizes,pipeline", CASES, ids=[f"{c[0]}-{'x'.join(map(str, c[1].values()))}" for c in CASES])
 def test_chosen_tiles_make_large_aligned_double_buffered_copies(name: str, sizes: dict[str, int], pipeline: str) -> None:
     k = example(name, sizes)
     out, trace = run_pipeline(k, pipeline)
-    tile_trace = trace[-2]
-    chosen_text = next(d for d in tile_trace.decisions if d.startswith("no sizes given: chose "))
-    tiles = dict((kv.split("=")[0], int(kv.split("=")[1]))
-                 for kv in chosen_text.removeprefix("no sizes given: chose ").split(" (")[0].split(", "))
-    assert tiles, chosen_text
+    tiles = _chosen(trace)
     vals = out.size_values()
     copies = _gm_copies(out)
     assert copies
@@ -134,3 +139,43 @@ def test_chosen_tiles_make_large_aligned_double_buffered_copies(name: str, sizes
         # smaller copies only where UB does not allow 16 KiB: no tile can be doubled
         fused = run_pipeline(k, pipeline.rsplit(",tile", 1)[0])[0] if pipeline.startswith("fuse") else k
         assert not _bigger_fits(fused, tiles, min(b for _, b in small)), (small, tiles)
+
+
+@pytest.mark.parametrize("sizes", [{"M": 1024, "N": 4097}, {"M": 3000, "N": 3000}], ids=["4097", "3000x3000"])
+def test_shapes_without_a_good_divisor_get_large_tiles_that_leave_a_tail(sizes: dict[str, int]) -> None:
+    """4097 = 17 x 241 and 3000 have no large divisor among the tile sizes: `tile` used to
+    pick 512 x 1 and 8 x 8 tiles to avoid a tail (about 144x and 11x slower); tails are
+    vector code now, so it picks 16 x 1024 tiles (32 KiB per DataCopy) and leaves a tail."""
+    k = example("add", sizes)
+    out, trace = run_pipeline(k, "tile,double_buffer")
+    tiles = _chosen(trace)
+    assert tiles == {"ew": 16, "j": 1024}, tiles
+    assert sizes["N"] % tiles["j"], "no tail: the test no longer shows a tail-leaving tile"
+    assert math.prod(tiles.values()) * 2 >= BIG
+    stages = buffer_stages(out)
+    assert all(stages.get(loc.tensor, 1) == 2 for _, loc in _gm_copies(out))
+    assert check_kernel_capacity(out, "ascend910b2").status == "sat"
+
+
+def test_rows_that_fit_whole_are_not_tiled_and_the_row_loop_is_pipelined() -> None:
+    """add 100 x 300: the rows fit UB whole, and a 300-wide tile of `j` left a one-trip tile
+    loop that `double_buffer` could not pipeline, so `tile` picked 1 x 4 tiles (and a
+    2- or 3-tuple of candidates was read as a range by the solver: (1, 2, 4) -> 1). It now
+    tiles the rows only, two rows per tile (50 tiles: one or more per core of 48), double
+    buffered."""
+    k = example("add", {"M": 100, "N": 300})
+    out, trace = run_pipeline(k, "tile,double_buffer")
+    assert _chosen(trace) == {"ew": 2}
+    stages = buffer_stages(out)
+    assert all(stages.get(loc.tensor, 1) == 2 for _, loc in _gm_copies(out))
+
+
+@pytest.mark.parametrize("name,sizes", [("rmsnorm", {"N": 37, "H": 1000}), ("softmax", {"R": 50, "C": 1000})])
+def test_row_tiles_leave_a_tile_for_every_core(name: str, sizes: dict[str, int]) -> None:
+    """A row loop the lowering spreads over the 48 vector cores keeps at least one tile per
+    core: 37 rows get 1-row tiles (not 16-row tiles, which would run on 3 cores and take 1.5x
+    as long on the timing model)."""
+    _, trace = run_pipeline(example(name, sizes), "fuse,tile,double_buffer")
+    rows = next(iter(sizes.values()))
+    (tile,) = _chosen(trace).values()
+    assert -(-rows // tile) >= min(rows, 48), tile

@@ -94,16 +94,25 @@ LAST_STATS = SearchStats()
 
 def tile_candidates(extent: int, values: Iterable[int] | None = None) -> tuple[int, ...]:
     """Tile sizes to try for a loop of `extent`: the candidates (default 1, 2, 4, 8 and
-    `DEFAULT_CANDIDATES`) that are <= extent, the divisors of extent among them when there
-    are any (no tails), plus the extent itself (one tile) when <= 1024.  Small sizes are
-    there for long rows (a 16-row tile of 8192 f16 already needs 256 KiB); the search
-    prefers larger ones, and the cube constraints rule them out for cube operands."""
+    `DEFAULT_CANDIDATES`) that are <= extent and divide it (no tail), plus the extent itself
+    (one tile) when <= 1024, plus the *tail-leaving* sizes larger than the largest of those
+    that each cut the number of tiles further (`ceil(extent / v)` strictly below the
+    previous size's).  So 4096 keeps its divisors (up to 1024: a tail would gain nothing),
+    4097 (= 17 x 241) gets 16 .. 1024 (four tiles of 1024 and a tail of 1) instead of 1
+    alone, and 1536 does not get 1024 (two tiles, as 768 gives without a tail).  Tails cost
+    little since they are vector code (`DataCopyPad`, run-time counts); the search prefers
+    larger sizes, and the cube constraints rule small ones out for cube operands.  Small
+    sizes are there for long rows (a 16-row tile of 8192 f16 already needs 256 KiB)."""
     base = tuple(values) if values is not None else SMALL + DEFAULT_CANDIDATES
-    vals = [v for v in base if 1 <= v <= extent]
-    divs = [v for v in vals if extent % v == 0]
-    out = set(divs or vals)
+    vals = sorted(v for v in base if 1 <= v <= extent)
+    out = {v for v in vals if extent % v == 0}
     if extent <= max(1024, max(base, default=0)) and (values is None or extent in base):
         out.add(extent)
+    best = max(out, default=0)
+    for v in vals:
+        if v > best and (best == 0 or -(-extent // v) < -(-extent // best)):
+            out.add(v)
+            best = v
     return tuple(sorted(out)) or (extent,)
 
 
@@ -406,7 +415,8 @@ def _candidates(b: _Budget, cands: Mapping[str, tuple[int, ...]], objective: Any
         return
     if math.prod(len(v) for v in free.values()) <= SMALL_GRID:
         try:
-            ranked = feasible_tiles(sym, b.target, free, api_temp=reserve,
+            # lists: `feasible_tiles` reads a 2- or 3-tuple as a range (lo, hi[, step])
+            ranked = feasible_tiles(sym, b.target, {n: list(v) for n, v in free.items()}, api_temp=reserve,
                                     objective=_wide_rows(sym, b.target, list(free))
                                     if objective == "footprint" else objective,
                                     timeout_ms=b.timeout_ms)

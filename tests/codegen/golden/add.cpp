@@ -1,5 +1,5 @@
 // Ascend C kernel `add`, emitted by ascx from examples/add.ir for ascend910b2.
-// Kind: vector (AIV_MODE, blockDim 8).
+// Kind: vector (AIV_MODE, blockDim 48).
 // Regenerate instead of editing: ascx emit examples/add.ir --passes tile,double_buffer
 #include "kernel_operator.h"
 
@@ -98,34 +98,32 @@ public:
         AGm.SetGlobalBuffer((__gm__ half *)A, 262144);
         BGm.SetGlobalBuffer((__gm__ half *)B, 262144);
         CGm.SetGlobalBuffer((__gm__ half *)C, 262144);
-        pipe.InitBuffer(inQueue_A_ub, BUFFER_NUM, 32768);
-        pipe.InitBuffer(inQueue_B_ub, BUFFER_NUM, 32768);
-        pipe.InitBuffer(outQueue_C_ub, BUFFER_NUM, 32768);
+        pipe.InitBuffer(inQueue_A_ub, BUFFER_NUM, 8192);
+        pipe.InitBuffer(inQueue_B_ub, BUFFER_NUM, 8192);
+        pipe.InitBuffer(outQueue_C_ub, BUFFER_NUM, 8192);
     }
     __aicore__ inline void Process()
     {
-        // 8 workers (GetBlockIdx): worker w runs iterations [0 + w * 1, 0 + (w + 1) * 1)
-        if (workerIdx < 8) {
-            int32_t i0Begin = 0 + workerIdx * 1;
-            int32_t i0End = i0Begin + 1;
+        // 48 workers (GetBlockIdx): worker w runs 2 iterations if w < 16, else 1, contiguous from 0
+        if (workerIdx < 48) {
+            int32_t i0Begin = 0 + workerIdx * 1 + ascx_min<int32_t>(workerIdx, 16);
+            int32_t i0End = i0Begin + 1 + (workerIdx < 16 ? 1 : 0);
             for (int32_t i0 = i0Begin; i0 < i0End; ++i0) {
-                for (int32_t j0 = 0; j0 < 2; ++j0) {
-                    CopyIn(i0, j0);
-                    Compute();
-                    CopyOut(i0, j0);
-                }
+                CopyIn(i0);
+                Compute();
+                CopyOut(i0);
             }
         }
     }
 
 private:
-    __aicore__ inline void CopyIn(int32_t i0, int32_t j0)
+    __aicore__ inline void CopyIn(int32_t i0)
     {
         A_ubLocal = inQueue_A_ub.AllocTensor<half>();
-        DataCopy(A_ubLocal, AGm[i0 * 32768 + j0 * 512], DataCopyParams(32, 32, 32, 0));
+        DataCopy(A_ubLocal, AGm[i0 * 4096], 4096);
         inQueue_A_ub.EnQue(A_ubLocal);
         B_ubLocal = inQueue_B_ub.AllocTensor<half>();
-        DataCopy(B_ubLocal, BGm[i0 * 32768 + j0 * 512], DataCopyParams(32, 32, 32, 0));
+        DataCopy(B_ubLocal, BGm[i0 * 4096], 4096);
         inQueue_B_ub.EnQue(B_ubLocal);
     }
     __aicore__ inline void Compute()
@@ -133,15 +131,15 @@ private:
         A_ubLocal = inQueue_A_ub.DeQue<half>();
         B_ubLocal = inQueue_B_ub.DeQue<half>();
         C_ubLocal = outQueue_C_ub.AllocTensor<half>();
-        Add(C_ubLocal, A_ubLocal, B_ubLocal, 16384);
+        Add(C_ubLocal, A_ubLocal, B_ubLocal, 4096);
         outQueue_C_ub.EnQue(C_ubLocal);
         inQueue_A_ub.FreeTensor(A_ubLocal);
         inQueue_B_ub.FreeTensor(B_ubLocal);
     }
-    __aicore__ inline void CopyOut(int32_t i0, int32_t j0)
+    __aicore__ inline void CopyOut(int32_t i0)
     {
         C_ubLocal = outQueue_C_ub.DeQue<half>();
-        DataCopy(CGm[i0 * 32768 + j0 * 512], C_ubLocal, DataCopyParams(32, 32, 0, 32));
+        DataCopy(CGm[i0 * 4096], C_ubLocal, 4096);
         outQueue_C_ub.FreeTensor(C_ubLocal);
     }
 

@@ -143,6 +143,13 @@ public:
 private:
     __aicore__ inline void CopyInQk(int32_t i0)
     {
+        K_l1Local = que_K_l1.AllocTensor<half>();
+        DataCopy(K_l1Local, KGm, Nd2NzParams(1, 256, 64, 0, 64, 256, 1, 0));
+        que_K_l1.EnQue(K_l1Local);
+        K_l1Local = que_K_l1.DeQue<half>();
+        K_l0bLocal = que_K_l0b.AllocTensor<half>();
+        LoadData(K_l0bLocal, K_l1Local, LoadData2DParams(0, 64, 1, 0, 0, false, 0));
+        que_K_l0b.EnQue(K_l0bLocal);
         Q_l1Local = que_Q_l1.AllocTensor<half>();
         DataCopy(Q_l1Local, QGm[i0 * 4096], Nd2NzParams(1, 64, 64, 0, 64, 64, 1, 0));
         que_Q_l1.EnQue(Q_l1Local);
@@ -152,45 +159,27 @@ private:
             LoadData(Q_l0aLocal[ascx_kb * 256], Q_l1Local[ascx_kb * 1024], LoadData2DParams(0, 4, 1, 0, 3, false, 0));
         }
         que_Q_l0a.EnQue(Q_l0aLocal);
+        que_K_l1.FreeTensor(K_l1Local);
         que_Q_l1.FreeTensor(Q_l1Local);
     }
-    __aicore__ inline void CopyInQk2(int32_t j0)
-    {
-        K_l1Local = que_K_l1.AllocTensor<half>();
-        DataCopy(K_l1Local, KGm[j0 * 16384], Nd2NzParams(1, 256, 64, 0, 64, 256, 1, 0));
-        que_K_l1.EnQue(K_l1Local);
-        K_l1Local = que_K_l1.DeQue<half>();
-        K_l0bLocal = que_K_l0b.AllocTensor<half>();
-        LoadData(K_l0bLocal, K_l1Local, LoadData2DParams(0, 64, 1, 0, 0, false, 0));
-        que_K_l0b.EnQue(K_l0bLocal);
-        que_K_l1.FreeTensor(K_l1Local);
-    }
-    __aicore__ inline void ComputeQk2()
+    __aicore__ inline void ComputeQk()
     {
         K_l0bLocal = que_K_l0b.DeQue<half>();
+        Q_l0aLocal = que_Q_l0a.DeQue<half>();
         s_l0cLocal = que_s_l0c.AllocTensor<float>();
         MmadParams mmadParams(64, 256, 64, false, 0, false, false, false);
         mmadParams.cmatrixInitVal = true;
         Mmad(s_l0cLocal, Q_l0aLocal, K_l0bLocal, mmadParams);
         que_s_l0c.EnQue(s_l0cLocal);
         que_K_l0b.FreeTensor(K_l0bLocal);
+        que_Q_l0a.FreeTensor(Q_l0aLocal);
     }
-    __aicore__ inline void CopyOutQk(int32_t i0, int32_t j0)
+    __aicore__ inline void CopyOutQk(int32_t i0)
     {
         s_l0cLocal = que_s_l0c.DeQue<float>();
         FixpipeParamsV220 fixParams(256, 64, 64, 256, false);
-        Fixpipe(sGm[i0 * 16384 + j0 * 256], s_l0cLocal, fixParams);
+        Fixpipe(sGm[i0 * 16384], s_l0cLocal, fixParams);
         que_s_l0c.FreeTensor(s_l0cLocal);
-    }
-    __aicore__ inline void ComputeQk(int32_t i0)
-    {
-        Q_l0aLocal = que_Q_l0a.DeQue<half>();
-        for (int32_t j0 = 0; j0 < 1; ++j0) {
-            CopyInQk2(j0);
-            ComputeQk2();
-            CopyOutQk(i0, j0);
-        }
-        que_Q_l0a.FreeTensor(Q_l0aLocal);
     }
     __aicore__ inline void ProcessQk()
     {
@@ -201,18 +190,19 @@ private:
         pipe.InitBuffer(que_s_l0c, 1, 65536);
         for (int32_t i0 = 0; i0 < 4; ++i0) {
             CopyInQk(i0);
-            ComputeQk(i0);
+            ComputeQk();
+            CopyOutQk(i0);
         }
         PipeBarrier<PIPE_ALL>();
         pipe.Reset();
     }
-    __aicore__ inline void CopyInBias(int32_t i0, int32_t j0)
+    __aicore__ inline void CopyInBias(int32_t i0)
     {
         M_ubLocal = inQueue_M_ub.AllocTensor<half>();
-        DataCopy(M_ubLocal, MGm[i0 * 16384 + j0 * 128], DataCopyParams(64, 8, 8, 0));
+        DataCopy(M_ubLocal, MGm[i0 * 8192], 8192);
         inQueue_M_ub.EnQue(M_ubLocal);
         s_ubLocal = inQueue_s_ub.AllocTensor<float>();
-        DataCopy(s_ubLocal, sGm[i0 * 16384 + j0 * 128], DataCopyParams(64, 16, 16, 0));
+        DataCopy(s_ubLocal, sGm[i0 * 8192], 8192);
         inQueue_s_ub.EnQue(s_ubLocal);
     }
     __aicore__ inline void ComputeBias()
@@ -226,9 +216,9 @@ private:
         SetFlag<HardEvent::V_MTE3>(0);
         WaitFlag<HardEvent::V_MTE3>(0);
     }
-    __aicore__ inline void CopyOutBias(int32_t i0, int32_t j0)
+    __aicore__ inline void CopyOutBias(int32_t i0)
     {
-        DataCopy(sGm[i0 * 16384 + j0 * 128], s_ubLocal, DataCopyParams(64, 16, 0, 16));
+        DataCopy(sGm[i0 * 8192], s_ubLocal, 8192);
         SetFlag<HardEvent::MTE3_V>(0);
         WaitFlag<HardEvent::MTE3_V>(0);
         inQueue_s_ub.FreeTensor(s_ubLocal);
@@ -240,12 +230,10 @@ private:
         pipe.InitBuffer(tmpBuf1, 65536);
         tmp1 = tmpBuf1.Get<uint8_t>();
         if (workerIdx == 0) {
-            for (int32_t i0 = 0; i0 < 4; ++i0) {
-                for (int32_t j0 = 0; j0 < 2; ++j0) {
-                    CopyInBias(i0, j0);
-                    ComputeBias();
-                    CopyOutBias(i0, j0);
-                }
+            for (int32_t i0 = 0; i0 < 8; ++i0) {
+                CopyInBias(i0);
+                ComputeBias();
+                CopyOutBias(i0);
             }
         }
         PipeBarrier<PIPE_ALL>();
@@ -354,10 +342,10 @@ private:
         PipeBarrier<PIPE_ALL>();
         pipe.Reset();
     }
-    __aicore__ inline void CopyInRoundS(int32_t i0, int32_t j0)
+    __aicore__ inline void CopyInRoundS(int32_t i0)
     {
         s_ub_3Local = inQueue_s_ub_3.AllocTensor<float>();
-        DataCopy(s_ub_3Local, sGm[i0 * 32768 + j0 * 128], DataCopyParams(128, 16, 16, 0));
+        DataCopy(s_ub_3Local, sGm[i0 * 16384], 16384);
         inQueue_s_ub_3.EnQue(s_ub_3Local);
     }
     __aicore__ inline void ComputeRoundS()
@@ -368,10 +356,10 @@ private:
         outQueue_s_f16_ub.EnQue(s_f16_ubLocal);
         inQueue_s_ub_3.FreeTensor(s_ub_3Local);
     }
-    __aicore__ inline void CopyOutRoundS(int32_t i0, int32_t j0)
+    __aicore__ inline void CopyOutRoundS(int32_t i0)
     {
         s_f16_ubLocal = outQueue_s_f16_ub.DeQue<half>();
-        DataCopy(s_f16Gm[i0 * 32768 + j0 * 128], s_f16_ubLocal, DataCopyParams(128, 8, 0, 8));
+        DataCopy(s_f16Gm[i0 * 16384], s_f16_ubLocal, 16384);
         outQueue_s_f16_ub.FreeTensor(s_f16_ubLocal);
     }
     __aicore__ inline void ProcessRoundS()
@@ -379,12 +367,10 @@ private:
         pipe.InitBuffer(inQueue_s_ub_3, 1, 65536);
         pipe.InitBuffer(outQueue_s_f16_ub, 1, 32768);
         if (workerIdx == 0) {
-            for (int32_t i0 = 0; i0 < 2; ++i0) {
-                for (int32_t j0 = 0; j0 < 2; ++j0) {
-                    CopyInRoundS(i0, j0);
-                    ComputeRoundS();
-                    CopyOutRoundS(i0, j0);
-                }
+            for (int32_t i0 = 0; i0 < 4; ++i0) {
+                CopyInRoundS(i0);
+                ComputeRoundS();
+                CopyOutRoundS(i0);
             }
         }
         PipeBarrier<PIPE_ALL>();
@@ -392,6 +378,15 @@ private:
     }
     __aicore__ inline void CopyInPv(int32_t i0)
     {
+        V_l1Local = que_V_l1.AllocTensor<half>();
+        DataCopy(V_l1Local, VGm, Nd2NzParams(1, 256, 64, 0, 64, 256, 1, 0));
+        que_V_l1.EnQue(V_l1Local);
+        V_l1Local = que_V_l1.DeQue<half>();
+        V_l0bLocal = que_V_l0b.AllocTensor<half>();
+        for (int32_t ascx_kb = 0; ascx_kb < 16; ++ascx_kb) {
+            LoadData(V_l0bLocal[ascx_kb * 1024], V_l1Local[ascx_kb * 256], LoadData2DParams(0, 4, 16, 0, 0, true, 0));
+        }
+        que_V_l0b.EnQue(V_l0bLocal);
         s_f16_l1Local = que_s_f16_l1.AllocTensor<half>();
         DataCopy(s_f16_l1Local, s_f16Gm[i0 * 16384], Nd2NzParams(1, 64, 256, 0, 256, 64, 1, 0));
         que_s_f16_l1.EnQue(s_f16_l1Local);
@@ -401,47 +396,27 @@ private:
             LoadData(s_f16_l0aLocal[ascx_kb * 256], s_f16_l1Local[ascx_kb * 1024], LoadData2DParams(0, 4, 1, 0, 15, false, 0));
         }
         que_s_f16_l0a.EnQue(s_f16_l0aLocal);
+        que_V_l1.FreeTensor(V_l1Local);
         que_s_f16_l1.FreeTensor(s_f16_l1Local);
     }
-    __aicore__ inline void CopyInPv2(int32_t d0)
-    {
-        V_l1Local = que_V_l1.AllocTensor<half>();
-        DataCopy(V_l1Local, VGm[d0 * 64], Nd2NzParams(1, 256, 64, 0, 64, 256, 1, 0));
-        que_V_l1.EnQue(V_l1Local);
-        V_l1Local = que_V_l1.DeQue<half>();
-        V_l0bLocal = que_V_l0b.AllocTensor<half>();
-        for (int32_t ascx_kb = 0; ascx_kb < 16; ++ascx_kb) {
-            LoadData(V_l0bLocal[ascx_kb * 1024], V_l1Local[ascx_kb * 256], LoadData2DParams(0, 4, 16, 0, 0, true, 0));
-        }
-        que_V_l0b.EnQue(V_l0bLocal);
-        que_V_l1.FreeTensor(V_l1Local);
-    }
-    __aicore__ inline void ComputePv2()
+    __aicore__ inline void ComputePv()
     {
         V_l0bLocal = que_V_l0b.DeQue<half>();
+        s_f16_l0aLocal = que_s_f16_l0a.DeQue<half>();
         acc_l0cLocal = que_acc_l0c.AllocTensor<float>();
         MmadParams mmadParams2(64, 64, 256, false, 0, false, false, false);
         mmadParams2.cmatrixInitVal = true;
         Mmad(acc_l0cLocal, s_f16_l0aLocal, V_l0bLocal, mmadParams2);
         que_acc_l0c.EnQue(acc_l0cLocal);
         que_V_l0b.FreeTensor(V_l0bLocal);
+        que_s_f16_l0a.FreeTensor(s_f16_l0aLocal);
     }
-    __aicore__ inline void CopyOutPv(int32_t i0, int32_t d0)
+    __aicore__ inline void CopyOutPv(int32_t i0)
     {
         acc_l0cLocal = que_acc_l0c.DeQue<float>();
         FixpipeParamsV220 fixParams2(64, 64, 64, 64, false);
-        Fixpipe(accGm[d0 * 64 + i0 * 4096], acc_l0cLocal, fixParams2);
+        Fixpipe(accGm[i0 * 4096], acc_l0cLocal, fixParams2);
         que_acc_l0c.FreeTensor(acc_l0cLocal);
-    }
-    __aicore__ inline void ComputePv(int32_t i0)
-    {
-        s_f16_l0aLocal = que_s_f16_l0a.DeQue<half>();
-        for (int32_t d0 = 0; d0 < 1; ++d0) {
-            CopyInPv2(d0);
-            ComputePv2();
-            CopyOutPv(i0, d0);
-        }
-        que_s_f16_l0a.FreeTensor(s_f16_l0aLocal);
     }
     __aicore__ inline void ProcessPv()
     {
@@ -452,26 +427,25 @@ private:
         pipe.InitBuffer(que_s_f16_l0a, 1, 32768);
         for (int32_t i0 = 0; i0 < 4; ++i0) {
             CopyInPv(i0);
-            ComputePv(i0);
+            ComputePv();
+            CopyOutPv(i0);
         }
         PipeBarrier<PIPE_ALL>();
         pipe.Reset();
     }
     __aicore__ inline void CopyInPvEpi(int32_t i0)
     {
+        acc_ubLocal = inQueue_acc_ub.AllocTensor<float>();
+        DataCopy(acc_ubLocal, accGm[i0 * 8192], 8192);
+        inQueue_acc_ub.EnQue(acc_ubLocal);
         sm_ub_1Local = inQueue_sm_ub_1.AllocTensor<float>();
         DataCopy(sm_ub_1Local, smGm[i0 * 128], 128);
         inQueue_sm_ub_1.EnQue(sm_ub_1Local);
     }
-    __aicore__ inline void CopyInPvEpi2(int32_t i0, int32_t d0)
-    {
-        acc_ubLocal = inQueue_acc_ub.AllocTensor<float>();
-        DataCopy(acc_ubLocal, accGm[d0 * 64 + i0 * 8192], 8192);
-        inQueue_acc_ub.EnQue(acc_ubLocal);
-    }
-    __aicore__ inline void ComputePvEpi2()
+    __aicore__ inline void ComputePvEpi()
     {
         acc_ubLocal = inQueue_acc_ub.DeQue<float>();
+        sm_ub_1Local = inQueue_sm_ub_1.DeQue<float>();
         O_ubLocal = outQueue_O_ub.AllocTensor<half>();
         SetFlag<HardEvent::MTE2_S>(0);
         WaitFlag<HardEvent::MTE2_S>(0);
@@ -482,22 +456,13 @@ private:
         }
         outQueue_O_ub.EnQue(O_ubLocal);
         inQueue_acc_ub.FreeTensor(acc_ubLocal);
+        inQueue_sm_ub_1.FreeTensor(sm_ub_1Local);
     }
-    __aicore__ inline void CopyOutPvEpi(int32_t i0, int32_t d0)
+    __aicore__ inline void CopyOutPvEpi(int32_t i0)
     {
         O_ubLocal = outQueue_O_ub.DeQue<half>();
-        DataCopy(OGm[d0 * 64 + i0 * 8192], O_ubLocal, 8192);
+        DataCopy(OGm[i0 * 8192], O_ubLocal, 8192);
         outQueue_O_ub.FreeTensor(O_ubLocal);
-    }
-    __aicore__ inline void ComputePvEpi(int32_t i0)
-    {
-        sm_ub_1Local = inQueue_sm_ub_1.DeQue<float>();
-        for (int32_t d0 = 0; d0 < 1; ++d0) {
-            CopyInPvEpi2(i0, d0);
-            ComputePvEpi2();
-            CopyOutPvEpi(i0, d0);
-        }
-        inQueue_sm_ub_1.FreeTensor(sm_ub_1Local);
     }
     __aicore__ inline void ProcessPvEpi()
     {
@@ -509,7 +474,8 @@ private:
         if (workerIdx == 0) {
             for (int32_t i0 = 0; i0 < 2; ++i0) {
                 CopyInPvEpi(i0);
-                ComputePvEpi(i0);
+                ComputePvEpi();
+                CopyOutPvEpi(i0);
             }
         }
         PipeBarrier<PIPE_ALL>();

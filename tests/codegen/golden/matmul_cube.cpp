@@ -129,12 +129,8 @@ private:
             LoadData(A_l0aLocal[ascx_kb * 256], A_l1Local[ascx_kb * 1024], LoadData2DParams(0, 4, 1, 0, 11, false, 0));
         }
         que_A_l0a.EnQue(A_l0aLocal);
-        que_A_l1.FreeTensor(A_l1Local);
-    }
-    __aicore__ inline void CopyInMm2(int32_t j0)
-    {
         B_l1Local = que_B_l1.AllocTensor<half>();
-        DataCopy(B_l1Local, BGm[j0 * 64], Nd2NzParams(1, 192, 64, 0, 64, 192, 1, 0));
+        DataCopy(B_l1Local, BGm, Nd2NzParams(1, 192, 64, 0, 64, 192, 1, 0));
         que_B_l1.EnQue(B_l1Local);
         B_l1Local = que_B_l1.DeQue<half>();
         B_l0bLocal = que_B_l0b.AllocTensor<half>();
@@ -142,34 +138,27 @@ private:
             LoadData(B_l0bLocal[ascx_kb * 1024], B_l1Local[ascx_kb * 256], LoadData2DParams(0, 4, 12, 0, 0, true, 0));
         }
         que_B_l0b.EnQue(B_l0bLocal);
+        que_A_l1.FreeTensor(A_l1Local);
         que_B_l1.FreeTensor(B_l1Local);
     }
-    __aicore__ inline void ComputeMm2()
+    __aicore__ inline void ComputeMm()
     {
+        A_l0aLocal = que_A_l0a.DeQue<half>();
         B_l0bLocal = que_B_l0b.DeQue<half>();
         acc_l0cLocal = que_acc_l0c.AllocTensor<float>();
         MmadParams mmadParams(64, 64, 192, false, 0, false, false, false);
         mmadParams.cmatrixInitVal = true;
         Mmad(acc_l0cLocal, A_l0aLocal, B_l0bLocal, mmadParams);
         que_acc_l0c.EnQue(acc_l0cLocal);
+        que_A_l0a.FreeTensor(A_l0aLocal);
         que_B_l0b.FreeTensor(B_l0bLocal);
     }
-    __aicore__ inline void CopyOutMm(int32_t i0, int32_t j0)
+    __aicore__ inline void CopyOutMm(int32_t i0)
     {
         acc_l0cLocal = que_acc_l0c.DeQue<float>();
         FixpipeParamsV220 fixParams(64, 64, 64, 64, false);
-        Fixpipe(accGm[i0 * 4096 + j0 * 64], acc_l0cLocal, fixParams);
+        Fixpipe(accGm[i0 * 4096], acc_l0cLocal, fixParams);
         que_acc_l0c.FreeTensor(acc_l0cLocal);
-    }
-    __aicore__ inline void ComputeMm(int32_t i0)
-    {
-        A_l0aLocal = que_A_l0a.DeQue<half>();
-        for (int32_t j0 = 0; j0 < 1; ++j0) {
-            CopyInMm2(j0);
-            ComputeMm2();
-            CopyOutMm(i0, j0);
-        }
-        que_A_l0a.FreeTensor(A_l0aLocal);
     }
     __aicore__ inline void ProcessMm()
     {
@@ -180,42 +169,43 @@ private:
         pipe.InitBuffer(que_acc_l0c, 1, 16384);
         for (int32_t i0 = 0; i0 < 2; ++i0) {
             CopyInMm(i0);
-            ComputeMm(i0);
+            ComputeMm();
+            CopyOutMm(i0);
         }
         PipeBarrier<PIPE_ALL>();
         pipe.Reset();
     }
-    __aicore__ inline void CopyInEpi(int32_t i0, int32_t j0)
+    __aicore__ inline void CopyInEpi(int32_t i0)
     {
         acc_ubLocal = inQueue_acc_ub.AllocTensor<float>();
-        DataCopy(acc_ubLocal, accGm[i0 * 4096 + j0 * 32], DataCopyParams(64, 4, 4, 0));
+        DataCopy(acc_ubLocal, accGm[i0 * 4096], 4096);
         inQueue_acc_ub.EnQue(acc_ubLocal);
     }
-    __aicore__ inline void ComputeEpi(int32_t j0)
+    __aicore__ inline void ComputeEpi()
     {
         acc_ubLocal = inQueue_acc_ub.DeQue<float>();
         C_ubLocal = outQueue_C_ub.AllocTensor<half>();
-        Cast(tmp1.ReinterpretCast<float>(), bias_ubLocal[j0 * 32], RoundMode::CAST_NONE, 32);
+        Cast(tmp1.ReinterpretCast<float>(), bias_ubLocal, RoundMode::CAST_NONE, 64);
         for (int32_t i = 0; i < 64; ++i) {
-            Add(tmp1.ReinterpretCast<float>()[64], acc_ubLocal[i * 32], tmp1.ReinterpretCast<float>(), 32);
-            Maxs(tmp1.ReinterpretCast<float>()[64], tmp1.ReinterpretCast<float>()[64], 0.0f, 32);
-            Cast(C_ubLocal[i * 32], tmp1.ReinterpretCast<float>()[64], RoundMode::CAST_RINT, 32);
+            Add(tmp1.ReinterpretCast<float>()[64], acc_ubLocal[i * 64], tmp1.ReinterpretCast<float>(), 64);
+            Maxs(tmp1.ReinterpretCast<float>()[64], tmp1.ReinterpretCast<float>()[64], 0.0f, 64);
+            Cast(C_ubLocal[i * 64], tmp1.ReinterpretCast<float>()[64], RoundMode::CAST_RINT, 64);
         }
         outQueue_C_ub.EnQue(C_ubLocal);
         inQueue_acc_ub.FreeTensor(acc_ubLocal);
     }
-    __aicore__ inline void CopyOutEpi(int32_t i0, int32_t j0)
+    __aicore__ inline void CopyOutEpi(int32_t i0)
     {
         C_ubLocal = outQueue_C_ub.DeQue<half>();
-        DataCopy(CGm[i0 * 4096 + j0 * 32], C_ubLocal, DataCopyParams(64, 2, 0, 2));
+        DataCopy(CGm[i0 * 4096], C_ubLocal, 4096);
         outQueue_C_ub.FreeTensor(C_ubLocal);
     }
     __aicore__ inline void ProcessEpi()
     {
-        pipe.InitBuffer(outQueue_C_ub, 1, 4096);
-        pipe.InitBuffer(inQueue_acc_ub, 1, 8192);
+        pipe.InitBuffer(outQueue_C_ub, 1, 8192);
+        pipe.InitBuffer(inQueue_acc_ub, 1, 16384);
         pipe.InitBuffer(buf_bias_ub, 128);
-        pipe.InitBuffer(tmpBuf1, 384);
+        pipe.InitBuffer(tmpBuf1, 512);
         bias_ubLocal = buf_bias_ub.Get<half>();
         tmp1 = tmpBuf1.Get<uint8_t>();
         if (workerIdx == 0) {
@@ -223,11 +213,9 @@ private:
             DataCopy(bias_ubLocal, biasGm, 64);
             PipeBarrier<PIPE_ALL>();
             for (int32_t i0 = 0; i0 < 2; ++i0) {
-                for (int32_t j0 = 0; j0 < 2; ++j0) {
-                    CopyInEpi(i0, j0);
-                    ComputeEpi(j0);
-                    CopyOutEpi(i0, j0);
-                }
+                CopyInEpi(i0);
+                ComputeEpi();
+                CopyOutEpi(i0);
             }
         }
         PipeBarrier<PIPE_ALL>();

@@ -1,5 +1,5 @@
 // Ascend C kernel `softmax`, emitted by ascx from examples/softmax.ir for ascend910b2.
-// Kind: vector (AIV_MODE, blockDim 16).
+// Kind: vector (AIV_MODE, blockDim 48).
 // Regenerate instead of editing: ascx emit examples/softmax.ir --passes fuse,tile,double_buffer
 #include "kernel_operator.h"
 
@@ -97,8 +97,8 @@ public:
         workerIdx = static_cast<int32_t>(GetBlockIdx());
         XGm.SetGlobalBuffer((__gm__ half *)X, 262144);
         YGm.SetGlobalBuffer((__gm__ half *)Y, 262144);
-        pipe.InitBuffer(inQueue_X_ub, BUFFER_NUM, 32768);
-        pipe.InitBuffer(outQueue_Y_ub, BUFFER_NUM, 32768);
+        pipe.InitBuffer(inQueue_X_ub, BUFFER_NUM, 8192);
+        pipe.InitBuffer(outQueue_Y_ub, BUFFER_NUM, 8192);
         pipe.InitBuffer(buf_e_ub, 4096);
         pipe.InitBuffer(tmpBuf0, 8192);
     }
@@ -106,10 +106,10 @@ public:
     {
         e_ubLocal = buf_e_ub.Get<float>();
         tmp0 = tmpBuf0.Get<uint8_t>();
-        // 16 workers (GetBlockIdx): worker w runs iterations [0 + w * 1, 0 + (w + 1) * 1)
-        if (workerIdx < 16) {
-            int32_t r0Begin = 0 + workerIdx * 1;
-            int32_t r0End = r0Begin + 1;
+        // 48 workers (GetBlockIdx): worker w runs 2 iterations if w < 16, else 1, contiguous from 0
+        if (workerIdx < 48) {
+            int32_t r0Begin = 0 + workerIdx * 1 + ascx_min<int32_t>(workerIdx, 16);
+            int32_t r0End = r0Begin + 1 + (workerIdx < 16 ? 1 : 0);
             for (int32_t r0 = r0Begin; r0 < r0End; ++r0) {
                 CopyIn(r0);
                 Compute();
@@ -122,14 +122,14 @@ private:
     __aicore__ inline void CopyIn(int32_t r0)
     {
         X_ubLocal = inQueue_X_ub.AllocTensor<half>();
-        DataCopy(X_ubLocal, XGm[r0 * 16384], 16384);
+        DataCopy(X_ubLocal, XGm[r0 * 4096], 4096);
         inQueue_X_ub.EnQue(X_ubLocal);
     }
     __aicore__ inline void Compute()
     {
         X_ubLocal = inQueue_X_ub.DeQue<half>();
         Y_ubLocal = outQueue_Y_ub.AllocTensor<half>();
-        for (int32_t r = 0; r < 16; ++r) {
+        for (int32_t r = 0; r < 4; ++r) {
             mx = (-ascx_inf);
             ReduceMax(tmp0.ReinterpretCast<half>(), X_ubLocal[r * 1024], tmp0.ReinterpretCast<half>()[16], 1024);
             SetFlag<HardEvent::V_S>(0);
@@ -153,7 +153,7 @@ private:
     __aicore__ inline void CopyOut(int32_t r0)
     {
         Y_ubLocal = outQueue_Y_ub.DeQue<half>();
-        DataCopy(YGm[r0 * 16384], Y_ubLocal, 16384);
+        DataCopy(YGm[r0 * 4096], Y_ubLocal, 4096);
         outQueue_Y_ub.FreeTensor(Y_ubLocal);
     }
 
