@@ -729,9 +729,13 @@ class PhaseEmitter:
                     else:
                         out.append(Line(f"int32_t {begin} = {a.const} + workerIdx * {q} + ascx_min<int32_t>(workerIdx, {r});", depth + 1))
                         out.append(Line(f"int32_t {end} = {begin} + {q} + (workerIdx < {r} ? 1 : 0);", depth + 1))
-                    out.append(Line(f"for (int32_t {v} = {begin}; {v} < {end}; ++{v}) {{", depth + 1))
-                    out.extend(self.block(s.body, depth + 2, loop_vars + [v]))
-                    out.append(Line("}", depth + 1))
+                    inner = self.block(s.body, depth + 2, loop_vars + [v])
+                    from .prefetch import prefetched
+
+                    fetched = prefetched(self, s, split_stages(s.body, self.low.decls), v, begin, end, inner, depth + 1)
+                    out.extend(fetched if fetched is not None else
+                               [Line(f"for (int32_t {v} = {begin}; {v} < {end}; ++{v}) {{", depth + 1), *inner,
+                                Line("}", depth + 1)])
                     out.append(Line("}", depth))
                     return out
                 self.low.warn(s, f"@cores({workers}) on a loop without constant bounds: runs on one core")

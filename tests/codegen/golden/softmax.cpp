@@ -110,8 +110,11 @@ public:
         if (workerIdx < 48) {
             int32_t r0Begin = 0 + workerIdx * 1 + ascx_min<int32_t>(workerIdx, 16);
             int32_t r0End = r0Begin + 1 + (workerIdx < 16 ? 1 : 0);
+            CopyIn(r0Begin);
             for (int32_t r0 = r0Begin; r0 < r0End; ++r0) {
-                CopyIn(r0);
+                if (r0 + 1 < r0End) {
+                    CopyIn(r0 + 1);
+                }
                 Compute();
                 CopyOut(r0);
             }
