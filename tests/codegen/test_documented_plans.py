@@ -1,8 +1,7 @@
 """Issue 14 acceptance: the plan of every documented pipeline (examples/README.md, read by
 tests/documented.py), at its small test sizes and at the example's own sizes, has no V->S
 round trip per element of a result (a dot product reduced one score at a time) and no
-scalar fallback — except the known conv2d fallbacks listed here (issue 14: still missing),
-which must stay exactly those. Lowering only: no C++ compile."""
+scalar fallback (KNOWN_FALLBACKS is empty: a fallback that must stay would be listed there). Lowering only: no C++ compile."""
 
 from __future__ import annotations
 
@@ -13,11 +12,9 @@ from transformer.lower import lower_kernel
 
 from .conftest import apply, example
 
-# conv2d's layout conversion (a transpose) and its channel reduction over NHWC are not
-# vectorised yet: these are the only scalar fallbacks left in a documented pipeline.
-KNOWN_FALLBACKS = {
-    "conv2d": {"`X_ub` is not unit-stride in `x3`", "`X_nhwc_ub_1` is not unit-stride in `s`"},
-}
+# No documented pipeline has a scalar fallback left (conv2d's layout transpose is a Gather,
+# its channel sum over NHWC a 2-D tile reduction: transformer/lower/gather.py, contract.py).
+KNOWN_FALLBACKS: dict[str, set[str]] = {}
 
 
 @pytest.mark.parametrize("sizes", ["small", "example"])

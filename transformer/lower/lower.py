@@ -1027,9 +1027,13 @@ def _tbuf_loads_last(copies: list[ir.Copy], buffers: dict[str, Buffer]) -> list[
 
 
 def _distributable(s: ir.For) -> bool:
-    """`for d { assigns and one-level loops of assigns }` (the P·V shape `acc = 0; for j { acc += ..}; O = ..`)."""
+    """`for d { assigns and one-level loops of assigns }` (the P·V shape `acc = 0; for j { acc += ..}; O = ..`),
+    or with perfect nests of loops around one assign (a reduction over several loops: conv2d's `c, r, s`)."""
+    from .contract import perfect_nest
+
     return any(isinstance(x, ir.For) for x in s.body) and all(
         isinstance(x, ir.Assign) or (isinstance(x, ir.For) and x.body and all(isinstance(y, ir.Assign) for y in x.body))
+        or (isinstance(x, ir.For) and perfect_nest(x) is not None)
         for x in s.body)
 
 

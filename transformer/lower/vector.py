@@ -90,6 +90,9 @@ _FLIP = {"<": ">", ">": "<", "<=": ">=", ">=": "<=", "==": "==", "!=": "!="}  # 
 
 
 class _Sel:
+    NoMatch = NoMatch  # for the shapes in other modules (contract.py) that drive a selection
+    Vec = Vec
+
     def __init__(self, pe: "PhaseEmitter", loops: list[ir.For], n: int, depth: int, ctx: "RowCtx | None" = None) -> None:
         self.pe = pe
         self.low = pe.low
@@ -111,6 +114,8 @@ class _Sel:
         self.pre: list[Placed] = []  # hoisted items (run before the row loop)
         self.vs = ""  # V->S round trips: "row" / "element" (NestChoice.vs_round_trip)
         self.guard = 0  # slack after the slots: Compare reads whole 256 B past a ragged count
+        self.table_sink: list[Placed] | None = None  # when set: Gather offset tables go here, built once
+        self.tables: dict[tuple[int, ...], int] = {}  # their byte offsets in the scratch, by shape
 
     # ---- temporaries --------------------------------------------------------------------
     @property
@@ -163,12 +168,17 @@ class _Sel:
     def depends(self, e: ir.Expr) -> bool:
         return any(isinstance(x, ir.Name) and x.name in self.vars for x in ir.sub_exprs(e))
 
-    def access_ref(self, a: ir.Access) -> Vec:
+    def access_ref(self, a: ir.Access, write: bool = False, into: Vec | None = None) -> Vec:
+        """The operand of the UB local access `a` over the nest: the tensor at the first
+        iteration's element when contiguous over the nest (and 32 B aligned); a read that is
+        strided, broadcast or unaligned is gathered into a temporary (`gathered`, or into
+        `into` when given) instead."""
         info = self.low.info.get(a.tensor)
         if info is None or info.kind != "local" or info.scope != "ub":
             raise NoMatch(f"`{a.tensor}` is not a UB local")
         total = Affine((), 0)
         inner = self.loops[-1].var
+        strided = ""
         for d, (e, st) in enumerate(zip(a.indices, info.strides)):
             af = to_affine(e, self.low.sizes)
             if af is None:
@@ -177,13 +187,15 @@ class _Sel:
             for v in self.vars:
                 c = af.coeff(v)
                 if c and not (last and v == inner and c == 1) and not (len(self.loops) == 2 and v == self.loops[0].var):
-                    raise NoMatch(f"`{a.tensor}` is not unit-stride in `{inner}`")
+                    strided = f"`{a.tensor}` is not unit-stride in `{inner}`"
             total = total + af.scale(st)
-        if len(self.loops) == 2:
+        if len(self.loops) == 2 and not strided:
             # collapsed 2-D: the outer variable must step by exactly one row of n_inner
             o = self.loops[0].var
-            if total.coeff(o) != self.inner_n:
-                raise NoMatch(f"`{a.tensor}` is not contiguous over the 2-D nest")
+            if total.coeff(o) != self.inner_n or total.coeff(inner) != 1:
+                strided = f"`{a.tensor}` is not contiguous over the 2-D nest"
+            elif self.valid_inner not in (0, self.inner_n):
+                strided = f"`{a.tensor}` is read into rows padded to {self.inner_n}"
         base = Affine.make({k: v for k, v in total.coeffs if k not in self.vars}, total.const)
         for lp in self.loops:
             lo = to_affine(lp.lo, self.low.sizes)
@@ -191,13 +203,73 @@ class _Sel:
                 raise NoMatch("non-affine bound")
             base = base + lo.scale(total.coeff(lp.var))
         es = ir.DTYPE_BYTES[info.dtype]
-        if any((k * es) % 32 for _, k in base.coeffs) or (base.const * es) % 32:
-            raise NoMatch(f"`{a.tensor}` operand is not 32 B aligned")
+        if not strided and (any((k * es) % 32 for _, k in base.coeffs) or (base.const * es) % 32):
+            strided = f"`{a.tensor}` operand is not 32 B aligned"
         from .cexpr import affine_cpp
 
+        if strided or into is not None:
+            if write:
+                raise NoMatch(strided)
+            if not strided:
+                return Vec(Operand(info.cname, info.dtype, affine_cpp(base, self.low.names)))
+            return self.gathered(info, total, base, strided, into)
         return Vec(Operand(info.cname, info.dtype, affine_cpp(base, self.low.names)))
 
+    def gathered(self, info: "object", total: Affine, base: Affine, why: str, into: Vec | None) -> Vec:
+        """A strided / broadcast / unaligned read as a contiguous temporary (or `into`): its
+        byte offsets built by vector instructions, then one `Gather` (gather.py)."""
+        from .cexpr import affine_cpp
+        from .gather import GATHER_TYPES, NoGather, gather, offset_table, table_shift
+
+        dt = info.dtype  # type: ignore[attr-defined]
+        if dt not in GATHER_TYPES:
+            raise NoMatch(f"{why} (no Gather of {dt})")
+        valid = None
+        if len(self.loops) == 2:
+            n0, n1 = self.n // self.inner_n, self.inner_n
+            c_o, c_i = total.coeff(self.loops[0].var), total.coeff(self.loops[1].var)
+            if self.valid_inner not in (0, n1):
+                valid = self.valid_inner
+        else:
+            n0, n1, c_o, c_i = 1, self.n, 0, total.coeff(self.loops[0].var)
+        if len(self.loops) == 2 and self.table_sink is None and not (c_o and c_i):
+            raise NoMatch(why)  # a row or column broadcast: the per-row 1-D nest reads it better
+        if isinstance(self.count, str) and min(c_o, c_i) < 0:
+            raise NoMatch(f"{why} (a descending gather over a tail)")
+        es = ir.DTYPE_BYTES[dt]
+        key = (n0, n1, c_o, c_i, es, valid or n1)
+        tmp = self.pe.ph.tmp_name
+        if key in self.tables:  # the same table, built before the nest's loops (`table_sink`)
+            slot, byte_off = None, self.tables[key]
+        else:
+            if self.table_sink is not None:  # live across the loops around the nest: a slot never reused
+                self.free, saved = [], self.free
+                slot = self.alloc("f32", "gather offsets")
+                self.free = saved
+            else:
+                slot = self.alloc("f32", "gather offsets")
+            byte_off = int(slot.op.offset) * 4
+            try:
+                table = offset_table(Operand(f"{tmp}.ReinterpretCast<int32_t>()", "i32", str(byte_off // 4)), n0, n1, c_o, c_i, es, valid)
+            except NoGather as e:
+                raise NoMatch(f"{why} ({e})") from None
+            if self.table_sink is not None:  # kept: built once, before the loops around the nest
+                self.table_sink.extend(Placed(it, self.origin) for it in table)
+                self.tables[key] = byte_off
+                slot = None
+            else:
+                for it in table:
+                    self.emit(it)
+        out = into if into is not None and into.dtype == dt else self.alloc(dt, "gathered operands")
+        start = base + Affine((), table_shift(n0, valid or n1, c_o, c_i))
+        offs = Operand(f"{tmp}.ReinterpretCast<uint32_t>()", "u32", str(byte_off // 4))
+        self.emit(gather(out.op, info.cname, dt, offs, f"({affine_cpp(start, self.low.names)}) * {es}", self.count))  # type: ignore[attr-defined]
+        if slot is not None:
+            self.release(slot)
+        return out
+
     inner_n = 0
+    valid_inner = 0  # a 2-D tile's real columns when its rows are padded to `inner_n` (contract.py)
 
     def scalar(self, e: ir.Expr) -> Scal:
         code, ty = self.pe.ex.value(e)
@@ -578,7 +650,12 @@ class _Sel:
         if not isinstance(tgt, ir.Access) or not self.depends(tgt):
             self.reduce(s)
             return
-        dst = self.access_ref(tgt)
+        dst = self.access_ref(tgt, write=True)
+        if s.op == "=" and isinstance(s.value, ir.Access) and self.depends(s.value) and \
+                self.ty_of(s.value).dtype == dst.dtype:
+            v = self.access_ref(s.value, into=dst)  # a strided read gathered straight into `dst`
+            if v.op == dst.op:
+                return
         if dst.dtype == "bf16":
             self.store_bf16(s, dst)
             return
@@ -889,6 +966,8 @@ def _interchanged(pe: "PhaseEmitter", loops: list[ir.For], depth: int) -> list[L
     assert isinstance(tgt, ir.Access)
     if any(isinstance(x, ir.Name) and x.name == inner.var for i in tgt.indices for x in ir.sub_exprs(i)):
         return None
+    if not any(isinstance(x, ir.Name) and x.name == outer.var for i in tgt.indices for x in ir.sub_exprs(i)):
+        return None  # a reduction over both loops, not a vector over `outer`
     if any(isinstance(x, ir.Access) and x.tensor == tgt.tensor and x.indices != tgt.indices for x in ir.sub_exprs(st.value)):
         return None
     low = pe.low
@@ -898,7 +977,7 @@ def _interchanged(pe: "PhaseEmitter", loops: list[ir.For], depth: int) -> list[L
     sel = _Sel(pe, [outer], n, depth + 1)
     try:
         sel.store(st)
-        if not fits(pe, sel.need, sel.instrs):
+        if not fits(pe, sel.need, sel.instrs) or "Gather" in sel.instrs:  # no Gather per iteration
             return None
     except NoMatch:
         return None
@@ -955,7 +1034,7 @@ def _dot(pe: "PhaseEmitter", outer: ir.For, inner: ir.For, depth: int) -> _Sel |
     try:
         dsel = _Sel(pe, [outer], J, depth)
         dsel.origin = low.where(st)
-        tgt = dsel.access_ref(st.target)
+        tgt = dsel.access_ref(st.target, write=True)
         if tgt.dtype != "f32":
             return None
         # the tile's first element: every index at its loop's lower bound
@@ -1024,8 +1103,18 @@ def _distributed(pe: "PhaseEmitter", loop: ir.For, depth: int) -> list[Line] | N
     and QKᵀ: `s[i, j] = 0; for k { s[i, j] += f32(Q[i, k]) * f32(K[j, k]) }; s[i, j] = s[i, j] * c + ..`."""
     low = pe.low
     n = affine_extent(loop.lo, loop.hi, low.sizes)
+    from .contract import contract, perfect_nest
+
     leaves: list[ir.Assign] = []
+    deep: set[int] = set()  # inner nests of several loops: reductions over them (contract.py)
     for x in loop.body:
+        if isinstance(x, ir.For) and any(isinstance(y, ir.For) for y in x.body):
+            got = perfect_nest(x)
+            if got is None:
+                return None
+            deep.add(id(x))
+            leaves.append(got[1])
+            continue
         leaves.extend([x] if isinstance(x, ir.Assign) else list(x.body))  # type: ignore[arg-type]
     if not n or n <= 0:
         return None
@@ -1039,7 +1128,7 @@ def _distributed(pe: "PhaseEmitter", loop: ir.For, depth: int) -> list[Line] | N
                                                     for i in tgt.indices for x in ir.sub_exprs(i)):
             return None  # a reduction over `d` would be read before it completes
     for x in loop.body:
-        if isinstance(x, ir.For):
+        if isinstance(x, ir.For) and id(x) not in deep:
             for st in x.body:
                 if any(isinstance(y, ir.Name) and y.name == x.var for i in st.target.indices for y in ir.sub_exprs(i)):  # type: ignore[union-attr]
                     return None
@@ -1053,14 +1142,25 @@ def _distributed(pe: "PhaseEmitter", loop: ir.For, depth: int) -> list[Line] | N
         sel: _Sel | None = _Sel(pe, [loop], n, depth + (1 if inner else 0))
         try:
             assert sel is not None
+            if id(x) in deep:
+                raise NoMatch("a reduction over a nest of loops")
             for st in (x.body if isinstance(x, ir.For) else (x,)):
                 sel.store(st)  # type: ignore[arg-type]
         except NoMatch:
-            sel = _dot(pe, loop, x, depth) if isinstance(x, ir.For) else None
-            if sel is None:
-                return None
-            inner = False
-            kinds.append("dot")
+            sel = None
+        if isinstance(x, ir.For) and (sel is None or "Gather" in sel.instrs):
+            # a whole-tile form beats the axpy form that gathers a strided operand per iteration
+            alt = None if id(x) in deep else _dot(pe, loop, x, depth)
+            kind = "dot"
+            if alt is None:
+                alt, kind = contract(pe, loop, x, depth, _Sel), "contract"
+            if alt is not None:
+                sel, inner = alt, False
+                kinds.append(kind)
+            elif sel is not None:
+                sel = None  # a Gather per iteration of the inner loop: the nests on their own do better
+        if sel is None:
+            return None
         if widest is None or sel.need > widest.need:
             widest = sel
         need = max(need, sel.need)
@@ -1074,7 +1174,8 @@ def _distributed(pe: "PhaseEmitter", loop: ir.For, depth: int) -> list[Line] | N
         return None
     pe.ph.tmp_bytes = max(pe.ph.tmp_bytes, need)
     assert widest is not None
-    how = "a dot product per element as whole-tile code" if kinds else "distributed over its statements"
+    how = ("a reduction over a nest as a 2-D tile" if "contract" in kinds else
+           "a dot product per element as whole-tile code" if kinds else "distributed over its statements")
     choice = widest.choice(f"{low.where(loop)} `{loop.label or loop.var}` ({how}, vectorised over `{loop.var}`)")
     low.nests.append(NestChoice(choice.where, tuple(instrs), "", choice.phase, choice.nest, need,
                                 choice.temp_elems, choice.temp_slots, choice.temp_purposes, False,
