@@ -7,11 +7,12 @@ conv2d's channel sum after `layout{X=NHWC}` is one: `acc[n, f, y, x] += f32(X[n,
 x + s, c]) * f32(Wt[f, c, r, s])` over `c, r, s`, with `c` the contiguous axis of `X` and `x`
 at a stride of C elements — no vector instruction reads it along `x`.
 
-The selection makes one reduction axis `k*` (constant extent K, a multiple of 8 and at most
-64: an f32 row of whole 32 B blocks that one repeat reduces) the *column* of a 2-D tile
-`[d, k*]`, and keeps the other reduction loops as C++ loops around it:
+The selection makes one reduction axis `k*` (constant extent K of at most 64: an f32 row
+that one repeat reduces; rows padded to Kp = a multiple of 8, whole 32 B blocks, the padding
+gathering column 0's element and never reduced) the *column* of a 2-D tile `[d, k*]`, and
+keeps the other reduction loops as C++ loops around it:
 
-    W[d, k] = 0                                  Duplicate (count n_d * K)
+    W[d, k] = 0                                  Duplicate (count n_d * Kp)
     for k1 { .. {                                the other reduction loops, in their order
         W[d, k] += e(d, k)                       e over the tile (vector._Sel, 2-D; strided
     } }                                          or broadcast operands through Gather)
@@ -25,6 +26,9 @@ offset tables are built once, before the loops. The sum is reassociated (as ever
 reduction is) and accumulated in f32: `T` must be f32 and `e` must not read `T`.
 
 Choice of `k*`: the reduction loop with the largest admissible extent (the innermost on ties).
+`vector._distributed` uses this form for a reduction over a nest of several loops, and for
+one-loop reductions in the same loop body; a lone one-loop row reduction keeps its per-row
+`ReduceSum`. Not handled: a tile tail in `d` (run-time row count), K > 64.
 """
 
 from __future__ import annotations

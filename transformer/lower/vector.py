@@ -1152,7 +1152,9 @@ def _distributed(pe: "PhaseEmitter", loop: ir.For, depth: int) -> list[Line] | N
             # a whole-tile form beats the axpy form that gathers a strided operand per iteration
             alt = None if id(x) in deep else _dot(pe, loop, x, depth)
             kind = "dot"
-            if alt is None:
+            if alt is None and deep:
+                # a 2-D tile reduction where the loop holds a reduction over a nest; a lone
+                # one-loop row reduction keeps its per-row ReduceSum (the inner nest on its own)
                 alt, kind = contract(pe, loop, x, depth, _Sel), "contract"
             if alt is not None:
                 sel, inner = alt, False
