@@ -312,3 +312,25 @@ kernel io(A: f16[M, N], B: f16[M, N], C: f16[M, N], D: f16[M, N], E: f16[M, N], 
     assert "TBuf<TPosition::VECIN> buf_T_ub;" in em.source, em.source
     assert "WaitFlag<HardEvent::MTE3_MTE2>" in em.source
     check_emitted(t, k, emitted=em, what=f"T += ... --passes {_TBUF_PIPELINE}")
+
+
+def test_top_level_statement_on_a_queue_local_allocates_it_first() -> None:
+    """`stage{X=s},unroll{s=full}` leaves top-level `X_ub[0] = scale` statements around inline
+    copies: the first SetValue came before the AllocTensor, which the inline copy emitted
+    (the emulator: "LocalTensor::SetValue: LocalTensor is uninitialised"; found by the
+    emitted-code fuzzer, ASCX_FUZZ_SEED=11771 shard 0). A statement now acquires the queue
+    locals it touches, as an inline copy does."""
+    text = """
+kernel k(Y: f16[4]) -> (X: f32[2]) {
+  const scale: f32 = 0.5
+  s: for j in 0..2 {
+    X[j] = scale + f32(Y[j])
+  }
+}
+"""
+    k = kernel_text(text)
+    pipeline = "stage{X=s},unroll{s=full}"
+    t = apply(k, pipeline)
+    src = emit_ascendc(t).source
+    assert src.index("X_ubLocal = outQueue_X_ub.AllocTensor") < src.index("X_ubLocal.SetValue("), src
+    check_emitted(t, k, what=f"{text} --passes {pipeline}")

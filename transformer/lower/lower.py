@@ -833,6 +833,14 @@ class PhaseEmitter:
     def assign(self, s: ir.Assign, depth: int) -> list[Line]:
         t = s.target
         name = t.tensor if isinstance(t, ir.Access) else t.name
+        # a queue local first touched by a statement outside a staged block (a top-level
+        # statement left by `unroll{..=full}` of a staged nest) is allocated / dequeued here, as
+        # an inline copy does, not later at its first copy (fuzzer: SetValue on an uninitialised
+        # LocalTensor under `stage{X=s},unroll{s=full}`)
+        pre: list[Line] = []
+        for n in sorted(ir.names_used((s,))):
+            if n in self.buffers:
+                self.ensure_ready(n, pre, depth)
         decl = self.low.decls[name]
         dt = Ty(decl.dtype)
         val, vt = self.ex.value(s.value)
@@ -852,9 +860,9 @@ class PhaseEmitter:
                      "min=": f"ascx_min<{cc}>({a}, {b})"}[s.op]
             new = self.ex.conv(r, comp, dt)
         if info.kind == "scalar":
-            return [Line(f"{info.cname} = {new};", depth)]
+            return pre + [Line(f"{info.cname} = {new};", depth)]
         off = self.offset(name, t.indices) if isinstance(t, ir.Access) else "0"
-        return [Line(f"{info.cname}.SetValue({off}, {new});", depth)]
+        return pre + [Line(f"{info.cname}.SetValue({off}, {new});", depth)]
 
     # ---- staged tiles ---------------------------------------------------------------------
     def staged(self, st: _Staged, depth: int, loop_vars: list[str]) -> list[Line]:
