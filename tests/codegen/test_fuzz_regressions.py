@@ -334,3 +334,25 @@ kernel k(Y: f16[4]) -> (X: f32[2]) {
     src = emit_ascendc(t).source
     assert src.index("X_ubLocal = outQueue_X_ub.AllocTensor") < src.index("X_ubLocal.SetValue("), src
     check_emitted(t, k, what=f"{text} --passes {pipeline}")
+
+
+def test_float_literal_suffix_is_not_a_loop_variable() -> None:
+    """The `f` of a float literal (`1.0f`) was read as a use of loop variable `f`, so a stage
+    method took an unused parameter `f` (g++ -Werror=unused-parameter; found by the
+    emitted-code fuzzer, ASCX_FUZZ_SEED=7001, `stage{Y=j},split{j=4},tile{f=8}`)."""
+    text = """
+kernel k(acc: f32[3], Y: bf16[3]) -> (A: f32[12, 12]) {
+  ew: for f in 0..12 {
+    for j in 0..12 {
+      A[f, j] = acc[0] / (abs(acc[1]) + 1.0) + f32(Y[1])
+      for r in 0..1 {
+        A[f, j] += rsqrt(tanh(3.0 * acc[2]) + 2.0)
+      }
+    }
+  }
+}
+"""
+    k = kernel_text(text)
+    pipeline = "stage{Y=j},split{j=4},tile{f=8}"
+    t = apply(k, pipeline)
+    check_emitted(t, k, what=f"{text} --passes {pipeline}")

@@ -558,7 +558,7 @@ def split_stages(stmts: tuple[ir.Stmt, ...], decls: dict[str, ir.TensorDecl]) ->
     return _Staged(cin, stmts[i:j], cout)
 
 
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
+_IDENT = re.compile(r"(?<![\w.])[A-Za-z_][A-Za-z_0-9]*")  # not the `f` of `1.0f`, not a member after `.`
 
 
 class PhaseEmitter:
