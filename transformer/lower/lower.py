@@ -38,6 +38,7 @@ from ..intexpr import affine_extent
 from .cexpr import C_GLOBALS, CTYPE, ExprEmitter, Names, affine_cpp, const_value
 from .plan import Buffer, GmParam, KernelPlan, Line, Method, NestChoice, Phase, Scalar, WorkspaceSlot
 from . import tbuf_sync
+from .prefetch import prefetched
 from ..emulator import MIX_AIV_PER_BLOCK
 from ..targets import Target
 
@@ -730,12 +731,7 @@ class PhaseEmitter:
                         out.append(Line(f"int32_t {begin} = {a.const} + workerIdx * {q} + ascx_min<int32_t>(workerIdx, {r});", depth + 1))
                         out.append(Line(f"int32_t {end} = {begin} + {q} + (workerIdx < {r} ? 1 : 0);", depth + 1))
                     inner = self.block(s.body, depth + 2, loop_vars + [v])
-                    from .prefetch import prefetched
-
-                    fetched = prefetched(self, s, split_stages(s.body, self.low.decls), v, begin, end, inner, depth + 1)
-                    out.extend(fetched if fetched is not None else
-                               [Line(f"for (int32_t {v} = {begin}; {v} < {end}; ++{v}) {{", depth + 1), *inner,
-                                Line("}", depth + 1)])
+                    out.extend(self.loop_lines(s, v, begin, end, inner, depth + 1))
                     out.append(Line("}", depth))
                     return out
                 self.low.warn(s, f"@cores({workers}) on a loop without constant bounds: runs on one core")
@@ -787,7 +783,6 @@ class PhaseEmitter:
         from .vector import RowCtx
 
         v = self.low.names(s.var)
-        head = Line(f"for (int32_t {v} = {self.ex.index(s.lo)}; {v} < {self.ex.index(s.hi)}; ++{v}) {{", depth)
         mark = (len(self.low.nests), len(self.low.warnings), self.ph.tmp_bytes)
         saved = self.row_ctx
         ctx = RowCtx.build(self, s)
@@ -804,11 +799,15 @@ class PhaseEmitter:
             fewer = len(ctx.pinned) - 1
             ctx = RowCtx.build(self, s, fewer) if fewer else None
         pre = render(ctx.pre, depth) if ctx is not None else []
-        from .prefetch import prefetched
+        return pre + self.loop_lines(s, v, self.ex.index(s.lo), self.ex.index(s.hi), body, depth)
 
-        fetched = prefetched(self, s, split_stages(s.body, self.low.decls), v, self.ex.index(s.lo), self.ex.index(s.hi),
-                             body, depth)
-        return pre + (fetched if fetched is not None else [head] + body + [Line("}", depth)])
+    def loop_lines(self, s: ir.For, v: str, lo: str, hi: str, body: list[Line], depth: int) -> list[Line]:
+        """The C++ loop `v` over `lo..hi` around `body` (lowered at `depth + 1`), with the next
+        tile's load issued before the compute when `prefetch.prefetched` applies."""
+        fetched = prefetched(self, s, split_stages(s.body, self.low.decls), v, lo, hi, body, depth)
+        if fetched is not None:
+            return fetched
+        return [Line(f"for (int32_t {v} = {lo}; {v} < {hi}; ++{v}) {{", depth), *body, Line("}", depth)]
 
     def workers_available(self) -> int:
         if self.low.mode == "MIX_MODE" and self.ph.core == "vec":
