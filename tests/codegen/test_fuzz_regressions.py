@@ -356,3 +356,14 @@ kernel k(acc: f32[3], Y: bf16[3]) -> (A: f32[12, 12]) {
     pipeline = "stage{Y=j},split{j=4},tile{f=8}"
     t = apply(k, pipeline)
     check_emitted(t, k, what=f"{text} --passes {pipeline}")
+
+
+def test_unrolled_copy_out_waits_for_the_vector_code_it_reads() -> None:
+    """`unroll{j0=2}` after a tiling with a tail replicates a tile's copy-out inline in the
+    compute stage: the MTE3 `DataCopyPad` read `C_ub` right after the `Add` wrote it, with no
+    V -> MTE3 ordering (the hazard detector's RAW on UB; found by the emitted-code fuzzer,
+    ASCX_FUZZ_SEED=860321824 shard 4). Inline copies out of on-chip buffers now drain the
+    pipes first, as inline copies into them did."""
+    k = example("add", {"M": 16, "N": 10})
+    pipeline = "multicore{ew},tile{ew=4,j=4},unroll{j0=2},split{ew=2}"
+    check_emitted(apply(k, pipeline), k, what=f"add --passes {pipeline}")

@@ -975,10 +975,11 @@ class PhaseEmitter:
         for n in (c.dst.tensor, c.src.tensor):
             if n in self.buffers:
                 self.ensure_ready(n, out, depth)
-        if self.low.info[c.dst.tensor].kind == "local":
+        if "local" in (self.low.info[c.dst.tensor].kind, self.low.info[c.src.tensor].kind):
             # an inline copy overwrites an on-chip buffer that an earlier instruction on
-            # another pipe may still read (e.g. an unrolled reload of L1 after MTE1 LoadData):
-            # drain first, or the write races the read (WAR)
+            # another pipe may still read (e.g. an unrolled reload of L1 after MTE1 LoadData:
+            # WAR), or reads one that an earlier instruction may still write (an unrolled
+            # copy-out of a tile the vector unit just computed: RAW): drain first
             out.append(Line("PipeBarrier<PIPE_ALL>();", depth))
         out.extend(self.copy(c, depth))
         out.append(Line("PipeBarrier<PIPE_ALL>();", depth))
