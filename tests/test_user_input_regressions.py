@@ -176,11 +176,13 @@ def test_independent_nests_each_within_the_queue_limit_fit(same_extent: bool) ->
         assert fits and not warned, (pipeline, warned)
 
 
-def test_one_phase_over_the_queue_limit_is_unfit_and_demoted() -> None:
-    """The other way: 9 inputs staged in one nest are 9 VECIN queues in one phase: the
-    constraint says it does not fit, and the lowering demotes the ninth to a TBuf."""
+def test_one_phase_over_the_queue_limit_is_demoted_and_fits() -> None:
+    """The other way: 9 inputs staged in one nest would be 9 VECIN queues in one phase: the
+    lowering demotes the ninth to a TBuf (warned), and the constraint counts what the
+    lowering allocates, 8 queues and a TBuf, so it fits (it said "9 > 8" before, and `tile`
+    never chose such layouts)."""
     ins = ", ".join(f"x{k}: f32[N]" for k in range(9))
     text = (f"kernel nine({ins}) -> (y: f32[N]) {{\n  size N = 4096\n  e: for i in 0..N {{\n    y[i] = "
             + " + ".join(f"x{k}[i]" for k in range(9)) + "\n  }\n}\n")
     fits, warned = _fits_and_queue_warnings(text, "tile{e=256}")
-    assert not fits and warned
+    assert fits and len(warned) == 1, warned

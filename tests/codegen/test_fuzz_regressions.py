@@ -8,6 +8,7 @@ import pytest
 from transformer.codegen import emit_ascendc
 
 from .conftest import apply, check_emitted, example, kernel_text
+from .test_tbuf_ping_pong import FIVE
 
 pytestmark = pytest.mark.slow  # compiles C++ against the emulator (tests/conftest.py: the tiers)
 
@@ -250,23 +251,7 @@ def test_double_buffered_kernel_with_five_outputs_orders_its_tbuf_locals() -> No
     while the previous CopyOut's MTE3 still read it (the hazard detector's WAR on UB, seen
     first with a 5-output kernel under `tile,double_buffer`). They now wait V -> MTE2 before
     the load and MTE3 -> V before the first write (transformer/lower/tbuf_sync.py)."""
-    k = kernel_text("""
-kernel five(A: f16[M, N], B: f16[M, N], C: f16[M, N], D: f16[M, N], E: f16[M, N])
-    -> (P: f16[M, N], Q: f16[M, N], R: f16[M, N], S: f16[M, N], U: f16[M, N]) {
-  size M = 32
-  size N = 1024
-  ew: for i in 0..M {
-    for j in 0..N {
-      P[i, j] = A[i, j] + B[i, j]
-      Q[i, j] = A[i, j] - C[i, j]
-      R[i, j] = B[i, j] * D[i, j]
-      S[i, j] = max(C[i, j], D[i, j])
-      U[i, j] = A[i, j] * 2.0
-      U[i, j] += E[i, j]
-    }
-  }
-}
-""")
+    k = kernel_text(FIVE.replace("size M = 40", "size M = 32"))
     t = apply(k, _TBUF_PIPELINE)
     em = emit_ascendc(t)
     assert "TBuf<TPosition::VECIN> buf_E_ub;" in em.source and "TBuf<TPosition::VECOUT> buf_U_ub;" in em.source

@@ -45,6 +45,10 @@ class Buffer:
                    (the lowering pads UB rows to 32 B so every row starts aligned).
     slots:         the allocation holds this many slots of bytes(shape), each rounded to
                    the scope alignment (vector temporaries: one TBuf of n aligned slots).
+    tbuf:          allocated as a `TBuf` at `position`, not a queue: the lowering demotes a
+                   staged local when its TPosition already holds the queue limit (a
+                   double-buffered kernel with five outputs); it takes UB (`stages` halves,
+                   used in ping-pong) but no queue slot.
     """
 
     name: str
@@ -61,6 +65,7 @@ class Buffer:
     live: tuple[int, int] | None = None
     row_align: int = 0
     slots: int = 1
+    tbuf: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "scope", self.scope.lower())
@@ -97,7 +102,7 @@ class Buffer:
     @property
     def is_queue(self) -> bool:
         """Counts against the per-TPosition queue-buffer limit."""
-        return self.position is not None and self.position not in NON_QUEUE_POSITIONS
+        return self.position is not None and self.position not in NON_QUEUE_POSITIONS and not self.tbuf
 
     def symbols(self) -> set[str]:
         """Symbolic dims used by the shape and the copy lengths."""

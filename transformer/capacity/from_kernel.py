@@ -327,6 +327,10 @@ def kernel_buffers(kernel: ir.Kernel, target: Target | str | None = None, *,
                               origin=f"GM workspace: {why}" if why else "unused: not allocated",
                               loc=loc))
             continue
+        # a local the lowering allocates as a TBuf (no queue slot): staged once before the
+        # tile loop, or demoted when its position already holds the queue limit
+        tbuf = la is not None and la.kind == "buf"
+        tbuf_why = alloc.tbufs.get(t.name, "") if alloc is not None else ""
         lens: list[CopyLen] = []
         for c, _ in u.copies_in + u.copies_out:
             n = _copy_len(c, kernel, env, free_set)
@@ -336,7 +340,8 @@ def kernel_buffers(kernel: ir.Kernel, target: Target | str | None = None, *,
             name=t.name, scope=(t.scope or "ub").lower(), dtype=t.dtype, shape=shape,
             stages=stages, position=_position(t, u, kernel) or None,
             cube_operand=(t.scope or "").lower() in CUBE_SCOPES, copy_lengths=tuple(lens),
-            origin=origin, loc=loc, row_align=32 if la is not None and la.padded else 0,
+            origin=origin + (f"; a TBuf: {tbuf_why}" if tbuf_why else ""), loc=loc,
+            row_align=32 if la is not None and la.padded else 0, tbuf=tbuf,
             live=None if same or t.name not in tops else tops[t.name]))
     out.extend(gemm)
     taken = {t.name for t in kernel.tensors()}

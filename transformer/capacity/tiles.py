@@ -206,7 +206,7 @@ def _symbolize(b1: Sequence[Buffer], b2: Sequence[Buffer], p1: Mapping[str, int]
                           copy_lengths=tuple(runs), pad_allowed=x.pad_allowed,
                           origin=x.origin, loc=x.loc, live=live,
                           row_align=x.row_align if x.row_align == y.row_align else 0,
-                          slots=min(x.slots, y.slots)))
+                          slots=min(x.slots, y.slots), tbuf=x.tbuf or y.tbuf))
     return out
 
 
@@ -389,7 +389,7 @@ def _guess(b: _Budget, cands: Mapping[str, tuple[int, ...]], objective: Any
     inv = {v: n for n, v in p.items()}
     sym = [Buffer(x.name, x.scope, x.dtype, tuple(inv.get(d, d) for d in x.shape),
                   stages=x.stages, position=x.position, cube_operand=x.cube_operand,
-                  origin=x.origin, live=x.live, row_align=x.row_align, slots=x.slots)
+                  origin=x.origin, live=x.live, row_align=x.row_align, slots=x.slots, tbuf=x.tbuf)
            for x in fp[0] if not is_temporaries(x)]
     sym += [Buffer(x.name, x.scope, x.dtype, tuple(inv.get(d, d) for d in x.shape[-1:]),
                    slots=x.slots, position=x.position, origin=x.origin, live=x.live)

@@ -58,6 +58,7 @@ class UbAllocation:
 
     locals: dict[str, LocalAllocation] = field(default_factory=dict)
     demoted: dict[str, str] = field(default_factory=dict)  # local -> why it lives in GM
+    tbufs: dict[str, str] = field(default_factory=dict)  # staged local -> why a TBuf, not a queue
     temporaries: list[PhaseTemporaries] = field(default_factory=list)
     phase_range: dict[int, tuple[int, int]] = field(default_factory=dict)
     api_temp: bool = False  # some nest's instructions take the UB API temp area
@@ -75,7 +76,7 @@ def ub_allocation(kernel: ir.Kernel, target: Target | None = None) -> UbAllocati
 
 def allocation_of(plan: KernelPlan, low: Lowering) -> UbAllocation:
     """The allocation summary of a lowered plan (`low` is the `Lowering` that made it)."""
-    out = UbAllocation(demoted=dict(low.demoted), phase_range=dict(low.phase_range),
+    out = UbAllocation(demoted=dict(low.demoted), tbufs=dict(low.tbufs), phase_range=dict(low.phase_range),
                        api_temp=any(n.api_temp for n in plan.nests))
     for ph in plan.phases:
         for b in ph.buffers:

@@ -137,6 +137,8 @@ class Lowering:
         self.method_names: set[str] = self.names.used  # one registry: methods, members, user names
         self.scope_cap = {s: int(self.target.scopes[s].usable.value) for s in ("ub", "l1", "l0a", "l0b", "l0c")}
         self.demoted: dict[str, str] = {}  # local -> why it lives in the GM workspace
+        self.tbufs: dict[str, str] = {}  # staged local -> why it is a TBuf, not a queue (`plan_buffers`)
+        self.halves: list[Scalar] = []  # the tile-parity members of ping-pong TBufs (tbuf_sync.py)
         self.phase_range: dict[int, tuple[int, int]] = {}  # phase -> first, last top-level stmt
         self.gemms: dict[int, Any] = {}  # phase -> (GemmNest, Blocks) of a `@gemm` nest (gemm.py)
         self.convs: dict[int, Any] = {}  # phase -> (ConvNest, ConvBlocks) of a `@conv` nest (conv.py)
@@ -378,7 +380,7 @@ class Lowering:
             params=params, workspace=slots, workspace_bytes=ws_bytes,
             sizes=[(self.names(s.name), s.value) for s in k.sizes],
             consts=[(self.names(c.name), CTYPE[c.dtype], const_value(c)) for c in k.consts],
-            scalars=scalars, phases=out_phases, nests=self.nests, warnings=self.warnings,
+            scalars=scalars + self.halves, phases=out_phases, nests=self.nests, warnings=self.warnings,
             scope_bytes={s.upper(): self.scope_cap[s] for s in self.scope_cap},
         )
         plan.process = self.process_lines(out_phases)
@@ -521,8 +523,14 @@ class Lowering:
             if b.kind != "que":
                 continue
             if count.get(b.position, 0) + b.depth > limit:
-                b.kind, b.depth, b.holder = "buf", 1, self.names.derived(b.name, "buf_{}")
-                self.warn(src.stmts[0], f"more than {limit} queue buffers on {b.position}: `{b.name}` uses a TBuf with explicit flags")
+                # double-buffered: two halves in ping-pong where the lowering can (tbuf_sync.py)
+                halves = b.depth >= 2 and b.scope == "ub" and src.core == "vec" \
+                    and tbuf_sync.ping_pong_loop(src.stmts, b.name, self.decls, split_stages)
+                b.kind, b.depth, b.holder = "buf", 2 if halves else 1, self.names.derived(b.name, "buf_{}")
+                self.tbufs[b.name] = f"more than {limit} queue buffers on {b.position}" + (
+                    ", two halves in ping-pong" if halves else "")
+                self.warn(src.stmts[0], f"more than {limit} queue buffers on {b.position}: `{b.name}` uses a TBuf with explicit flags"
+                          + (" (two halves in ping-pong)" if halves else ""))
             else:
                 count[b.position] = count.get(b.position, 0) + b.depth
         return out
@@ -572,6 +580,7 @@ class PhaseEmitter:
         self.buffers = buffers
         self.cube = cube
         self.state: dict[str, str] = {n: "none" for n, b in buffers.items() if b.kind == "que"}
+        self.ping_pongs: list[tbuf_sync.PingPong] = []  # staged blocks with ping-pong TBufs
         self.method_names = low.method_names  # kernel-wide: methods of all phases share the class
         self.ex = ExprEmitter(low.kernel, low.names, self.load, self.scalar_ref)
         self.tmp_counter = 0
@@ -647,6 +656,8 @@ class PhaseEmitter:
         for b in ph.buffers:
             if b.kind == "que":
                 init.append(Line(f"pipe.InitBuffer({b.holder}, {'BUFFER_NUM' if b.depth == 2 else b.depth}, {b.nbytes});"))
+            elif b.depth == 2:  # a ping-pong TBuf: two 32 B-aligned halves (tbuf_sync.py)
+                init.append(Line(f"pipe.InitBuffer({b.holder}, {2 * tbuf_sync.half_bytes(b)});"))
             else:
                 init.append(Line(f"pipe.InitBuffer({b.holder}, {b.nbytes});"))
         body: list[Line] = []
@@ -662,6 +673,9 @@ class PhaseEmitter:
         if ph.tmp_bytes:
             init.append(Line(f"pipe.InitBuffer({ph.tmp_buf_name}, {ph.tmp_bytes});"))
             tmp_lines.append(Line(f"{ph.tmp_name} = {ph.tmp_buf_name}.Get<uint8_t>();"))
+        # ping-pong TBufs: every half's flags set once first and waited once last (balanced)
+        main = [x for pp in self.ping_pongs for x in pp.preset()] + main + \
+            [x for pp in self.ping_pongs for x in pp.drain()]
         single = len(low.phase_range) == 1 and low.mode != "MIX_MODE"
         if single:
             ph.init = init
@@ -874,16 +888,21 @@ class PhaseEmitter:
         names = {stage: self.method_name(base) for stage, base, present in (
             ("copy_in", "CopyIn", bool(st.copy_in)), ("compute", "Compute", True), ("copy_out", "CopyOut", bool(st.copy_out)))
             if present}
+        pp = self.ping_pong(mine_in + mine_out)
         # CopyIn: AllocTensor, copy, EnQue (a local source is DeQue'd first)
         if st.copy_in:
-            body: list[Line] = []
+            body: list[Line] = [] if pp is None else pp.select(pp.ins)
+            waited = False
             later = ir.names_used(st.compute) | {c.src.tensor for c in st.copy_out}
             for c in _tbuf_loads_last(st.copy_in, self.buffers):
                 if c.src.tensor in self.buffers:
                     self.ensure_ready(c.src.tensor, body, 0)
                 fresh = self.ensure_alloc(c.dst.tensor, body, 0)
                 dst = self.buffers.get(c.dst.tensor)
-                if dst is not None and dst.kind == "buf":
+                if pp is not None and dst in pp.bufs:
+                    body.extend([] if waited else pp.before_loads())
+                    waited = True
+                elif dst is not None and dst.kind == "buf":
                     body.extend(tbuf_sync.before_load(dst, self.ph.core))
                 body.extend(self.copy(c, 0))
                 if fresh:
@@ -901,7 +920,7 @@ class PhaseEmitter:
                                                if n in self.buffers and self.buffers[n].kind == "buf"], self.ph.core))
             calls.extend(self.method(names["copy_in"], body, depth, loop_vars, "copy_in"))
         # Compute
-        body = []
+        body = [] if pp is None else pp.select(pp.bufs)
         used = ir.names_used(st.compute) | {c.src.tensor for c in st.copy_out}
         for n in dict.fromkeys(mine_in + mine_out):
             if n in used:
@@ -918,8 +937,12 @@ class PhaseEmitter:
         for s in st.compute:
             body.extend(self.stmt(s, 0, loop_vars))
         # a TBuf copied out is one slot: V overwrites it after the previous CopyOut read it
+        halves = pp.bufs if pp is not None else []
         body = tbuf_sync.before_writes(body, [self.buffers[n] for n in dict.fromkeys(mine_out)
-                                              if self.buffers[n].kind == "buf"], self.ph.core, acquired)
+                                              if self.buffers[n].kind == "buf" and self.buffers[n] not in halves],
+                                       self.ph.core, acquired)
+        if pp is not None:
+            body = tbuf_sync.before_writes(body, pp.outs, self.ph.core, acquired, pp.before_writes())
         for n in dict.fromkeys(mine_out):
             b = self.buffers[n]
             if b.kind == "que" and "in" not in b.roles and self.state[n] == "ready":
@@ -934,13 +957,17 @@ class PhaseEmitter:
             body.append(Line("SetFlag<HardEvent::V_MTE3>(0);" if self.ph.core == "vec" else "PipeBarrier<PIPE_ALL>();"))
             if self.ph.core == "vec":
                 body.append(Line("WaitFlag<HardEvent::V_MTE3>(0);"))
+        if pp is not None:
+            body.extend(pp.after_compute() + (pp.advance() if not st.copy_out else []))
         calls.extend(self.method(names["compute"], body, depth, loop_vars, "compute"))
         # CopyOut
         if st.copy_out:
-            body = []
+            body = [] if pp is None else pp.select(pp.outs)
             for c in st.copy_out:
                 self.ensure_ready(c.src.tensor, body, 0)
                 body.extend(self.copy(c, 0))
+            if pp is not None:
+                body.extend(pp.after_copy_out() + pp.advance())
             synced = False
             for n in dict.fromkeys(mine_out):
                 b = self.buffers[n]
@@ -954,6 +981,21 @@ class PhaseEmitter:
                     self.state[n] = "none"
             calls.extend(self.method(names["copy_out"], body, depth, loop_vars, "copy_out"))
         return calls
+
+    def ping_pong(self, mine: list[str]) -> "tbuf_sync.PingPong | None":
+        """The ping-pong TBufs of a staged block (its locals `mine`) with their event ids, or
+        None when it has none or the phase's ids are spent (then the halves' tensors stay on
+        the first half with the one-slot syncs: correct, single-buffered)."""
+        bufs = [self.buffers[n] for n in dict.fromkeys(mine)
+                if n in self.buffers and self.buffers[n].kind == "buf" and self.buffers[n].depth == 2]
+        base = 1 + 2 * len(self.ping_pongs)
+        if not bufs or base + 1 > tbuf_sync.MAX_PING_PONG_EVENT:
+            return None
+        half = Scalar("", self.low.names.fresh("tbufHalf"), "int32_t")
+        self.low.halves.append(half)
+        pp = tbuf_sync.PingPong(bufs, half.cname, base)
+        self.ping_pongs.append(pp)
+        return pp
 
     def method(self, name: str, body: list[Line], depth: int, loop_vars: list[str], stage: str) -> list[Line]:
         if stage == "compute":
