@@ -101,6 +101,12 @@ CASES: list[Case] = [
     # issue 15 item 3: conv2d as an implicit GEMM on the cube (img2col gathered during GM->L1)
     Case("conv2d f16 N=8 C=64 H=W=66 F=128", "conv2d", {"N": 8, "C": 64, "H": 66, "W": 66, "F": 128}, "conv_gemm", 2.0,
          15, {"N": 2, "C": 5, "H": 9, "W": 18, "F": 40}),
+    # issue 14 item 1: multi-phase kernels spread over the cores (a cross-block barrier between
+    # phases that hand data through GM; conv's image x filter tile loops collapsed into one index)
+    Case("conv2d f16 vector (example size)", "conv2d", {"N": 2, "C": 16, "H": 34, "W": 34, "F": 32},
+         "layout{X=NHWC},tile,double_buffer", None, 14, {"N": 3, "C": 2, "H": 6, "W": 6, "F": 24}),
+    Case("attention mix S=1024 D=64", "attention", {"S": 1024, "D": 64}, "round_operand{pv.s=f16},tile", None, 14,
+         {"S": 32, "D": 16}),
 ]
 
 VERSUS: list[Versus] = [

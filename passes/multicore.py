@@ -8,9 +8,9 @@ args:
 
 The loop stays in the IR as written; the annotation tells the code generator to give each
 core a contiguous block of `L`'s iterations (`GetBlockIdx()`). Without it, the code generator
-spreads the outermost parallel loop of a single-phase kernel over all cores by itself
-(`transformer/lower/spread.py`); the pass is the explicit control (another count, `L=1` for
-one core, or a phase of a multi-phase kernel).
+spreads the outermost parallel loop of every phase over all cores by itself, with a
+cross-block barrier between phases that hand data through GM (`transformer/lower/spread.py`);
+the pass is the explicit control (another count, `L=1` for one core).
 
 It requires:
     1) `L` exists and is named unambiguously;

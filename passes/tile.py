@@ -267,7 +267,7 @@ def _spread_cores(kernel: ir.Kernel, bands: list[list[tuple[str, ir.For]]], targ
     from transformer.targets import resolve_target
 
     try:
-        spread = kernel_spread(kernel, resolve_target(target))
+        spread = kernel_spread(kernel, resolve_target(target), collapse=False)
     except AscxError:  # an estimate only: no spread known, no cap
         return {}
     index = {id(s): i for i, s in enumerate(kernel.body)}

@@ -113,13 +113,9 @@ kernel colsum(X: f32[N, C]) -> (Y: f32[C]) {
 
 
 def test_a_kernel_that_is_not_spread_says_why() -> None:
+    # each phase of a multi-phase kernel is spread on its own (tests/codegen/test_spread_phases.py)
     plan = lower_kernel(kernel_text(TWO_PHASES))
-    assert plan.block_dim == 1 and all(p.cores == 1 for p in plan.phases)
-    assert "2 phases" in plan.phases[1].spread and "multicore{run}" in plan.phases[1].spread
-    assert "cores: not split over cores" in plan.summary()
-    # the same loop alone is parallel: spread over all 48 vector cores
-    alone = TWO_PHASES.replace("  init: for c in 0..C {\n    Y[0, c] = X[0, c]\n  }\n", "").replace("1..N", "0..N")
-    assert lower_kernel(kernel_text(alone)).block_dim == 48
+    assert [p.cores for p in plan.phases] == [32, 48]
     plan = lower_kernel(kernel_text(COLSUM))
     assert plan.block_dim == 1
     assert re.search(r"not split over cores: `run` carries a \+= reduction into `Y`", plan.phases[0].spread), plan.phases[0].spread

@@ -116,6 +116,7 @@ class _PhaseSrc:
     cores: int = 1
     loc: ir.Loc | None = None
     spread: str = ""  # how the outermost loop is shared among cores, or why not (spread.py)
+    inner: int | None = None  # the inner loop (index in the loop's body) collapsed with it (spread.py)
 
 
 class Lowering:
@@ -140,6 +141,7 @@ class Lowering:
         self.tbufs: dict[str, str] = {}  # staged local -> why it is a TBuf, not a queue (`plan_buffers`)
         self.halves: list[Scalar] = []  # the tile-parity members of ping-pong TBufs (tbuf_sync.py)
         self.phase_range: dict[int, tuple[int, int]] = {}  # phase -> first, last top-level stmt
+        self.cross: list[str] = []  # phase -> why a cross-block barrier precedes it ("": none)
         self.gemms: dict[int, Any] = {}  # phase -> (GemmNest, Blocks) of a `@gemm` nest (gemm.py)
         self.convs: dict[int, Any] = {}  # phase -> (ConvNest, ConvBlocks) of a `@conv` nest (conv.py)
         self.flash: Any = None  # the FlashAttn of a `@flash` kernel: one mix phase (flash.py)
@@ -222,9 +224,24 @@ class Lowering:
                 if ph.index in self.convs:
                     ph.spread = f"C tiles of the `@conv` nest round-robin over {ph.cores} AIC (conv.py)"
                     continue
-                sp = decide(self.kernel, ph.stmts[-1], self.phase_range[ph.index][1], ph.core, len(phases), self.target)
-                ph.cores, ph.spread = sp.cores, sp.note
+                sp = decide(self.kernel, ph.stmts[-1], self.phase_range[ph.index][1], ph.core, self.target)
+                ph.cores, ph.spread, ph.inner = sp.cores, sp.note, sp.inner
+        self.cross = self.phase_barriers(phases)
         return phases
+
+    def phase_barriers(self, phases: list[_PhaseSrc]) -> list[str]:
+        """Why a cross-block barrier precedes each phase ("" for none), noted in the plan: only
+        between phases that hand data to each other through GM (`spread.phase_barriers`); a
+        phase of another core kind (cube <-> vector) always waits for the one before it."""
+        from .spread import phase_barriers
+
+        why = phase_barriers(self.kernel, [p.stmts for p in phases], [p.cores for p in phases])
+        for i, ph in enumerate(phases):
+            if i and not why[i] and ph.core != phases[i - 1].core:
+                why[i] = f"it runs on {ph.core} cores after a {phases[i - 1].core} phase"
+            if why[i] and max(p.cores for p in phases) > 1:
+                ph.spread += f"; a cross-block barrier before it: {why[i]}"
+        return why
 
     # ---- main -------------------------------------------------------------------------
     def demote_locals(self, phases: list[_PhaseSrc]) -> bool:
@@ -283,9 +300,9 @@ class Lowering:
         else:
             block_dim = max_vec
             mode = "AIV_MODE"
-            if block_dim > 1 and len(phases) > 1:
-                # phases need an all-core barrier between them; the emulator runs AIV_MODE
-                # blocks one after another, so the barrier runs as a mix launch
+            if block_dim > 1 and any(self.cross):
+                # phases that hand data through GM need an all-core barrier between them; the
+                # emulator runs AIV_MODE blocks one after another, so the barrier runs as a mix launch
                 mode = "MIX_MODE"
                 block_dim = -(-block_dim // self.mix_vectors)
         self.kind, self.mode, self.block_dim = kind, mode, block_dim
@@ -399,13 +416,17 @@ class Lowering:
             out.append(Line(f"// phase {i}: `{ph.label}` on {dict(cube='AIC', mix='AIC + AIV').get(ph.core, 'AIV')}"))
             out.append(Line(f"if {guard} {{ {call} }}" if guard else call))
             if i + 1 < len(phases):
-                out.extend(self.barrier(ph.core, phases[i + 1].core))
+                out.extend(self.barrier(ph.core, phases[i + 1].core, i + 1 >= len(self.cross) or bool(self.cross[i + 1])))
         return out
 
-    def barrier(self, a: str, b: str) -> list[Line]:
-        """Make every write of phase kind `a` visible to every core before phase kind `b`."""
+    def barrier(self, a: str, b: str, cross: bool = True) -> list[Line]:
+        """Make every write of phase kind `a` visible to every core before phase kind `b`
+        (`cross`: the two phases hand data through GM, `phase_barriers`); without `cross`
+        only this core's pipes are drained."""
         if self.mode != "MIX_MODE":
-            return [Line("PipeBarrier<PIPE_ALL>();")] if self.block_dim == 1 else []
+            return [Line("PipeBarrier<PIPE_ALL>();")]
+        if not cross and a == b == "vec":
+            return [Line("if ASCEND_IS_AIV { PipeBarrier<PIPE_ALL>(); }")]
         lines: list[Line] = []
         if a == "cube":
             if self.block_dim > 1:
@@ -587,6 +608,7 @@ class PhaseEmitter:
         self.no_vector_reason = ""
         self.no_vector_need: Any = None  # the vector selection that did not fit in UB (temporaries.py)
         self.row_ctx: Any = None  # the row loop's shared vector values (vector.RowCtx), while in its body
+        self.clip: dict[int, tuple[str, str]] = {}  # id(loop) -> C++ (lo, hi) of a collapsed inner loop
 
     # ---- naming -----------------------------------------------------------------------
     def method_name(self, base: str) -> str:
@@ -716,7 +738,7 @@ class PhaseEmitter:
         out: list[Line] = []
         if self.cube is not None and self.cube.handles(s):
             return self.cube.emit(self, s, depth, loop_vars)
-        split_here = top and self.ph.cores > 1
+        split_here = top and self.ph.cores > 1 or id(s) in self.clip
         if not split_here and (not any(isinstance(x, (ir.For, ir.Copy)) for x in s.body) or _perfect2(s)
                                or _distributable(s)):
             from .vector import select_vector
@@ -731,6 +753,8 @@ class PhaseEmitter:
             total_workers = self.workers_available()
             if workers > 1:
                 a, b = to_affine(s.lo, self.low.sizes), to_affine(s.hi, self.low.sizes)
+                if a is not None and b is not None and a.is_const() and b.is_const() and self.src.inner is not None:
+                    return self.collapsed(s, a.const, b.const - a.const, workers, depth, loop_vars)
                 if a is not None and b is not None and a.is_const() and b.is_const():
                     from .spread import worker_bounds
 
@@ -774,6 +798,46 @@ class PhaseEmitter:
         out.extend(self.row_loop(s, depth, loop_vars))
         return out
 
+    def collapsed(self, s: ir.For, lo: int, trip: int, workers: int, depth: int, loop_vars: list[str]) -> list[Line]:
+        """The loop `s` and its inner loop (`spread.collapsible`) shared among `workers` as one
+        flat index k over trip x trip2 (k = (outer - lo) * trip2 + (inner - lo2)): worker w
+        takes a contiguous range [begin, end) of k, visiting the outer iterations
+        begin / trip2 .. (end - 1) / trip2 and, in the first and the last of them, only its
+        part of the inner loop. Everything else of the outer body runs on every visit."""
+        from .spread import worker_bounds
+
+        inner = s.body[self.src.inner]  # type: ignore[index]
+        assert isinstance(inner, ir.For)
+        a2 = to_affine(inner.lo, self.low.sizes)
+        assert a2 is not None and a2.is_const()
+        lo2 = a2.const
+        trip2 = to_affine(inner.hi, self.low.sizes).const - lo2  # type: ignore[union-attr]
+        v, v2 = self.low.names(s.var), self.low.names(inner.var)
+        q, r, how = worker_bounds(0, trip * trip2, workers)
+        begin, end = self.low.names.fresh(f"{v}{_camel(v2)}Begin"), self.low.names.fresh(f"{v}{_camel(v2)}End")
+        out = [Line(f"// {workers} workers (GetBlockIdx): `{v}` x `{v2}` as one index k = ({v} - {lo}) * {trip2} + "
+                    f"({v2} - {lo2}); {how}", depth),
+               Line(f"if (workerIdx < {workers}) {{", depth)]
+        if r == 0:
+            out.append(Line(f"int32_t {begin} = workerIdx * {q};", depth + 1))
+            out.append(Line(f"int32_t {end} = {begin} + {q};", depth + 1))
+        else:
+            out.append(Line(f"int32_t {begin} = workerIdx * {q} + ascx_min<int32_t>(workerIdx, {r});", depth + 1))
+            out.append(Line(f"int32_t {end} = {begin} + {q} + (workerIdx < {r} ? 1 : 0);", depth + 1))
+        def plus(base: int, e: str) -> str:
+            return f"{base} + {e}" if base else e
+
+        first, last = plus(lo, f"{begin} / {trip2}"), plus(lo, f"({end} - 1) / {trip2}")
+        self.clip[id(inner)] = (f"({v} == {first} ? {plus(lo2, f'{begin} % {trip2}')} : {lo2})",
+                                f"({v} == {last} ? {plus(lo2 + 1, f'({end} - 1) % {trip2}')} : {lo2 + trip2})")
+        try:
+            body = self.block(s.body, depth + 2, loop_vars + [v, begin, end])
+        finally:
+            del self.clip[id(inner)]
+        out.extend(self.loop_lines(s, v, first, f"{last} + 1", body, depth + 1))
+        out.append(Line("}", depth))
+        return out
+
     def ub_locals_touched(self, s: ir.For) -> tuple[bool, bool]:
         """(touches, writes): whether a scalar nest reads or writes a UB local, and writes one."""
         def ub(name: str) -> bool:
@@ -813,7 +877,8 @@ class PhaseEmitter:
             fewer = len(ctx.pinned) - 1
             ctx = RowCtx.build(self, s, fewer) if fewer else None
         pre = render(ctx.pre, depth) if ctx is not None else []
-        return pre + self.loop_lines(s, v, self.ex.index(s.lo), self.ex.index(s.hi), body, depth)
+        lo, hi = self.clip.get(id(s), (self.ex.index(s.lo), self.ex.index(s.hi)))
+        return pre + self.loop_lines(s, v, lo, hi, body, depth)
 
     def loop_lines(self, s: ir.For, v: str, lo: str, hi: str, body: list[Line], depth: int) -> list[Line]:
         """The C++ loop `v` over `lo..hi` around `body` (lowered at `depth + 1`), with the next

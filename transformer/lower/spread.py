@@ -9,12 +9,17 @@ taking one contiguous share of its iterations (the first `trip % n` workers one 
 more). No pass is needed; `multicore{L=N}` (an explicit `@cores(N)`) still decides for a loop,
 so `multicore{L=1}` keeps a kernel on one core.
 
-A kernel is not spread, with the reason in the plan (`ascx emit --plan`), when
-- it has several phases (top-level nests; copies of inputs staged once right before a nest
-  are part of its phase, `is_prologue_copy`): each phase split over blocks needs a cross-block
-  barrier between phases, so those are split only when asked (`multicore`);
+A kernel of several phases (top-level nests; copies of inputs staged once right before a nest
+are part of its phase, `is_prologue_copy`) has each phase spread on its own. Phases that hand
+data to each other through GM (one writes a tensor the other reads or writes: an output, a
+temp, a local demoted to the GM workspace) then run on different cores, so a cross-block
+barrier separates them (`phase_barriers`; lowering emits it as the all-core flag pair
+`multicore` kernels use, priced by the timing model at `timing_xcore_latency_cycles`).
+Phases that share nothing in GM need none: a core goes on to its share of the next phase.
+
+A phase is not spread, with the reason in the plan (`ascx emit --plan`), when
 - the outermost statement is not a loop, its bounds are not constant, or it runs once;
-- the loop touches no input or output (nothing to share out);
+- the loop touches no tensor in GM: no input, output or temp (nothing to share out);
 - the loop is not parallel (`transformer.deps.parallel_blockers`: a carried dependence or a
   reduction across its iterations; buffers each iteration writes before reading are private).
 
@@ -38,6 +43,7 @@ class Spread:
     cores: int
     note: str  # what was decided and why (the plan prints it)
     auto: bool = False  # decided here, not by an explicit `@cores`
+    inner: int | None = None  # collapsed: the index, in the loop's body, of the inner loop shared with it
 
 
 def kind_cores(target: Target, core: str) -> tuple[int, str]:
@@ -47,8 +53,10 @@ def kind_cores(target: Target, core: str) -> tuple[int, str]:
     return int(target.cores), ("AIV" if target.aiv_cores is not None else "AI")
 
 
-def decide(kernel: ir.Kernel, stmt: ir.Stmt, index: int, core: str, phases: int, target: Target) -> Spread:
-    """The spread of the phase made of top-level statement `stmt` (at `kernel.body[index]`)."""
+def decide(kernel: ir.Kernel, stmt: ir.Stmt, index: int, core: str, target: Target, collapse: bool = True) -> Spread:
+    """The spread of the phase made of top-level statement `stmt` (at `kernel.body[index]`);
+    a phase of a multi-phase kernel is decided alone (`phase_barriers` orders the phases).
+    `collapse`: the loop may share one flat index with its inner loop (`collapsible`)."""
     if not isinstance(stmt, ir.For):
         return Spread(1, "not split over cores: the phase is not a loop")
     label = f"`{stmt.label or stmt.var}`"
@@ -56,9 +64,6 @@ def decide(kernel: ir.Kernel, stmt: ir.Stmt, index: int, core: str, phases: int,
     if a is not None:
         n = max(1, int(a.get("n", 1) or 1))
         return Spread(n, f"{label} split over {n} worker(s) by `@cores({n})` (multicore)")
-    if phases > 1:
-        return Spread(1, f"not split over cores: the kernel has {phases} phases, and phases split over blocks need a "
-                         f"cross-block barrier between them; `multicore{{{stmt.label or stmt.var}}}` splits {label} explicitly")
     sizes = kernel.size_values()
     ct = const_trip(stmt, sizes)
     if ct is None:
@@ -66,8 +71,9 @@ def decide(kernel: ir.Kernel, stmt: ir.Stmt, index: int, core: str, phases: int,
     trip = ct[1]
     if trip < 2:
         return Spread(1, f"not split over cores: {label} runs {trip} time(s)")
-    if not (ir.names_used((stmt,)) & {t.name for t in (*kernel.inputs, *kernel.outputs)}):
-        return Spread(1, f"not split over cores: {label} touches no input or output")
+    gm = {t.name for t in (*kernel.inputs, *kernel.outputs, *kernel.buffers) if t.kind != "local"}
+    if not (ir.names_used((stmt,)) & gm):
+        return Spread(1, f"not split over cores: {label} touches no tensor in GM (input, output or temp)")
     from ..deps import parallel_blockers
 
     blockers = parallel_blockers(kernel, (index,))
@@ -78,9 +84,68 @@ def decide(kernel: ir.Kernel, stmt: ir.Stmt, index: int, core: str, phases: int,
         return Spread(1, f"not split over cores: {label} carries {why}")
     avail, kind = kind_cores(target, core)
     n = min(trip, avail)
+    collapse = collapse and core == "vec"  # (cube phases lower their own loops: cube.py)
+    got = collapsible(kernel, stmt, index, trip, avail) if collapse else ""
+    if isinstance(got, tuple):
+        pos, trip2 = got
+        inner = stmt.body[pos]
+        n2 = min(trip * trip2, avail)
+        q, r = divmod(trip * trip2, n2)
+        share = f"{q} each" if r == 0 else f"{q + 1} for the first {r}, {q} for the rest"
+        return Spread(n2, f"{label} x `{inner.label or inner.var}` collapsed into one index of {trip} x {trip2} = "  # type: ignore[union-attr]
+                          f"{trip * trip2} iterations, split over {n2} of {avail} {kind} cores: {share} (contiguous; "
+                          f"the critical core runs {-(-trip * trip2 // n2)} inner iterations, not "
+                          f"{-(-trip // n) * trip2} with {label} alone)", True, pos)
     q, r = divmod(trip, n)
     share = f"{q} each" if r == 0 else f"{q + 1} for the first {r}, {q} for the rest"
-    return Spread(n, f"{label} split over {n} of {avail} {kind} cores: {trip} iterations, {share} (contiguous)", True)
+    why = f"; not collapsed with an inner loop: {got}" if collapse and got else ""
+    return Spread(n, f"{label} split over {n} of {avail} {kind} cores: {trip} iterations, {share} (contiguous){why}", True)
+
+
+def collapsible(kernel: ir.Kernel, stmt: ir.For, index: int, trip: int, avail: int) -> tuple[int, int] | str:
+    """(index in `stmt.body`, trip) of the inner loop that collapses with the spread loop
+    `stmt` into one flat index (worker w takes a contiguous range of (outer, inner) pairs in
+    lexicographic order), or why none does ("" when `stmt` alone already balances).
+
+    The flat share visits a contiguous run of outer iterations, the first and last of them
+    only partly; so the statements of `stmt`'s body around the inner loop run again on every
+    worker that visits an outer iteration. That is sound only when they come before the
+    inner loop and write nothing but locals (per core) that the inner loop does not write: a
+    tile staged once per outer iteration (conv2d's input plane). The inner loop must be
+    parallel itself and lowered as a loop (its body stages tiles or holds loops). It is
+    collapsed only when that lowers the critical core's count of inner iterations."""
+    n = min(trip, avail)
+    if trip % n == 0 and n == avail:
+        return ""  # every core already has the same share
+    loops = [i for i, x in enumerate(stmt.body) if isinstance(x, ir.For)]
+    if len(loops) != 1:
+        return f"`{stmt.label or stmt.var}`'s body holds {len(loops)} loops, not one"
+    pos = loops[0]
+    inner = stmt.body[pos]
+    assert isinstance(inner, ir.For)
+    name = f"`{inner.label or inner.var}`"
+    if pos != len(stmt.body) - 1:
+        return f"statements follow {name} in the loop's body (they would run on several cores)"
+    local = {t.name for t in kernel.buffers if t.kind == "local"}
+    pre = stmt.body[:pos]
+    if written(pre) - local:
+        return f"statements before {name} write GM ({_names(sorted(written(pre) - local))})"
+    if written(pre) & written((inner,)):
+        return f"{name} writes what the statements before it write"
+    if not any(isinstance(x, (ir.For, ir.Copy)) for x in inner.body):
+        return f"{name} is one vector nest, not a loop of tiles"
+    ct = const_trip(inner, kernel.size_values())
+    if ct is None or ct[1] < 2:
+        return f"{name} has no constant bounds" if ct is None else f"{name} runs {ct[1]} time(s)"
+    from ..deps import parallel_blockers
+
+    if parallel_blockers(kernel, (index, pos)):
+        return f"{name} is not parallel"
+    trip2 = ct[1]
+    n2 = min(trip * trip2, avail)
+    if -(-trip * trip2 // n2) >= -(-trip // n) * trip2:
+        return f"collapsing with {name} would not balance the cores better"
+    return pos, trip2
 
 
 def is_prologue_copy(kernel: ir.Kernel, s: ir.Stmt) -> bool:
@@ -116,16 +181,72 @@ def phase_spans(kernel: ir.Kernel) -> list[tuple[int, int]]:
     return spans
 
 
-def kernel_spread(kernel: ir.Kernel, target: Target) -> dict[int, Spread]:
+def kernel_spread(kernel: ir.Kernel, target: Target, collapse: bool = True) -> dict[int, Spread]:
     """The spread of each top-level loop (by its index in `kernel.body`), as lowering decides
-    it (for estimates that do not lower: the tuner's analytic model)."""
+    it (for estimates that do not lower: the tuner's analytic model). `collapse=False`: the
+    cores of the outermost loop alone (what `tile` sizes that loop's tiles for)."""
     from .cube import CUBE_SCOPES
 
     body = kernel.body
-    phases = len(phase_spans(kernel))
     cube = {t.name for t in kernel.buffers if t.kind == "local" and t.scope in CUBE_SCOPES}
-    return {i: decide(kernel, s, i, "cube" if ir.names_used((s,)) & cube else "vec", phases, target)
+    return {i: decide(kernel, s, i, "cube" if ir.names_used((s,)) & cube else "vec", target, collapse)
             for i, s in enumerate(body) if isinstance(s, ir.For)}
+
+
+def written(stmts: tuple[ir.Stmt, ...]) -> set[str]:
+    """The tensors (and scalar temps) statements write: assignment targets, copy destinations."""
+    out: set[str] = set()
+    for s in ir.iter_stmts(stmts):
+        if isinstance(s, ir.Copy):
+            out.add(s.dst.tensor)
+        elif isinstance(s, ir.Assign):
+            out.add(s.target.tensor if isinstance(s.target, ir.Access) else s.target.name)
+    return out
+
+
+def phase_barriers(kernel: ir.Kernel, phases: list[tuple[ir.Stmt, ...]], cores: list[int]) -> list[str]:
+    """For each phase, why a cross-block barrier must precede it ("" when none must).
+
+    Phase b needs one when some phase a before it, after the last barrier, touches a tensor
+    in GM (anything but a `local`: locals are per core and per phase) that one of the two
+    writes (read after write, write after read or write after write) and one of them is split
+    over workers: then a's and b's iterations of that tensor may run on different cores. Two
+    phases that both run on worker 0 alone are ordered by program order (and the phase's own
+    `PipeBarrier`). The barrier is placed as late as possible, right before b, so one barrier
+    serves every pair it separates."""
+    local = {t.name for t in kernel.buffers if t.kind == "local"}
+    names = [phase_label(kernel, p, i) for i, p in enumerate(phases)]
+    uses = [ir.names_used(p) - local for p in phases]
+    writes = [written(p) - local for p in phases]
+    out: list[str] = []
+    since = 0  # the first phase after the last barrier
+    for b in range(len(phases)):
+        why = ""
+        for a in range(since, b):
+            if cores[a] <= 1 and cores[b] <= 1:
+                continue
+            raw, war = sorted(writes[a] & uses[b]), sorted(uses[a] & writes[b])
+            if raw:
+                why = f"it reads {_names(raw)}, which phase `{names[a]}` writes"
+            elif war:
+                why = f"it writes {_names(war)}, which phase `{names[a]}` uses"
+            if why:
+                break
+        if why:
+            since = b
+        out.append(why)
+    return out
+
+
+def phase_label(kernel: ir.Kernel, stmts: tuple[ir.Stmt, ...], index: int) -> str:
+    last = stmts[-1] if stmts else None
+    if isinstance(last, ir.For):
+        return last.label or f"loop{index}"
+    return f"stmts{index}"
+
+
+def _names(ts: list[str]) -> str:
+    return ", ".join(f"`{t}`" for t in ts)
 
 
 def worker_bounds(lo: int, trip: int, n: int) -> tuple[int, int, str]:
@@ -137,5 +258,5 @@ def worker_bounds(lo: int, trip: int, n: int) -> tuple[int, int, str]:
     return q, r, f"worker w runs {q + 1} iterations if w < {r}, else {q}, contiguous from {lo}"
 
 
-__all__ = ["Spread", "const_trip", "decide", "is_prologue_copy", "kernel_spread", "kind_cores", "phase_spans",
-           "worker_bounds"]
+__all__ = ["Spread", "const_trip", "decide", "is_prologue_copy", "kernel_spread", "kind_cores", "phase_barriers",
+           "phase_spans", "worker_bounds", "written"]

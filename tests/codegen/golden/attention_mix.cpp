@@ -1,5 +1,5 @@
 // Ascend C kernel `attention`, emitted by ascx from examples/attention.ir for ascend910b2.
-// Kind: mix (MIX_MODE, blockDim 1).
+// Kind: mix (MIX_MODE, blockDim 24).
 // Regenerate instead of editing: ascx emit examples/attention.ir --passes round_operand{pv.s=f16},tile
 #include "kernel_operator.h"
 
@@ -116,6 +116,7 @@ public:
     {
         // phase 0: `qk` on AIC
         if ASCEND_IS_AIC { ProcessQk(); }
+        if ASCEND_IS_AIC { CrossCoreSetFlag<0x0, PIPE_FIX>(SYNC_AIC); CrossCoreWaitFlag(SYNC_AIC); }
         if ASCEND_IS_AIC { CrossCoreSetFlag<0x2, PIPE_FIX>(SYNC_C2V); }
         if ASCEND_IS_AIV { CrossCoreWaitFlag(SYNC_C2V); }
         // phase 1: `bias` on AIV
@@ -134,6 +135,7 @@ public:
         if ASCEND_IS_AIC { CrossCoreWaitFlag(SYNC_V2C); }
         // phase 5: `pv` on AIC
         if ASCEND_IS_AIC { ProcessPv(); }
+        if ASCEND_IS_AIC { CrossCoreSetFlag<0x0, PIPE_FIX>(SYNC_AIC); CrossCoreWaitFlag(SYNC_AIC); }
         if ASCEND_IS_AIC { CrossCoreSetFlag<0x2, PIPE_FIX>(SYNC_C2V); }
         if ASCEND_IS_AIV { CrossCoreWaitFlag(SYNC_C2V); }
         // phase 6: `pv_epi` on AIV
@@ -188,10 +190,15 @@ private:
         pipe.InitBuffer(que_Q_l1, 1, 8192);
         pipe.InitBuffer(que_Q_l0a, 1, 8192);
         pipe.InitBuffer(que_s_l0c, 1, 65536);
-        for (int32_t i0 = 0; i0 < 4; ++i0) {
-            CopyInQk(i0);
-            ComputeQk();
-            CopyOutQk(i0);
+        // 4 workers (GetBlockIdx): worker w runs iterations [0 + w * 1, 0 + (w + 1) * 1)
+        if (workerIdx < 4) {
+            int32_t i0Begin = 0 + workerIdx * 1;
+            int32_t i0End = i0Begin + 1;
+            for (int32_t i0 = i0Begin; i0 < i0End; ++i0) {
+                CopyInQk(i0);
+                ComputeQk();
+                CopyOutQk(i0);
+            }
         }
         PipeBarrier<PIPE_ALL>();
         pipe.Reset();
@@ -199,38 +206,41 @@ private:
     __aicore__ inline void CopyInBias(int32_t i0)
     {
         M_ubLocal = inQueue_M_ub.AllocTensor<half>();
-        DataCopy(M_ubLocal, MGm[i0 * 8192], 8192);
+        DataCopy(M_ubLocal, MGm[i0 * 1024], 1024);
         inQueue_M_ub.EnQue(M_ubLocal);
         s_ubLocal = inQueue_s_ub.AllocTensor<float>();
-        DataCopy(s_ubLocal, sGm[i0 * 8192], 8192);
+        DataCopy(s_ubLocal, sGm[i0 * 1024], 1024);
         inQueue_s_ub.EnQue(s_ubLocal);
     }
     __aicore__ inline void ComputeBias()
     {
         M_ubLocal = inQueue_M_ub.DeQue<half>();
         s_ubLocal = inQueue_s_ub.DeQue<float>();
-        Muls(tmp1.ReinterpretCast<float>(), s_ubLocal, scale, 8192);
-        Cast(tmp1.ReinterpretCast<float>()[8192], M_ubLocal, RoundMode::CAST_NONE, 8192);
-        Add(s_ubLocal, tmp1.ReinterpretCast<float>(), tmp1.ReinterpretCast<float>()[8192], 8192);
+        Muls(tmp1.ReinterpretCast<float>(), s_ubLocal, scale, 1024);
+        Cast(tmp1.ReinterpretCast<float>()[1024], M_ubLocal, RoundMode::CAST_NONE, 1024);
+        Add(s_ubLocal, tmp1.ReinterpretCast<float>(), tmp1.ReinterpretCast<float>()[1024], 1024);
         inQueue_M_ub.FreeTensor(M_ubLocal);
         SetFlag<HardEvent::V_MTE3>(0);
         WaitFlag<HardEvent::V_MTE3>(0);
     }
     __aicore__ inline void CopyOutBias(int32_t i0)
     {
-        DataCopy(sGm[i0 * 8192], s_ubLocal, 8192);
+        DataCopy(sGm[i0 * 1024], s_ubLocal, 1024);
         SetFlag<HardEvent::MTE3_V>(0);
         WaitFlag<HardEvent::MTE3_V>(0);
         inQueue_s_ub.FreeTensor(s_ubLocal);
     }
     __aicore__ inline void ProcessBias()
     {
-        pipe.InitBuffer(inQueue_M_ub, 1, 16384);
-        pipe.InitBuffer(inQueue_s_ub, 1, 32768);
-        pipe.InitBuffer(tmpBuf1, 65536);
+        pipe.InitBuffer(inQueue_M_ub, 1, 2048);
+        pipe.InitBuffer(inQueue_s_ub, 1, 4096);
+        pipe.InitBuffer(tmpBuf1, 8192);
         tmp1 = tmpBuf1.Get<uint8_t>();
-        if (workerIdx == 0) {
-            for (int32_t i0 = 0; i0 < 8; ++i0) {
+        // 48 workers (GetBlockIdx): worker w runs 2 iterations if w < 16, else 1, contiguous from 0
+        if (workerIdx < 48) {
+            int32_t i0Begin2 = 0 + workerIdx * 1 + ascx_min<int32_t>(workerIdx, 16);
+            int32_t i0End2 = i0Begin2 + 1 + (workerIdx < 16 ? 1 : 0);
+            for (int32_t i0 = i0Begin2; i0 < i0End2; ++i0) {
                 CopyInBias(i0);
                 ComputeBias();
                 CopyOutBias(i0);
@@ -242,7 +252,7 @@ private:
     __aicore__ inline void CopyInRmax(int32_t i0)
     {
         s_ub_1Local = inQueue_s_ub_1.AllocTensor<float>();
-        DataCopy(s_ub_1Local, sGm[i0 * 16384], 16384);
+        DataCopy(s_ub_1Local, sGm[i0 * 1024], 1024);
         inQueue_s_ub_1.EnQue(s_ub_1Local);
     }
     __aicore__ inline void ComputeRmax()
@@ -251,7 +261,7 @@ private:
         mx_ubLocal = outQueue_mx_ub.AllocTensor<float>();
         SetFlag<HardEvent::MTE3_S>(0);
         WaitFlag<HardEvent::MTE3_S>(0);
-        for (int32_t i = 0; i < 64; ++i) {
+        for (int32_t i = 0; i < 4; ++i) {
             mx_ubLocal.SetValue(i, (-ascx_inf));
             ReduceMax(tmp2.ReinterpretCast<float>(), s_ub_1Local[i * 256], tmp2.ReinterpretCast<float>()[8], 256);
             SetFlag<HardEvent::V_S>(0);
@@ -264,17 +274,20 @@ private:
     __aicore__ inline void CopyOutRmax(int32_t i0)
     {
         mx_ubLocal = outQueue_mx_ub.DeQue<float>();
-        DataCopy(mxGm[i0 * 64], mx_ubLocal, 64);
+        DataCopyPad(mxGm[i0 * 4], mx_ubLocal, DataCopyExtParams(1, 16, 0, 0, 0));
         outQueue_mx_ub.FreeTensor(mx_ubLocal);
     }
     __aicore__ inline void ProcessRmax()
     {
-        pipe.InitBuffer(outQueue_mx_ub, 1, 256);
-        pipe.InitBuffer(inQueue_s_ub_1, 1, 65536);
+        pipe.InitBuffer(outQueue_mx_ub, 1, 32);
+        pipe.InitBuffer(inQueue_s_ub_1, 1, 4096);
         pipe.InitBuffer(tmpBuf2, 1024);
         tmp2 = tmpBuf2.Get<uint8_t>();
-        if (workerIdx == 0) {
-            for (int32_t i0 = 0; i0 < 4; ++i0) {
+        // 48 workers (GetBlockIdx): worker w runs 2 iterations if w < 16, else 1, contiguous from 0
+        if (workerIdx < 48) {
+            int32_t i0Begin3 = 0 + workerIdx * 1 + ascx_min<int32_t>(workerIdx, 16);
+            int32_t i0End3 = i0Begin3 + 1 + (workerIdx < 16 ? 1 : 0);
+            for (int32_t i0 = i0Begin3; i0 < i0End3; ++i0) {
                 CopyInRmax(i0);
                 ComputeRmax();
                 CopyOutRmax(i0);
@@ -286,10 +299,10 @@ private:
     __aicore__ inline void CopyInExpo(int32_t i0)
     {
         mx_ub_1Local = inQueue_mx_ub_1.AllocTensor<float>();
-        DataCopy(mx_ub_1Local, mxGm[i0 * 64], 64);
+        DataCopyPad(mx_ub_1Local, mxGm[i0 * 4], DataCopyExtParams(1, 16, 0, 0, 0), DataCopyPadExtParams<float>(false, 0, 0, 0));
         inQueue_mx_ub_1.EnQue(mx_ub_1Local);
         s_ub_2Local = inQueue_s_ub_2.AllocTensor<float>();
-        DataCopy(s_ub_2Local, sGm[i0 * 16384], 16384);
+        DataCopy(s_ub_2Local, sGm[i0 * 1024], 1024);
         inQueue_s_ub_2.EnQue(s_ub_2Local);
     }
     __aicore__ inline void ComputeExpo()
@@ -301,7 +314,7 @@ private:
         WaitFlag<HardEvent::MTE2_S>(0);
         SetFlag<HardEvent::MTE3_S>(0);
         WaitFlag<HardEvent::MTE3_S>(0);
-        for (int32_t i = 0; i < 64; ++i) {
+        for (int32_t i = 0; i < 4; ++i) {
             sm_ubLocal.SetValue(i, 0.0f);
             Adds(tmp3.ReinterpretCast<float>(), s_ub_2Local[i * 256], float(-(mx_ub_1Local.GetValue(i))), 256);
             Exp(s_ub_2Local[i * 256], tmp3.ReinterpretCast<float>(), 256);
@@ -317,9 +330,9 @@ private:
     }
     __aicore__ inline void CopyOutExpo(int32_t i0)
     {
-        DataCopy(sGm[i0 * 16384], s_ub_2Local, 16384);
+        DataCopy(sGm[i0 * 1024], s_ub_2Local, 1024);
         sm_ubLocal = outQueue_sm_ub.DeQue<float>();
-        DataCopy(smGm[i0 * 64], sm_ubLocal, 64);
+        DataCopyPad(smGm[i0 * 4], sm_ubLocal, DataCopyExtParams(1, 16, 0, 0, 0));
         SetFlag<HardEvent::MTE3_V>(0);
         WaitFlag<HardEvent::MTE3_V>(0);
         inQueue_s_ub_2.FreeTensor(s_ub_2Local);
@@ -327,13 +340,16 @@ private:
     }
     __aicore__ inline void ProcessExpo()
     {
-        pipe.InitBuffer(inQueue_mx_ub_1, 1, 256);
-        pipe.InitBuffer(inQueue_s_ub_2, 1, 65536);
-        pipe.InitBuffer(outQueue_sm_ub, 1, 256);
+        pipe.InitBuffer(inQueue_mx_ub_1, 1, 32);
+        pipe.InitBuffer(inQueue_s_ub_2, 1, 4096);
+        pipe.InitBuffer(outQueue_sm_ub, 1, 32);
         pipe.InitBuffer(tmpBuf3, 1024);
         tmp3 = tmpBuf3.Get<uint8_t>();
-        if (workerIdx == 0) {
-            for (int32_t i0 = 0; i0 < 4; ++i0) {
+        // 48 workers (GetBlockIdx): worker w runs 2 iterations if w < 16, else 1, contiguous from 0
+        if (workerIdx < 48) {
+            int32_t i0Begin4 = 0 + workerIdx * 1 + ascx_min<int32_t>(workerIdx, 16);
+            int32_t i0End4 = i0Begin4 + 1 + (workerIdx < 16 ? 1 : 0);
+            for (int32_t i0 = i0Begin4; i0 < i0End4; ++i0) {
                 CopyInExpo(i0);
                 ComputeExpo();
                 CopyOutExpo(i0);
@@ -345,29 +361,32 @@ private:
     __aicore__ inline void CopyInRoundS(int32_t i0)
     {
         s_ub_3Local = inQueue_s_ub_3.AllocTensor<float>();
-        DataCopy(s_ub_3Local, sGm[i0 * 16384], 16384);
+        DataCopy(s_ub_3Local, sGm[i0 * 1024], 1024);
         inQueue_s_ub_3.EnQue(s_ub_3Local);
     }
     __aicore__ inline void ComputeRoundS()
     {
         s_ub_3Local = inQueue_s_ub_3.DeQue<float>();
         s_f16_ubLocal = outQueue_s_f16_ub.AllocTensor<half>();
-        Cast(s_f16_ubLocal, s_ub_3Local, RoundMode::CAST_RINT, 16384);
+        Cast(s_f16_ubLocal, s_ub_3Local, RoundMode::CAST_RINT, 1024);
         outQueue_s_f16_ub.EnQue(s_f16_ubLocal);
         inQueue_s_ub_3.FreeTensor(s_ub_3Local);
     }
     __aicore__ inline void CopyOutRoundS(int32_t i0)
     {
         s_f16_ubLocal = outQueue_s_f16_ub.DeQue<half>();
-        DataCopy(s_f16Gm[i0 * 16384], s_f16_ubLocal, 16384);
+        DataCopy(s_f16Gm[i0 * 1024], s_f16_ubLocal, 1024);
         outQueue_s_f16_ub.FreeTensor(s_f16_ubLocal);
     }
     __aicore__ inline void ProcessRoundS()
     {
-        pipe.InitBuffer(inQueue_s_ub_3, 1, 65536);
-        pipe.InitBuffer(outQueue_s_f16_ub, 1, 32768);
-        if (workerIdx == 0) {
-            for (int32_t i0 = 0; i0 < 4; ++i0) {
+        pipe.InitBuffer(inQueue_s_ub_3, 1, 4096);
+        pipe.InitBuffer(outQueue_s_f16_ub, 1, 2048);
+        // 48 workers (GetBlockIdx): worker w runs 2 iterations if w < 16, else 1, contiguous from 0
+        if (workerIdx < 48) {
+            int32_t i0Begin5 = 0 + workerIdx * 1 + ascx_min<int32_t>(workerIdx, 16);
+            int32_t i0End5 = i0Begin5 + 1 + (workerIdx < 16 ? 1 : 0);
+            for (int32_t i0 = i0Begin5; i0 < i0End5; ++i0) {
                 CopyInRoundS(i0);
                 ComputeRoundS();
                 CopyOutRoundS(i0);
@@ -425,10 +444,15 @@ private:
         pipe.InitBuffer(que_acc_l0c, 1, 16384);
         pipe.InitBuffer(que_s_f16_l1, 1, 32768);
         pipe.InitBuffer(que_s_f16_l0a, 1, 32768);
-        for (int32_t i0 = 0; i0 < 4; ++i0) {
-            CopyInPv(i0);
-            ComputePv();
-            CopyOutPv(i0);
+        // 4 workers (GetBlockIdx): worker w runs iterations [0 + w * 1, 0 + (w + 1) * 1)
+        if (workerIdx < 4) {
+            int32_t i0Begin6 = 0 + workerIdx * 1;
+            int32_t i0End6 = i0Begin6 + 1;
+            for (int32_t i0 = i0Begin6; i0 < i0End6; ++i0) {
+                CopyInPv(i0);
+                ComputePv();
+                CopyOutPv(i0);
+            }
         }
         PipeBarrier<PIPE_ALL>();
         pipe.Reset();
@@ -436,10 +460,10 @@ private:
     __aicore__ inline void CopyInPvEpi(int32_t i0)
     {
         acc_ubLocal = inQueue_acc_ub.AllocTensor<float>();
-        DataCopy(acc_ubLocal, accGm[i0 * 8192], 8192);
+        DataCopy(acc_ubLocal, accGm[i0 * 256], 256);
         inQueue_acc_ub.EnQue(acc_ubLocal);
         sm_ub_1Local = inQueue_sm_ub_1.AllocTensor<float>();
-        DataCopy(sm_ub_1Local, smGm[i0 * 128], 128);
+        DataCopyPad(sm_ub_1Local, smGm[i0 * 4], DataCopyExtParams(1, 16, 0, 0, 0), DataCopyPadExtParams<float>(false, 0, 0, 0));
         inQueue_sm_ub_1.EnQue(sm_ub_1Local);
     }
     __aicore__ inline void ComputePvEpi()
@@ -449,7 +473,7 @@ private:
         O_ubLocal = outQueue_O_ub.AllocTensor<half>();
         SetFlag<HardEvent::MTE2_S>(0);
         WaitFlag<HardEvent::MTE2_S>(0);
-        for (int32_t i = 0; i < 128; ++i) {
+        for (int32_t i = 0; i < 4; ++i) {
             Duplicate(tmp6.ReinterpretCast<float>()[64], sm_ub_1Local.GetValue(i), 8, 1, 1, 8);
             Div(tmp6.ReinterpretCast<float>(), acc_ubLocal[i * 64], tmp6.ReinterpretCast<float>()[64], 64, 1, BinaryRepeatParams(1, 1, 0, 8, 8, 0));
             Cast(O_ubLocal[i * 64], tmp6.ReinterpretCast<float>(), RoundMode::CAST_RINT, 64);
@@ -461,18 +485,21 @@ private:
     __aicore__ inline void CopyOutPvEpi(int32_t i0)
     {
         O_ubLocal = outQueue_O_ub.DeQue<half>();
-        DataCopy(OGm[i0 * 8192], O_ubLocal, 8192);
+        DataCopy(OGm[i0 * 256], O_ubLocal, 256);
         outQueue_O_ub.FreeTensor(O_ubLocal);
     }
     __aicore__ inline void ProcessPvEpi()
     {
-        pipe.InitBuffer(outQueue_O_ub, 1, 16384);
-        pipe.InitBuffer(inQueue_acc_ub, 1, 32768);
-        pipe.InitBuffer(inQueue_sm_ub_1, 1, 512);
+        pipe.InitBuffer(outQueue_O_ub, 1, 512);
+        pipe.InitBuffer(inQueue_acc_ub, 1, 1024);
+        pipe.InitBuffer(inQueue_sm_ub_1, 1, 32);
         pipe.InitBuffer(tmpBuf6, 512);
         tmp6 = tmpBuf6.Get<uint8_t>();
-        if (workerIdx == 0) {
-            for (int32_t i0 = 0; i0 < 2; ++i0) {
+        // 48 workers (GetBlockIdx): worker w runs 2 iterations if w < 16, else 1, contiguous from 0
+        if (workerIdx < 48) {
+            int32_t i0Begin7 = 0 + workerIdx * 1 + ascx_min<int32_t>(workerIdx, 16);
+            int32_t i0End7 = i0Begin7 + 1 + (workerIdx < 16 ? 1 : 0);
+            for (int32_t i0 = i0Begin7; i0 < i0End7; ++i0) {
                 CopyInPvEpi(i0);
                 ComputePvEpi();
                 CopyOutPvEpi(i0);

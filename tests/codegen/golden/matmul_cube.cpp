@@ -1,5 +1,5 @@
 // Ascend C kernel `mm_bias_relu`, emitted by ascx from examples/mm_bias_relu.ir for ascend910b2.
-// Kind: mix (MIX_MODE, blockDim 1).
+// Kind: mix (MIX_MODE, blockDim 24).
 // Regenerate instead of editing: ascx emit examples/mm_bias_relu.ir --passes tile
 #include "kernel_operator.h"
 
@@ -111,6 +111,7 @@ public:
     {
         // phase 0: `mm` on AIC
         if ASCEND_IS_AIC { ProcessMm(); }
+        if ASCEND_IS_AIC { CrossCoreSetFlag<0x0, PIPE_FIX>(SYNC_AIC); CrossCoreWaitFlag(SYNC_AIC); }
         if ASCEND_IS_AIC { CrossCoreSetFlag<0x2, PIPE_FIX>(SYNC_C2V); }
         if ASCEND_IS_AIV { CrossCoreWaitFlag(SYNC_C2V); }
         // phase 1: `epi` on AIV
@@ -167,10 +168,15 @@ private:
         pipe.InitBuffer(que_B_l1, 1, 24576);
         pipe.InitBuffer(que_B_l0b, 1, 24576);
         pipe.InitBuffer(que_acc_l0c, 1, 16384);
-        for (int32_t i0 = 0; i0 < 2; ++i0) {
-            CopyInMm(i0);
-            ComputeMm();
-            CopyOutMm(i0);
+        // 2 workers (GetBlockIdx): worker w runs iterations [0 + w * 1, 0 + (w + 1) * 1)
+        if (workerIdx < 2) {
+            int32_t i0Begin = 0 + workerIdx * 1;
+            int32_t i0End = i0Begin + 1;
+            for (int32_t i0 = i0Begin; i0 < i0End; ++i0) {
+                CopyInMm(i0);
+                ComputeMm();
+                CopyOutMm(i0);
+            }
         }
         PipeBarrier<PIPE_ALL>();
         pipe.Reset();
@@ -178,7 +184,7 @@ private:
     __aicore__ inline void CopyInEpi(int32_t i0)
     {
         acc_ubLocal = inQueue_acc_ub.AllocTensor<float>();
-        DataCopy(acc_ubLocal, accGm[i0 * 4096], 4096);
+        DataCopy(acc_ubLocal, accGm[i0 * 128], 128);
         inQueue_acc_ub.EnQue(acc_ubLocal);
     }
     __aicore__ inline void ComputeEpi()
@@ -186,7 +192,7 @@ private:
         acc_ubLocal = inQueue_acc_ub.DeQue<float>();
         C_ubLocal = outQueue_C_ub.AllocTensor<half>();
         Cast(tmp1.ReinterpretCast<float>(), bias_ubLocal, RoundMode::CAST_NONE, 64);
-        for (int32_t i = 0; i < 64; ++i) {
+        for (int32_t i = 0; i < 2; ++i) {
             Add(tmp1.ReinterpretCast<float>()[64], acc_ubLocal[i * 64], tmp1.ReinterpretCast<float>(), 64);
             Maxs(tmp1.ReinterpretCast<float>()[64], tmp1.ReinterpretCast<float>()[64], 0.0f, 64);
             Cast(C_ubLocal[i * 64], tmp1.ReinterpretCast<float>()[64], RoundMode::CAST_RINT, 64);
@@ -197,22 +203,25 @@ private:
     __aicore__ inline void CopyOutEpi(int32_t i0)
     {
         C_ubLocal = outQueue_C_ub.DeQue<half>();
-        DataCopy(CGm[i0 * 4096], C_ubLocal, 4096);
+        DataCopy(CGm[i0 * 128], C_ubLocal, 128);
         outQueue_C_ub.FreeTensor(C_ubLocal);
     }
     __aicore__ inline void ProcessEpi()
     {
-        pipe.InitBuffer(outQueue_C_ub, 1, 8192);
-        pipe.InitBuffer(inQueue_acc_ub, 1, 16384);
+        pipe.InitBuffer(outQueue_C_ub, 1, 256);
+        pipe.InitBuffer(inQueue_acc_ub, 1, 512);
         pipe.InitBuffer(buf_bias_ub, 128);
         pipe.InitBuffer(tmpBuf1, 512);
         bias_ubLocal = buf_bias_ub.Get<half>();
         tmp1 = tmpBuf1.Get<uint8_t>();
-        if (workerIdx == 0) {
-            PipeBarrier<PIPE_ALL>();
-            DataCopy(bias_ubLocal, biasGm, 64);
-            PipeBarrier<PIPE_ALL>();
-            for (int32_t i0 = 0; i0 < 2; ++i0) {
+        PipeBarrier<PIPE_ALL>();
+        DataCopy(bias_ubLocal, biasGm, 64);
+        PipeBarrier<PIPE_ALL>();
+        // 48 workers (GetBlockIdx): worker w runs 2 iterations if w < 16, else 1, contiguous from 0
+        if (workerIdx < 48) {
+            int32_t i0Begin2 = 0 + workerIdx * 1 + ascx_min<int32_t>(workerIdx, 16);
+            int32_t i0End2 = i0Begin2 + 1 + (workerIdx < 16 ? 1 : 0);
+            for (int32_t i0 = i0Begin2; i0 < i0End2; ++i0) {
                 CopyInEpi(i0);
                 ComputeEpi();
                 CopyOutEpi(i0);
