@@ -280,6 +280,20 @@ def Check_copy_shapes(dst: ir.Region, src: ir.Region, sizes: Mapping[str, int], 
                    hint="convert the GM tensor instead, or tile so that each copy moves one 16 x 16 fractal")
 
 
+def Check_copy_order(r: ir.Region, spec: Spec, node: Any, tname: str) -> None:
+    """Condition: the conversion keeps the order of the region's sliced dimensions. A copy
+    pairs the two regions' slices by position, so a conversion that moves a sliced dimension
+    (NCHW -> NHWC moving the channel slice `0:C` behind `0:3, 0:3`) makes the DMA transpose
+    the data, even when the extents happen to be equal (C = 3 against a 3 x 3 filter window:
+    `Check_copy_shapes` cannot see it). Found by the emitted-code fuzzer
+    (`tile{y=4},layout{Wt=NHWC}` on conv2d with C = 3)."""
+    order = [d[1] for d, x in zip(spec, r.dims) if isinstance(x, ir.Slice)]  # `r` is converted
+    if order != sorted(order):
+        raise _err(f"the copy of `{tname}` would have to move a sliced dimension on the way "
+                   "(a copy pairs the slices of its two regions in order); a copy does not convert", node,
+                   hint=f"convert `{tname}` before tiling stages it, or convert the GM tensor instead")
+
+
 def _rewrite_stmt(s: ir.Stmt, old: str, new: str, spec: Spec, sizes: Mapping[str, int],
                   ranges: dict[str, tuple[int | None, int | None]]) -> ir.Stmt:
     if isinstance(s, ir.For):
@@ -293,6 +307,9 @@ def _rewrite_stmt(s: ir.Stmt, old: str, new: str, spec: Spec, sizes: Mapping[str
         if src.tensor == old:
             src = ir.Region(new, _map_region(src, spec, sizes, s, old), src.loc)
         Check_copy_shapes(dst, src, sizes, s, old)
+        for after in (dst, src):
+            if after.tensor == new:
+                Check_copy_order(after, spec, s, old)
         return dataclasses.replace(s, dst=dst, src=src)
 
     def relayout(e: ir.Expr) -> ir.Expr:

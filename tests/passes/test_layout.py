@@ -100,3 +100,24 @@ def test_permuting_an_extent_1_slice_of_a_staged_copy_is_refused() -> None:
     with pytest.raises(PassError, match="a copy does not convert"):
         apply(k, "layout{X=NHWC}")
     assert "layout{X=NHWC}" not in [p.to_text() for p in Layout.space(k, get_target())]
+
+
+@pytest.mark.parametrize("pipeline", ["tile{y=4}", "tile{x=2}", "tile{y=2}"])
+def test_permuting_a_staged_copy_with_equal_extents_is_refused(pipeline: str) -> None:
+    """conv2d with C = 3 after tiling stages `Wt_ub[0:C, 0:3, 0:3] <- Wt[f, 0:C, 0:3, 0:3]`;
+    NHWC would make the source `Wt_nhwc[f, 0:3, 0:3, 0:C]`: the same shape [3, 3, 3] by
+    coincidence, but a copy pairs slices in order, so the DMA would transpose the filter.
+    The pass let it through and the emitted kernel computed a wrong convolution (fuzz seed
+    2943229462, `tile{y=4},unroll{r=2},layout{Wt=NHWC}`); it now refuses, and `space()`
+    does not offer it. Converting before tiling still works (the copy is then made of the
+    converted tensor)."""
+    from passes.layout import Layout
+    from transformer.targets import get_target
+
+    small = example("conv2d", {"N": 1, "C": 3, "H": 6, "W": 5, "F": 1})
+    k = apply(small, pipeline)
+    with pytest.raises(PassError, match="would have to move a sliced dimension") as e:
+        apply(k, "layout{Wt=NHWC}")
+    assert "before tiling" in e.value.hint
+    assert "layout{Wt=NHWC}" not in [p.to_text() for p in Layout.space(k, get_target())]
+    assert not equivalent(small, apply(small, f"layout{{Wt=NHWC}},{pipeline}"))
