@@ -16,7 +16,7 @@ Hunt locally with more:
     ASCX_FUZZ_EXAMPLES=300 python -m pytest tests/codegen/test_fuzz_emitted.py -q -s
     ASCX_FUZZ_SEED=1234 ...      # replay a run
     ASCX_FUZZ_SHRINK=1 ...       # let hypothesis shrink a failure (slow: one compile per step)
-    ASCX_FUZZ_SOURCE=random|examples ...   # draw from one source only
+    ASCX_FUZZ_SOURCE=random|examples|gaps ...   # draw from one source only
 """
 
 from __future__ import annotations
@@ -74,13 +74,58 @@ def example_kernels(draw: st.DrawFn) -> ir.Kernel:
     return example(name, sizes)
 
 
+@st.composite
+def gap_kernels(draw: st.DrawFn) -> ir.Kernel:
+    """Forms `runnable_kernels()` does not draw (issue 14 item 2, `vec_types.py`): i32
+    elementwise arithmetic (`+ - * max min`, unary minus, literals, an i32 const, `T op= e`,
+    an i32 division or abs now and then, which stays scalar) next to f32 selects of two
+    literals and nested selects, over odd sizes (tile tails)."""
+    from transformer.parser import parse
+
+    def iexpr(depth: int) -> str:
+        if depth == 0 or draw(st.integers(0, 3)) == 0:
+            return draw(st.sampled_from(["A[r, c]", "B[r, c]", "A[r, c]", "k", "3", "7", "100"]))
+        kind = draw(st.integers(0, 6))
+        if kind <= 2:
+            return f"({iexpr(depth - 1)} {draw(st.sampled_from('+-*'))} {iexpr(depth - 1)})"
+        if kind == 3:
+            return f"-{iexpr(depth - 1)}"
+        if kind == 4:
+            return f"{draw(st.sampled_from(['max', 'min']))}({iexpr(depth - 1)}, {iexpr(depth - 1)})"
+        if kind == 5 and draw(st.integers(0, 3)) == 0:
+            return f"{draw(st.sampled_from(['abs', 'i32']))}({iexpr(depth - 1)})" + (" / 3" if draw(st.booleans()) else "")
+        return iexpr(depth - 1)
+
+    def lit() -> str:
+        return draw(st.sampled_from(["0.0", "1.0", "-2.5", "0.5"]))
+
+    def fsel(depth: int) -> str:
+        cond = f"X[r, c] {draw(st.sampled_from(['<', '<=', '>', '>=', '!=']))} {lit()}"
+        if depth == 0 or draw(st.booleans()):
+            a, b = (lit(), lit()) if draw(st.integers(0, 2)) else ("X[r, c]", lit())
+            return f"select({cond}, {a}, {b})"
+        return f"select({cond}, {fsel(depth - 1)}, {draw(st.sampled_from([lit(), 'X[r, c]', fsel(depth - 1)]))})"
+
+    R = draw(st.integers(1, 7))
+    C = draw(st.sampled_from([1, 5, 17, 33, 64, 100]))
+    body = [f"      Y[r, c] = {iexpr(3)}", f"      S[r, c] = {fsel(2)}"]
+    if draw(st.booleans()):
+        body.append(f"      Y[r, c] {draw(st.sampled_from(['+=', '*=', 'max=', 'min=']))} {iexpr(2)}")
+    text = (f"kernel gaps(A: i32[R, C], B: i32[R, C], X: f32[R, C]) -> (Y: i32[R, C], S: f32[R, C]) {{\n"
+            f"  size R = {R}\n  size C = {C}\n  const k: i32 = {draw(st.sampled_from([-5, 2, 2147483647, -2147483648]))}\n"
+            "  ew: for r in 0..R {\n    for c in 0..C {\n" + "\n".join(body) + "\n    }\n  }\n}\n")
+    return parse(text, "gaps.ir")
+
+
 def _kernels() -> st.SearchStrategy[ir.Kernel]:
     src = os.environ.get("ASCX_FUZZ_SOURCE", "")
     if src == "random":
         return runnable_kernels()
     if src == "examples":
         return example_kernels()
-    return st.one_of(runnable_kernels(), example_kernels())
+    if src == "gaps":
+        return gap_kernels()
+    return st.one_of(runnable_kernels(), example_kernels(), gap_kernels())
 
 
 def _legal_actions(kernel: ir.Kernel, target):  # type: ignore[no-untyped-def]

@@ -115,6 +115,27 @@ def test_shifts_and_bitwise(ux):
     np.testing.assert_array_equal(f["not_i16"], ~w)
 
 
+def test_integer_vector_arithmetic_wraps(ux):
+    """Add/Sub/Mul/Max and Adds/Muls/Mins on int32 (and Mul on int16) compute exactly and
+    wrap to the type (two's complement), as the IR's integer arithmetic does."""
+    _, f = ux
+    v = np.array([2**31 - 1, -(2**31), 46341, -7], np.int64)
+    w = np.array([1, -1, 46341, 3], np.int64)
+
+    def wrap(x, bits=32):  # type: ignore[no-untyped-def]
+        return ((np.asarray(x, np.int64) + 2**(bits - 1)) % 2**bits) - 2**(bits - 1)
+
+    np.testing.assert_array_equal(f["add_i32"], wrap(v + w))
+    np.testing.assert_array_equal(f["sub_i32"], wrap(v - w))
+    np.testing.assert_array_equal(f["mul_i32"], wrap(v * w))
+    np.testing.assert_array_equal(f["max_i32"], np.maximum(v, w))
+    np.testing.assert_array_equal(f["muls_i32"], wrap(-v))
+    np.testing.assert_array_equal(f["adds_i32"], wrap(v + 10))
+    np.testing.assert_array_equal(f["mins_i32"], np.minimum(v, 0))
+    h = np.array([32767, -32768, 300, -3], np.int64)
+    np.testing.assert_array_equal(f["mul_i16"], wrap(h * h, 16))
+
+
 def test_compare_scalar_repeat_compare_and_select_modes(ux):
     _, f = ux
     np.testing.assert_array_equal(f["cmps_ge"], [0] * 4 + [255] * 4)        # bits 32..63 of i >= 32

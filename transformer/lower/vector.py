@@ -9,7 +9,9 @@ both loops) is replaced by one instruction sequence per statement when:
    (a literal, const, rank-0 temp, or a local element read with `GetValue`);
 3. a tensor written in the body is accessed only at that same index (so running each
    statement over all `j` before the next equals running the iterations in order);
-4. arithmetic is in f16 or f32; reductions are `max=`/`min=`, or `+=` into f32.
+4. arithmetic is in f16 or f32 (bf16 through f32; i32 `+ - * max min`); reductions are
+   `max=`/`min=`/`+=` into a float accumulator (into f16/bf16: in f32, rounded once) —
+   which dtype each instruction takes is `vec_types.py`.
 
 Instruction table (x, y vectors; s a scalar):
 
@@ -25,7 +27,9 @@ Instruction table (x, y vectors; s a scalar):
 | `s max= x`, `s min= x`, `s += x` (f32) | `ReduceMax`, `ReduceMin`, `ReduceSum`, then a scalar combine after `V_S` sync |
 | `tanh(x)` | `1 - 2 / (exp(2x) + 1)` in f32: `Muls Exp Adds`, `Div` of -2 by the vector, `Adds` (`Cast`s around an f16 `x`) |
 | bf16 arithmetic | in f32: `Cast` up, the f32 instruction, one `Cast` down (`narrowed`) |
-| `select(x <op> y, a, b)` on data | `Compare` / `CompareScalar` into a bit mask, `Select` (`select_data`) |
+| `select(x <op> y, a, b)` on data | `Compare` / `CompareScalar` into a bit mask, `Select` (`select_data`; two literals in the stored type) |
+| i32 `+ - * max min`, `-x` | `Add Sub Mul Max Min`, `Adds Muls Maxs Mins` (wrapping, exact) |
+| `s += x` into f16/bf16 | `Cast` to f32, `ReduceSum`, combine in f32 rounded once |
 
 A per-row scalar (`mx[i]` in `x[i, j] - mx[i]`) is read once per row with `GetValue` and fed
 to the scalar form of the instruction. Intermediates live in a per-phase `VECCALC` TBuf,
@@ -49,6 +53,7 @@ from .cexpr import CTYPE
 from .instr import Flag, Loop, Operand, Placed, RangeFill, Repeat, ScalarStep, VecOp, names_of, render, repeat_chunks
 from .plan import Line, NestChoice
 from .temporaries import fits, needs_api_temp, over_capacity, slot_bytes
+from .vec_types import FLOAT_VEC, INT_VEC, arith_reason, reduce_dtype, reduce_reason
 
 if TYPE_CHECKING:
     from .lower import PhaseEmitter
@@ -352,16 +357,18 @@ class _Sel:
     def compile_new(self, e: ir.Expr, dest: Vec | None = None) -> Vec | Scal:
         if isinstance(e, ir.Call) and e.func in FLOAT_TYPES:
             return self.as_type(self.compile(e.args[0]), e.func, dest)
+        if isinstance(e, ir.Call) and e.func in ir.DTYPES:
+            raise NoMatch(f"a conversion to {e.func} (no vector Cast to an integer type is selected)")
         if isinstance(e, ir.Unary) or (isinstance(e, ir.Call) and e.func in UNARY):
             x = self.compile(e.operand if isinstance(e, ir.Unary) else e.args[0])
             assert isinstance(x, Vec)
             narrow = x.dtype == "bf16"  # computed in f32, rounded once to bf16
             if narrow:
                 x = self.as_type(x, "f32")  # type: ignore[assignment]
-            self.check_type(x.dtype)
+            self.check_arith("neg" if isinstance(e, ir.Unary) else e.func, x.dtype)
             out = self.out_for(x.dtype, None if narrow else dest)
             if isinstance(e, ir.Unary):
-                self.vop("Muls", out, x, scalar=f"{CTYPE[x.dtype]}(-1.0f)")
+                self.vop("Muls", out, x, scalar=self.minus_one(x.dtype))
             else:
                 self.vop(UNARY[e.func], out, x)
             self.release(x)
@@ -438,8 +445,13 @@ class _Sel:
         assert isinstance(cond, ir.Binary)
         ct = promote(self.ty_of(cond.lhs), self.ty_of(cond.rhs))
         comp = promote(self.ty_of(a), self.ty_of(b))
-        if ct.weak or comp.weak:
-            raise NoMatch("weakly typed `select`")
+        if ct.weak:  # pragma: no cover - a condition of literals does not depend on the loop
+            raise NoMatch("a `select` whose condition does not depend on the loop")
+        if comp.weak:
+            # two literals (`select(x > 0.0, 1.0, 0.0)`): chosen in the type they are stored
+            # in (the store converts the weak value, the same conversion as here), else in
+            # their own type
+            comp = Ty(dest.dtype if dest is not None and dest.dtype in VEC_TYPES else comp.dtype)
         self.check_type(ct.dtype)
         self.check_type(comp.dtype)
         x = self.as_type(self.compile(cond.lhs), ct.dtype)
@@ -549,6 +561,17 @@ class _Sel:
         if dtype not in VEC_TYPES:
             raise NoMatch(f"vector arithmetic in {dtype}")
 
+    def check_arith(self, op: str, dtype: str) -> None:
+        """`op` has a vector instruction in `dtype` (vec_types.py: f16/f32, and the integer
+        `+ - * max min` and negation in i32), else NoMatch with the reason."""
+        why = arith_reason(op, dtype)
+        if why is not None:
+            raise NoMatch(why)
+
+    @staticmethod
+    def minus_one(dtype: str) -> str:
+        return f"{CTYPE[dtype]}(-1)" if dtype in INT_VEC else f"{CTYPE[dtype]}(-1.0f)"
+
     def ty_of(self, e: ir.Expr) -> Ty:
         return self.pe.ex.value(e)[1]
 
@@ -593,7 +616,7 @@ class _Sel:
             a32 = self.as_type(self.as_type(self.compile(l), "bf16"), "f32")
             b32 = self.as_type(self.as_type(self.compile(r), "bf16"), "f32")
             return self.narrowed(self.arith(op, a32, b32, "f32", None), dest)
-        self.check_type(dt)
+        self.check_arith(op, dt)
         a = self.as_type(self.compile(l), dt)
         from ..printer import format_expr
 
@@ -617,8 +640,9 @@ class _Sel:
             self.vop(name, out, a, b)
         elif isinstance(a, Vec):
             assert isinstance(b, Scal)
-            if op == "-":
-                self.vop("Adds", out, a, scalar=f"{ct}(-({b.code}))")
+            if op == "-":  # an integer negated with wrap-around (-INT_MIN is INT_MIN), as the IR does
+                neg = f"ascx_ineg<{ct}>({b.code})" if dt in INT_VEC else f"{ct}(-({b.code}))"
+                self.vop("Adds", out, a, scalar=neg)
             elif op == "/":
                 self.div_scalar(out, a, b.code, scalar_first=False)
             else:
@@ -626,7 +650,7 @@ class _Sel:
         else:
             assert isinstance(a, Scal) and isinstance(b, Vec)
             if op == "-":
-                self.vop("Muls", out, b, scalar=f"{ct}(-1.0f)")
+                self.vop("Muls", out, b, scalar=self.minus_one(dt))
                 self.vop("Adds", out, out, scalar=a.code)
             elif op == "/":
                 self.div_scalar(out, b, a.code, scalar_first=True)
@@ -659,7 +683,8 @@ class _Sel:
         if dst.dtype == "bf16":
             self.store_bf16(s, dst)
             return
-        self.check_type(dst.dtype)
+        if dst.dtype not in FLOAT_VEC + INT_VEC:
+            self.check_arith(_COMPOUND.get(s.op, "="), dst.dtype)
         if s.op != "=":
             comp = promote(Ty(dst.dtype), self.ty_of(s.value))
             if not comp.weak and comp.dtype == "f32" and dst.dtype == "f16" and s.op in _COMPOUND:
@@ -714,26 +739,34 @@ class _Sel:
             self.release(v)
 
     def reduce(self, s: ir.Assign) -> None:
+        """`s op= x` over the loop: one count-form `Reduce*`, a `V_S` flag and the scalar
+        combine with the old value. Into an f16/bf16 accumulator (vec_types.py): the
+        operand computed in its own type, widened to f32 (`Cast`), reduced in f32 and the
+        combine rounded once to the accumulator's dtype."""
         if len(self.loops) != 1:
             raise NoMatch("reduction over a 2-D nest")
         tgt = s.target
         name = tgt.tensor if isinstance(tgt, ir.Access) else tgt.name
         decl = self.low.decls[name]
-        if s.op not in ("max=", "min=", "+="):
-            raise NoMatch(f"`{s.op}` reduction")
         vt = self.ty_of(s.value)
         comp = promote(Ty(decl.dtype), vt)
-        if comp.weak or comp.dtype not in VEC_TYPES or (s.op == "+=" and comp.dtype != "f32"):
-            raise NoMatch(f"`{s.op}` into {decl.dtype}")
+        why = reduce_reason(s.op, decl.dtype, comp.dtype)
+        if why is None and comp.weak:
+            why = f"`{s.op}` of a weakly typed value into {decl.dtype}"
+        if why is not None:
+            raise NoMatch(why)
         val = s.value
-        rdt = comp.dtype
+        rdt = reduce_dtype(s.op, comp.dtype)
         if s.op != "+=" and isinstance(val, ir.Call) and val.func == "f32" and self.ty_of(val.args[0]).dtype == "f16":
             # max/min commute with the exact f16 -> f32 widening: reduce the f16 operand
             # (half the bytes, no Cast) and widen the one result
-            val, rdt = val.args[0], "f16"
-        v = self.as_type(self.compile(val), rdt)
+            v = self.as_type(self.compile(val.args[0]), "f16")
+            rdt = "f16"
+        else:  # the operand in the computation type (rounded as the IR rounds it), then widened
+            v = self.as_type(self.as_type(self.compile(val), comp.dtype), rdt)
         if not isinstance(v, Vec):  # `s max= 2.0`: nothing to reduce over the loop
             raise NoMatch(f"the `{s.op}` operand does not depend on the loop")
+        comp = Ty(rdt) if rdt == "f32" else comp  # the combine runs in f32 too: one rounding
         res, work = self.reduce_areas(rdt)
         api = {"max=": "ReduceMax", "min=": "ReduceMin", "+=": "ReduceSum"}[s.op]
         self.emit(VecOp(api, res.op, (v.op,), None, self.count, work=work.op))

@@ -18,7 +18,10 @@ static void run(std::function<void()> body) {
 }
 template <typename T> static void dump(const char* name, const LocalTensor<T>& t, int n) {
     std::printf("%s", name);
-    for (int i = 0; i < n; ++i) std::printf(" %.9g", static_cast<double>(ascx_emu::to_d(t.GetValue(i))));
+    for (int i = 0; i < n; ++i) {
+        if constexpr (std::is_integral<T>::value) std::printf(" %lld", static_cast<long long>(t.GetValue(i)));
+        else std::printf(" %.9g", static_cast<double>(ascx_emu::to_d(t.GetValue(i))));
+    }
     std::printf("\n");
 }
 template <typename T> static void fill(const LocalTensor<T>& t, int n, std::function<double(int)> f) {
@@ -168,6 +171,31 @@ static void units() {
             dump("or_i16", d, 4);
             Not(d, t, 16);
             dump("not_i16", d, 4);
+        }
+        {  // integer vector arithmetic: int32 / int16 wrap (two's complement)
+            auto d = b0.Get<int32_t>(), s = b1.Get<int32_t>(), t = b2.Get<int32_t>();
+            const int32_t v[4] = {2147483647, -2147483647 - 1, 46341, -7};
+            const int32_t w[4] = {1, -1, 46341, 3};
+            for (int i = 0; i < 8; ++i) { s.SetValue(i, i < 4 ? v[i] : 0); t.SetValue(i, i < 4 ? w[i] : 0); }
+            Add(d, s, t, 8);
+            dump("add_i32", d, 4);
+            Sub(d, s, t, 8);
+            dump("sub_i32", d, 4);
+            Mul(d, s, t, 8);
+            dump("mul_i32", d, 4);
+            Max(d, s, t, 8);
+            dump("max_i32", d, 4);
+            Muls(d, s, static_cast<int32_t>(-1), 8);
+            dump("muls_i32", d, 4);
+            Adds(d, s, static_cast<int32_t>(10), 8);
+            dump("adds_i32", d, 4);
+            Mins(d, s, static_cast<int32_t>(0), 8);
+            dump("mins_i32", d, 4);
+            auto h = b0.Get<int16_t>(), hs = b1.Get<int16_t>();
+            const int16_t hv[4] = {32767, -32768, 300, -3};
+            for (int i = 0; i < 16; ++i) hs.SetValue(i, i < 4 ? hv[i] : 0);
+            Mul(h, hs, hs, 16);
+            dump("mul_i16", h, 4);
         }
         {  // CompareScalar, repeat Compare, Select modes
             auto s = b1.Get<float>(), s2 = b3.Get<float>(), o = b2.Get<float>();

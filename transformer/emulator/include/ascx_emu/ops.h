@@ -600,12 +600,37 @@ inline T* operand(const char* api, const LocalTensor<T>& t, const RepGeom& g, in
 
 }  // namespace detail
 
+// ---- elementwise results: floats are computed in double and rounded once; 16/32-bit integers
+// (Add Sub Mul Max Min, Adds Muls Maxs Mins: half/int16_t/float/int32_t on Atlas A2 per the
+// public API pages) in 64-bit and wrapped to T (two's complement, as the device's adders
+// drop the carry); Div and the transcendental ops are float-only.
+namespace detail {
+constexpr bool same_name(const char* a, const char* b) { return *a == *b && (*a == 0 || same_name(a + 1, b + 1)); }
+template <typename T, typename R> inline T int_result(R r) {
+    if constexpr (std::is_floating_point<R>::value) return ascx_emu::convert<T>(static_cast<double>(r));
+    else return static_cast<T>(static_cast<typename std::make_unsigned<T>::type>(static_cast<uint64_t>(static_cast<int64_t>(r))));
+}
+template <typename T, typename F> inline T ew2(T a, T b, F f) {
+    if constexpr (std::is_integral<T>::value) return int_result<T>(f(static_cast<int64_t>(a), static_cast<int64_t>(b)));
+    else return ascx_emu::convert<T>(static_cast<double>(f(ascx_emu::to_d(a), ascx_emu::to_d(b))));
+}
+template <typename T, typename F> inline T ew1(T a, T s, F f) {
+    if constexpr (std::is_integral<T>::value) return int_result<T>(f(static_cast<int64_t>(a), static_cast<int64_t>(s)));
+    else return ascx_emu::convert<T>(static_cast<double>(f(ascx_emu::to_d(a), ascx_emu::to_d(s))));
+}
+}  // namespace detail
+
 // ---- binary ops
+// integer element types: 16/32-bit only (no int8 vector arithmetic), and no integer Div
+#define ASCX_EMU_INT_CHECK(NAME)                                                                                           \
+    static_assert(!std::is_integral<T>::value || (sizeof(T) >= 2 && !detail::same_name(#NAME, "Div")),                   \
+                  #NAME ": integer operands must be int16_t/int32_t (uint16_t/uint32_t), and Div takes half or float")
 #define ASCX_EMU_BINARY(NAME, EXPR)                                                                                         \
     template <typename T>                                                                                                  \
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, const int32_t& count, \
                      ASCX_LOC) {                                                                                           \
         const char* api = #NAME;                                                                                           \
+        ASCX_EMU_INT_CHECK(NAME);                                                                                          \
         auto& c = ascx_emu::core(api, loc);                                                                                \
         if (count < 0) ascx_emu::fail(api, loc, "negative count %d", count);                                               \
         ascx_emu::local_check_vec(api, dst, loc);                                                                          \
@@ -617,16 +642,14 @@ inline T* operand(const char* api, const LocalTensor<T>& t, const RepGeom& g, in
         detail::vec_acct(c, api, loc, static_cast<double>(detail::repeats_for<T>(count)), true, static_cast<double>(detail::nbytes<T>(count)), \
                          {ascx_emu::tm::R(src0, detail::nbytes<T>(count)), ascx_emu::tm::R(src1, detail::nbytes<T>(count)),           \
                           ascx_emu::tm::W(dst, detail::nbytes<T>(count))});                                                  \
-        for (int32_t i = 0; i < (ascx_emu::skip_data() ? 0 : count); ++i) {                                               \
-            double x = ascx_emu::to_d(a[i]), y = ascx_emu::to_d(b[i]);                                                     \
-            (void)x; (void)y;                                                                                              \
-            d[i] = ascx_emu::convert<T>(EXPR);                                                                             \
-        }                                                                                                                  \
+        for (int32_t i = 0; i < (ascx_emu::skip_data() ? 0 : count); ++i)                                                 \
+            d[i] = detail::ew2<T>(a[i], b[i], [](auto x, auto y) { return EXPR; });                                       \
         detail::trace_vec<T>(c, api, count, detail::repeats_for<T>(count), loc);                                           \
     }                                                                                                                      \
     template <typename T, bool isSetMask = true>                                                                           \
     inline void NAME##_rep_(const char* api, const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, \
                             const detail::RepGeom& g, const BinaryRepeatParams& p, SrcLoc loc) {                          \
+        ASCX_EMU_INT_CHECK(NAME);                                                                                          \
         auto& c = ascx_emu::core(api, loc);                                                                                \
         T* d = detail::operand(api, dst, g, p.dstBlkStride, p.dstRepStride, loc);                                          \
         const T* a = detail::operand(api, src0, g, p.src0BlkStride, p.src0RepStride, loc);                                  \
@@ -638,9 +661,9 @@ inline T* operand(const char* api, const LocalTensor<T>& t, const RepGeom& g, in
                           ascx_emu::tm::R(src1, detail::extent<T>(g, p.src1BlkStride, p.src1RepStride)),                    \
                           ascx_emu::tm::W(dst, detail::extent<T>(g, p.dstBlkStride, p.dstRepStride))});                     \
         detail::for_active(g, [&](int64_t r, int64_t bk, int64_t e) {                                                      \
-            double x = ascx_emu::to_d(a[detail::rep_off(r, bk, e, p.src0BlkStride, p.src0RepStride, es)]);                  \
-            double y = ascx_emu::to_d(b[detail::rep_off(r, bk, e, p.src1BlkStride, p.src1RepStride, es)]);                  \
-            d[detail::rep_off(r, bk, e, p.dstBlkStride, p.dstRepStride, es)] = ascx_emu::convert<T>(EXPR);                 \
+            d[detail::rep_off(r, bk, e, p.dstBlkStride, p.dstRepStride, es)] = detail::ew2<T>(                            \
+                a[detail::rep_off(r, bk, e, p.src0BlkStride, p.src0RepStride, es)],                                       \
+                b[detail::rep_off(r, bk, e, p.src1BlkStride, p.src1RepStride, es)], [](auto x, auto y) { return EXPR; });  \
             ++n;                                                                                                           \
         });                                                                                                                \
         detail::trace_vec<T>(c, api, n, g.repeat, loc, "repeat");                                                          \
@@ -681,10 +704,8 @@ ASCX_EMU_BINARY(AddRelu, (x + y > 0 ? x + y : 0.0))
         SCALAR_INIT;                                                                                                       \
         detail::vec_acct(c, api, loc, static_cast<double>(detail::repeats_for<T>(count)), true, static_cast<double>(detail::nbytes<T>(count)), \
                          {ascx_emu::tm::R(src, detail::nbytes<T>(count)), ascx_emu::tm::W(dst, detail::nbytes<T>(count))});   \
-        for (int32_t i = 0; i < (ascx_emu::skip_data() ? 0 : count); ++i) {                                               \
-            double x = ascx_emu::to_d(a[i]);                                                                               \
-            d[i] = ascx_emu::convert<T>(EXPR);                                                                             \
-        }                                                                                                                  \
+        for (int32_t i = 0; i < (ascx_emu::skip_data() ? 0 : count); ++i)                                                 \
+            d[i] = detail::ew1<T>(a[i], ascx_sv, [](auto x, auto s) { (void)s; return EXPR; });                        \
         detail::trace_vec<T>(c, api, count, detail::repeats_for<T>(count), loc);                                           \
     }                                                                                                                      \
     template <typename T>                                                                                                  \
@@ -700,8 +721,9 @@ ASCX_EMU_BINARY(AddRelu, (x + y > 0 ? x + y : 0.0))
                          {ascx_emu::tm::R(src, detail::extent<T>(g, p.srcBlkStride, p.srcRepStride)),                       \
                           ascx_emu::tm::W(dst, detail::extent<T>(g, p.dstBlkStride, p.dstRepStride))});                     \
         detail::for_active(g, [&](int64_t r, int64_t bk, int64_t e) {                                                      \
-            double x = ascx_emu::to_d(a[detail::rep_off(r, bk, e, p.srcBlkStride, p.srcRepStride, es)]);                    \
-            d[detail::rep_off(r, bk, e, p.dstBlkStride, p.dstRepStride, es)] = ascx_emu::convert<T>(EXPR);                 \
+            d[detail::rep_off(r, bk, e, p.dstBlkStride, p.dstRepStride, es)] = detail::ew1<T>(                            \
+                a[detail::rep_off(r, bk, e, p.srcBlkStride, p.srcRepStride, es)], ascx_sv,                             \
+                [](auto x, auto s) { (void)s; return EXPR; });                                                             \
             ++n;                                                                                                           \
         });                                                                                                                \
         detail::trace_vec<T>(c, api, n, g.repeat, loc, "repeat");                                                          \
@@ -719,8 +741,8 @@ ASCX_EMU_BINARY(AddRelu, (x + y > 0 ? x + y : 0.0))
         NAME##_rep_<T>(#NAME, dst, src ASCX_EMU_SCALAR_ARG_##SCALAR_INIT, g, p, loc);                                      \
     }
 
-#define ASCX_EMU_NOSCALAR (void)0
-#define ASCX_EMU_WITHSCALAR const double s = ascx_emu::to_d(static_cast<T>(scalarValue))
+#define ASCX_EMU_NOSCALAR const T ascx_sv{}
+#define ASCX_EMU_WITHSCALAR const T ascx_sv = static_cast<T>(scalarValue)
 #define ASCX_EMU_SCALAR_ARG_ASCX_EMU_NOSCALAR
 #define ASCX_EMU_SCALAR_ARG_ASCX_EMU_WITHSCALAR , scalarValue
 
