@@ -9,8 +9,15 @@ Rules (ascend-facts.md, "Alignment and limits"):
   rows (ragged tails); the UB side of each row occupies `lenBytes` rounded up to 32 B, which
   is why local rows are padded to 32 B (`padded_strides`).
 - Regions of more than two dimensions loop over the outer ones in C++.
+- UB -> UB copies that no `DataCopy` form fits (rows not whole 32 B blocks, or a tile tail
+  of run-time extents): the vector `Copy` (16/32-bit types) in its mask/repeat form, one
+  repeat per row (repeat strides: the row strides in 32 B blocks) and a mask of the row's
+  elements in each 256 B column chunk (run-time masks for a tail), or, for one row, whole
+  256 B repeats plus one masked repeat (`_ub_copy`).
+- GM -> L1 tile tails whose rows are whole 32 B blocks: `DataCopy` with a run-time count or
+  `DataCopyParams` (DataCopyPad has no path into L1: GM->VECIN/VECOUT only).
 - Cube-side copies in the generic path (row-major L1/L0 buffers) and anything else are
-  scalar loops (`GetValue`/`SetValue`), with a warning.
+  scalar loops (`GetValue`/`SetValue`), with a warning naming the reason.
 """
 
 from __future__ import annotations
@@ -66,14 +73,17 @@ def emit_copy(pe: "PhaseEmitter", c: ir.Copy, depth: int) -> list[Line]:
         dims = [d for d in dims[:-1] if d[0] != 1] + [dims[-1]]
         dims = merge_dims(dims)  # type: ignore[arg-type]
         out = _dma(pe, c, dinfo, sinfo, dstart, da, sstart, sa, dims, es, depth, origin)
+        if out is None and _ub_to_ub(dinfo, sinfo) and len(dims) <= 2 and dims[-1][1] == dims[-1][2] == 1:
+            L = dims[-1][0]
+            rows, ss, ds = dims[0] if len(dims) == 2 else (1, L, L)
+            out = _ub_copy(pe, c, dinfo, dstart, da, sstart, sa, (str(L), L), (str(rows), rows), ss, ds, depth, origin)
         if out is not None:
             return out
     elif len(ddims) == len(sdims) and sinfo.dtype == dinfo.dtype:
         out = _dma_tail(pe, c, dinfo, sinfo, dstart, da, ddims, sstart, sa, sdims, depth, origin)
         if out is not None:
             return out
-    why = "regions not rectangular with constant extents" if not consts else \
-        f"no DMA form for {sinfo.scope if sinfo.kind == 'local' else 'GM'} -> {dinfo.scope if dinfo.kind == 'local' else 'GM'}"
+    why = _why_scalar(c, dinfo, sinfo, consts)
     if kinds != ("local", "local") or sinfo.scope == "ub":
         low.warn(c, f"copy into `{c.dst.tensor}` is a scalar loop ({why})")
     else:
@@ -81,6 +91,71 @@ def emit_copy(pe: "PhaseEmitter", c: ir.Copy, depth: int) -> list[Line]:
     choice = _choice(low, c, ("GetValue", "SetValue"), why)
     low.nests.append(choice)
     return _scalar_copy(pe, c, dinfo, sinfo, dstart, ddims, sstart, sdims, depth, choice.where)
+
+
+def _ub_to_ub(dinfo, sinfo) -> bool:  # type: ignore[no-untyped-def]
+    return sinfo.kind == dinfo.kind == "local" and sinfo.scope == dinfo.scope == "ub"
+
+
+def _why_scalar(c, dinfo, sinfo, consts: bool) -> str:  # type: ignore[no-untyped-def]
+    """Why a copy stays a scalar loop (listed by `ascx emit --explain`)."""
+    side = lambda i: i.scope if i.kind == "local" else "GM"  # noqa: E731
+    path = f"{side(sinfo)} -> {side(dinfo)}"
+    if sinfo.dtype != dinfo.dtype:
+        return f"a {path} copy that converts {sinfo.dtype} to {dinfo.dtype}"
+    if _ub_to_ub(dinfo, sinfo):
+        if dinfo.esize not in (2, 4):
+            return f"a UB -> UB copy of {dinfo.dtype} that DataCopy cannot take (rows not whole 32 B) and Copy cannot (16/32-bit types)"
+        return "a UB -> UB copy whose rows or starts are not 32 B aligned, or of more than two dimensions or 255 rows"
+    if sinfo.kind == "gm" and dinfo.kind == "local" and dinfo.scope == "l1" and not consts:
+        return "a GM -> L1 tile tail whose rows are not whole 32 B blocks (DataCopyPad has no path into L1)"
+    if not consts:
+        return f"run-time extents (a tile tail) with no DMA form for {path}"
+    return f"no DMA form for {path}"
+
+
+def _ub_copy(pe, c, dinfo, dstart, da, sstart, sa, length, rows, sstride, dstride, depth, origin):  # type: ignore[no-untyped-def]
+    """A UB -> UB copy of `rows` rows of `length` elements (each a (C++ expression, largest
+    value) pair; element row strides `sstride` / `dstride`) as vector `Copy` calls in the
+    mask/repeat form: one repeat per row, a mask of at most 256 B of the row per call (a
+    C++ loop over the 256 B column chunks when there are several, the last chunk's mask
+    computed at run time for a tail), or, for a single row, whole 256 B repeats plus one
+    masked repeat. Every element outside the region is left alone (no 32 B round-up, as a
+    DataCopy of whole blocks would write). None when `Copy` does not apply: not a 16/32-bit
+    type, a start or row stride not 32 B aligned, more than 255 rows or a stride beyond the
+    uint16 repeat stride."""
+    low = pe.low
+    es = dinfo.esize
+    (L, lmax), (R, rmax) = length, rows
+    if es not in (2, 4) or not (_aligned(da, es) and _aligned(sa, es)) or rmax > 255 or lmax <= 0:
+        return None
+    per = 256 // es
+    if rmax > 1 and ((sstride * es) % 32 or (dstride * es) % 32 or max(sstride, dstride) * es // 32 > 65535):
+        return None
+    dref = lambda off: f"{dinfo.cname}[{dstart} + {off}]" if dstart != "0" else f"{dinfo.cname}[{off}]"  # noqa: E731
+    sref = lambda off: f"{low.info[c.src.tensor].cname}[{sstart} + {off}]" if sstart != "0" else f"{low.info[c.src.tensor].cname}[{off}]"  # noqa: E731
+    d = depth
+    out: list[Line] = []
+    if rmax == 1:  # one row: whole 256 B repeats, then the masked rest
+        if -(-lmax // per) > 255:
+            return None
+        p8 = "CopyRepeatParams(1, 1, 8, 8)"
+        out += [Line(f"{{ const int32_t ascx_n = {L}, ascx_f = ascx_n / {per};", d, origin),
+                Line(f"  if (ascx_f > 0) {{ Copy({dref(0)}, {sref(0)}, {per}, ascx_f, {p8}); }}", d, origin),
+                Line(f"  if (ascx_n > ascx_f * {per}) {{ Copy({dref(f'ascx_f * {per}')}, {sref(f'ascx_f * {per}')}, "
+                     f"ascx_n - ascx_f * {per}, 1, {p8}); }} }}", d, origin)]
+    else:
+        rp = f"CopyRepeatParams(1, 1, {dstride * es // 32}, {sstride * es // 32})"
+        chunks = -(-lmax // per)
+        if chunks == 1:
+            out.append(Line(f"Copy({dref(0)}, {sref(0)}, {L}, {R}, {rp});", d, origin))
+        else:
+            out += [Line(f"for (int32_t ascx_k = 0; ascx_k < {chunks}; ++ascx_k) {{", d, origin),
+                    Line(f"const int32_t ascx_m = ascx_min<int32_t>({per}, ({L}) - ascx_k * {per});", d + 1, origin),
+                    Line(f"if (ascx_m > 0) {{ Copy({dref(f'ascx_k * {per}')}, {sref(f'ascx_k * {per}')}, ascx_m, {R}, {rp}); }}", d + 1, origin),
+                    Line("}", d, origin)]
+    low.nests.append(_choice(low, c, ("Copy",)))
+    return out
 
 
 def _choice(low, c, instrs, why=""):  # type: ignore[no-untyped-def]
@@ -204,7 +279,9 @@ def _dma_tail(pe, c, dinfo, sinfo, dstart, da, ddims, sstart, sa, sdims, depth, 
     low = pe.low
     gm_to_ub = sinfo.kind == "gm" and dinfo.kind == "local" and dinfo.scope == "ub"
     ub_to_gm = sinfo.kind == "local" and sinfo.scope == "ub" and dinfo.kind == "gm"
-    if not (gm_to_ub or ub_to_gm):
+    gm_to_l1 = sinfo.kind == "gm" and dinfo.kind == "local" and dinfo.scope == "l1"
+    ub_to_ub = _ub_to_ub(dinfo, sinfo)
+    if not (gm_to_ub or ub_to_gm or gm_to_l1 or ub_to_ub):
         return None
     dsl = [d for d in c.dst.dims if isinstance(d, ir.Slice)]
     ssl = [d for d in c.src.dims if isinstance(d, ir.Slice)]
@@ -224,7 +301,9 @@ def _dma_tail(pe, c, dinfo, sinfo, dstart, da, ddims, sstart, sa, sdims, depth, 
     L, lmax = dims[-1][0], dims[-1][1]
     rows, rmax, sstride, dstride = dims[0] if len(dims) == 2 else ("1", 1, lmax, lmax)
     es = dinfo.esize
-    a, lstride = (da, dstride) if gm_to_ub else (sa, sstride)
+    if ub_to_ub:
+        return _ub_copy(pe, c, dinfo, dstart, da, sstart, sa, (L, lmax), (rows, rmax), sstride, dstride, depth, origin)
+    a, lstride = (da, dstride) if gm_to_ub or gm_to_l1 else (sa, sstride)
     if not _aligned(a, es) or rmax > MAX_BLOCKS:
         return None
     if rmax > 1 and ((lstride * es) % 32 or lstride * es < _ceil32(lmax * es)):
@@ -237,6 +316,8 @@ def _dma_tail(pe, c, dinfo, sinfo, dstart, da, ddims, sstart, sa, sdims, depth, 
             and max(sstride - lmax, dstride - lmax) * es // 32 < 65536:
         call = f"DataCopy({{d}}, {{s}}, DataCopyParams({rows}, {lmax * es // 32}, {(sstride - lmax) * es // 32}, {(dstride - lmax) * es // 32}));"
         instr = "DataCopy(DataCopyParams)"
+    elif gm_to_l1:  # no DataCopyPad path into L1
+        return None
     else:
         lb = f"({L}) * {es}"
         ub_gap = f"({lstride * es} - ({lb} + 31) / 32 * 32) / 32" if rmax > 1 else "0"

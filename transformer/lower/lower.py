@@ -1185,7 +1185,8 @@ def _scalar_sync(body: list[Line], out_queued: tuple[str, ...] = (), in_queued: 
     # input-queue tensor (a reduction's result in a VECCALC scratch is ordered by its V -> S
     # flag, and waiting for MTE2 there would also wait for the next tile's prefetched load)
     read = set(_GET_BASE.findall(text))
-    if read & (set(re.findall(r"\b(\w+) = inQueue_\w+\.DeQue<", text)) | set(in_queued)):
+    # (`que_` holders: the cube-side queues, A1/B1 loaded by MTE2 and read by scalar AIC code)
+    if read & (set(re.findall(r"\b(\w+) = (?:inQueue|que)_\w+\.DeQue<", text)) | set(in_queued)):
         flags.append("MTE2_S")
     if _LOCAL_SET.search(text) and (re.search(r"\boutQueue_\w+\.AllocTensor<", text)
                                     or any(f"{t}.SetValue(" in text for t in out_queued)):
