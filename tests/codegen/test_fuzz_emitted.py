@@ -78,13 +78,13 @@ def example_kernels(draw: st.DrawFn) -> ir.Kernel:
 def gap_kernels(draw: st.DrawFn) -> ir.Kernel:
     """Forms `runnable_kernels()` does not draw (issue 14 item 2, `vec_types.py`): i32
     elementwise arithmetic (`+ - * max min`, unary minus, literals, an i32 const, `T op= e`,
-    an i32 division or abs now and then, which stays scalar) next to f32 selects of two
-    literals and nested selects, over odd sizes (tile tails)."""
+    conversions f32 <-> i32, an i32 division or abs now and then, which stays scalar) next
+    to f32 selects of two literals and nested selects, over odd sizes (tile tails)."""
     from transformer.parser import parse
 
     def iexpr(depth: int) -> str:
         if depth == 0 or draw(st.integers(0, 3)) == 0:
-            return draw(st.sampled_from(["A[r, c]", "B[r, c]", "A[r, c]", "k", "3", "7", "100"]))
+            return draw(st.sampled_from(["A[r, c]", "B[r, c]", "A[r, c]", "k", "3", "7", "100", "i32(X[r, c] * 100.0)"]))
         kind = draw(st.integers(0, 6))
         if kind <= 2:
             return f"({iexpr(depth - 1)} {draw(st.sampled_from('+-*'))} {iexpr(depth - 1)})"
@@ -108,7 +108,7 @@ def gap_kernels(draw: st.DrawFn) -> ir.Kernel:
 
     R = draw(st.integers(1, 7))
     C = draw(st.sampled_from([1, 5, 17, 33, 64, 100]))
-    body = [f"      Y[r, c] = {iexpr(3)}", f"      S[r, c] = {fsel(2)}"]
+    body = [f"      Y[r, c] = {iexpr(3)}", f"      S[r, c] = {fsel(2)}" + (" + f32(A[r, c]) * 0.5" if draw(st.booleans()) else "")]
     if draw(st.booleans()):
         body.append(f"      Y[r, c] {draw(st.sampled_from(['+=', '*=', 'max=', 'min=']))} {iexpr(2)}")
     text = (f"kernel gaps(A: i32[R, C], B: i32[R, C], X: f32[R, C]) -> (Y: i32[R, C], S: f32[R, C]) {{\n"

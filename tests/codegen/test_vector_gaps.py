@@ -75,6 +75,21 @@ kernel ints(A: i32[R, C], B: i32[R, C], X: f32[R, C]) -> (Y: i32[R, C], Z: i32[R
 """
 INT_PIPE = "tile{ew.r=2,ew.c=72},double_buffer"
 
+ICAST = """
+kernel icast(A: i32[R, C], X: f32[R, C], H: f16[R, C], G: bf16[R, C]) -> (Y: f32[R, C], Z: i32[R, C], W: f16[R, C], V: i32[R, C]) {
+  size R = 3
+  size C = 100
+  ew: for r in 0..R {
+    for c in 0..C {
+      Y[r, c] = f32(A[r, c]) * 0.5 + X[r, c]
+      Z[r, c] = i32(X[r, c]) + i32(G[r, c])
+      W[r, c] = f16(A[r, c] * 7) + H[r, c]
+      V[r, c] = i32(H[r, c] * f16(100.0)) - A[r, c]
+    }
+  }
+}
+"""
+
 SEL = """
 kernel sel(X: f32[R, C], G: f16[R, C]) -> (Y: f32[R, C], Z: f16[R, C], V: f32[R, C], H: f16[R, C]) {
   size R = 5
@@ -128,12 +143,14 @@ def test_integer_arithmetic_is_vector_code() -> None:
     ("a[r, c] * b[r, c]", "vector arithmetic in i8"),
     ("a[r, c] / b[r, c]", "integer division in i32"),
     ("abs(a[r, c])", "`abs` of i32"),
-    ("f32(a[r, c])", "no vector Cast i32 -> f32"),
+    ("bf16(a[r, c])", "no vector Cast i32 -> bf16"),
+    ("f32(a[r, c] * b[r, c])", "vector arithmetic in i8"),
 ])
 def test_integer_forms_without_instruction_say_why(expr: str, reason: str) -> None:
     dt = "i8" if "*" in expr else "i32"
+    out = expr.split("(")[0] if expr.split("(")[0] in ("f32", "bf16") else dt
     text = f"""
-kernel k(a: {dt}[R, C], b: {dt}[R, C]) -> (y: {"f32" if "f32" in expr else dt}[R, C]) {{
+kernel k(a: {dt}[R, C], b: {dt}[R, C]) -> (y: {out}[R, C]) {{
   size R = 3
   size C = 64
   ew: for r in 0..R {{
@@ -259,3 +276,34 @@ def test_selects_of_literals_and_nested_match_the_interpreter() -> None:
     em = emit_ascendc(t)
     assert "Select(" in em.source and not em.warnings
     check_emitted(t, k, emitted=em, sanitize=True, what="select of literals / nested selects")
+
+
+@pytest.mark.slow
+def test_integer_casts_match_the_interpreter_bit_for_bit() -> None:
+    """f32 <-> i32 (`Cast`, nearest even, saturating, NaN to 0), f16/bf16 -> i32 and
+    i32 -> f16 through the exact f32, on edge values (ties, beyond the i32 range, NaN,
+    integers f32 rounds)."""
+    k = kernel_text(ICAST)
+    t = apply(k, INT_PIPE)
+    plan = lower_kernel(t)
+    assert not _fallbacks(plan), _fallbacks(plan)
+    assert any(o.op == "Cast" and o.dst.dtype == "i32" for o in _ops(plan, "c"))
+    rng = np.random.default_rng(fresh_seed())
+    shape = (3, 100)
+    f_edges = np.array([0.5, 1.5, 2.5, -2.5, -0.5, 3e9, -3e9, np.nan, np.inf, -np.inf, 2147483520.0, 1e-3])
+    i_edges = np.array([2**31 - 1, -(2**31), 16777217, -16777219, 65519, 65521, 0, -1])
+
+    def mix(v: np.ndarray, edges: np.ndarray) -> np.ndarray:
+        m = rng.random(v.shape) < 0.4
+        v = v.copy()
+        v[m] = rng.choice(edges, m.sum())
+        return v
+
+    inputs = {"A": mix(rng.integers(-1000, 1000, shape), i_edges).astype(np.int32),
+              "X": mix(rng.uniform(-100, 100, shape), f_edges).astype(np.float32),
+              "H": mix(rng.uniform(-100, 100, shape), f_edges[:5]).astype(np.float16),
+              "G": convert(mix(rng.uniform(-100, 100, shape), f_edges), "bf16")}
+    want = run(k, inputs)
+    got = build_and_run(t, None, inputs, sanitize=True)
+    for name in want:
+        np.testing.assert_array_equal(got[name], want[name], err_msg=name)

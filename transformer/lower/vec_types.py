@@ -13,6 +13,10 @@ reductions ReduceSum/ReduceMax/ReduceMin and Compare/CompareScalar: half/float):
 | i32 | `+ - * max min` and unary minus (`Add Sub Mul Max Min`, `Adds Muls Maxs Mins`): exact, wrapping like the IR | none (no integer ReduceSum/Max/Min) |
 | i8 | none (no int8 vector arithmetic) | none |
 
+Conversions (`cast_reason`): any float pair (through the exact f32), f32 <-> i32 (`Cast`,
+CAST_NONE widening / CAST_RINT narrowing: nearest even, saturating), f16/bf16 -> i32 and
+i32 -> f16 through f32; not i32 -> bf16, not i8.
+
 Reductions into f16 / bf16 targets (`s: f16` with `s += x`): the IR rounds the accumulator
 to its dtype after every step; no vector instruction sums in that order. They are reduced
 in f32 instead — the operand widened by an exact `Cast`, one f32 `ReduceSum` (or
@@ -44,6 +48,24 @@ def arith_reason(op: str, dtype: str) -> str | None:
     if dtype == "i8":
         return "vector arithmetic in i8 (Add/Sub/Mul/Max/Min take half/int16_t/float/int32_t)"
     return f"vector arithmetic in {dtype}"
+
+
+def cast_reason(src: str, dst: str) -> str | None:
+    """None when a vector `Cast` (possibly two, through the exact f32) converts `src` to
+    `dst` exactly as the IR does (one rounding to nearest even; float -> i32 saturating,
+    NaN to 0), else why not. Between floats any pair; f32 <-> i32 directly (Cast
+    int32_t <-> float); f16/bf16 -> i32 through the exact f32; i32 -> f16 through f32 (an
+    integer that f32 rounds is beyond f16's range either way: inf); not i32 -> bf16 (two
+    roundings differ from one), and nothing to or from i8 (int8 Casts exist only with half,
+    and the IR computes i8 arithmetic we do not vectorise)."""
+    floats = ("f16", "bf16", "f32")
+    if src in floats and dst in floats:
+        return None
+    if {src, dst} <= {"f32", "i32"} or (src in floats and dst == "i32") or (src == "i32" and dst == "f16"):
+        return None
+    if src == "i32" and dst == "bf16":
+        return "no vector Cast i32 -> bf16 (through f32 it would round twice)"
+    return f"no vector Cast {src} -> {dst}"
 
 
 def reduce_reason(op: str, target: str, comp: str) -> str | None:

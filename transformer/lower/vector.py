@@ -53,7 +53,7 @@ from .cexpr import CTYPE
 from .instr import Flag, Loop, Operand, Placed, RangeFill, Repeat, ScalarStep, VecOp, names_of, render, repeat_chunks
 from .plan import Line, NestChoice
 from .temporaries import fits, needs_api_temp, over_capacity, slot_bytes
-from .vec_types import FLOAT_VEC, INT_VEC, arith_reason, reduce_dtype, reduce_reason
+from .vec_types import FLOAT_VEC, INT_VEC, arith_reason, cast_reason, reduce_dtype, reduce_reason
 
 if TYPE_CHECKING:
     from .lower import PhaseEmitter
@@ -282,6 +282,8 @@ class _Sel:
 
     # ---- expressions ---------------------------------------------------------------------
     def cast(self, v: Vec, dtype: str, out: Vec) -> None:
+        # CAST_NONE: exact widening (rounds to nearest even where i32 -> f32 is inexact);
+        # CAST_RINT: narrowing, and f32 -> i32 (nearest even, saturating as the IR converts)
         mode = "CAST_NONE" if dtype == "f32" else "CAST_RINT"
         self.emit(VecOp("Cast", out.op, (v.op,), None, self.count, round=mode))
 
@@ -290,9 +292,10 @@ class _Sel:
             return Scal(self.pe.ex.conv(v.code, v.ty, Ty(dtype)), Ty(dtype))
         if v.dtype == dtype:
             return v
-        if v.dtype not in FLOAT_TYPES or dtype not in FLOAT_TYPES:
-            raise NoMatch(f"no vector Cast {v.dtype} -> {dtype}")
-        if "f32" not in (v.dtype, dtype):  # f16 <-> bf16 through the exact f32 (one rounding)
+        why = cast_reason(v.dtype, dtype)
+        if why is not None:
+            raise NoMatch(why)
+        if "f32" not in (v.dtype, dtype):  # f16 <-> bf16 (or an i32) through the exact f32 (one rounding)
             return self.as_type(self.as_type(v, "f32"), dtype, dest)
         out = self.out_for(dtype, dest, "Cast staging")
         self.cast(v, dtype, out)
@@ -355,10 +358,10 @@ class _Sel:
             raise NoMatch(f"no vector Cast {v.dtype} -> {dst.dtype}")
 
     def compile_new(self, e: ir.Expr, dest: Vec | None = None) -> Vec | Scal:
-        if isinstance(e, ir.Call) and e.func in FLOAT_TYPES:
+        if isinstance(e, ir.Call) and e.func in FLOAT_TYPES + INT_VEC:
             return self.as_type(self.compile(e.args[0]), e.func, dest)
         if isinstance(e, ir.Call) and e.func in ir.DTYPES:
-            raise NoMatch(f"a conversion to {e.func} (no vector Cast to an integer type is selected)")
+            raise NoMatch(f"a conversion to {e.func} ({cast_reason('f32', e.func)})")
         if isinstance(e, ir.Unary) or (isinstance(e, ir.Call) and e.func in UNARY):
             x = self.compile(e.operand if isinstance(e, ir.Unary) else e.args[0])
             assert isinstance(x, Vec)
