@@ -186,3 +186,34 @@ def test_collapsed_shares_match_the_interpreter(name: str, sizes: dict[str, int]
     em = emit_ascendc(t)
     assert em.plan is not None and any("collapsed" in p.spread for p in em.plan.phases)
     check_emitted(t, k, emitted=em, sanitize=True, what=f"{name} {sizes} --passes {pipeline}")
+
+
+COLSUM = """
+kernel colsum(X: f32[N, C]) -> (Y: f32[C]) {
+  size N = 96
+  size C = 40
+  init: for c in 0..C {
+    Y[c] = 0.0
+  }
+  run: for i in 0..N {
+    for c in 0..C {
+      Y[c] += X[i, c]
+    }
+  }
+}
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("source,pipeline", [
+    # the column sum's reduction loop split into 6 parts on 6 cores, a barrier, the combine
+    (COLSUM, "rfactor{run=6},tile,double_buffer"),
+    # softmax's row max in 2 parts per row: 100 rows x 2 parts collapsed over 48 cores
+    ("softmax", "rfactor{rmax.c=2},rfactor{expo.c=2},tile,double_buffer"),
+])
+def test_rfactor_phases_match_the_interpreter(source: str, pipeline: str) -> None:
+    k = example(source, {"R": 100, "C": 64}) if source == "softmax" else kernel_text(source)
+    t = apply(k, pipeline)
+    em = emit_ascendc(t)
+    assert em.plan is not None and len(em.plan.phases) >= 3 and em.plan.mode == "MIX_MODE"
+    check_emitted(t, k, emitted=em, sanitize=True, what=f"--passes {pipeline}")
