@@ -56,6 +56,7 @@ and, when the lowering spreads that loop over the cores, at least one tile per c
 when nothing fits under it); sizes that leave a tail are tried where they cut the number of
 tiles (`tile_candidates`: 4097 gets 1024-wide tiles and a tail, 4096 only divisors); an inner
 loop chosen at its whole extent is left untiled (so `double_buffer` pipelines the outer one);
+a spread band's outer size is then set for the cores by a cost model (`_balance.py`);
 a nest where nothing fits has its rows tiled too when they are too long (`_rows.py`), or is
 refused with what a row needs, or (not a nest over rows) left untiled with the reason in
 the trace. Without the solver, the fallback is the largest
@@ -75,6 +76,7 @@ from transformer.targets import Target
 from transformer.walk import names_written
 
 from . import _rewrite as R
+from ._balance import balance_cores
 from ._budgets import scope_budget, tensor_bytes
 from ._rows import recompute_row_temps, row_loops
 from ._sink import sink_point_loops
@@ -112,7 +114,8 @@ class Tile(Pass):
             chosen = choose_tiles(kernel, target, notes)
             tiles = tuple(chosen.items())
             trace.decisions.append("no sizes given: chose " + (", ".join(f"{k}={v}" for k, v in tiles) or "nothing")
-                                   + " (largest tiles the capacity solver proves fit, with room for 2 stages)"
+                                   + " (largest tiles the capacity solver proves fit, with room for 2 stages;"
+                                   + " the tile count for the cores by a cost model)"
                                    + "".join(f"; {n}" for n in notes))
         return tile_kernel(kernel, tiles, target, trace)
 
@@ -228,6 +231,8 @@ def choose_tiles(kernel: ir.Kernel, target: Target | None = None, notes: list[st
                                                nests=nests, cache_key=print_kernel(kernel)))
                 except CapacityError:
                     pass
+            chosen = balance_cores(kernel, bands, chosen, workers, candidates, target,
+                                   tile_footprint(kernel, target, whole), notes)
             chosen = _drop_whole(chosen, whole)
             for band in bands:
                 if not any(n in chosen for n, _ in band):

@@ -145,11 +145,12 @@ def test_chosen_tiles_make_large_aligned_double_buffered_copies(name: str, sizes
 def test_shapes_without_a_good_divisor_get_large_tiles_that_leave_a_tail(sizes: dict[str, int]) -> None:
     """4097 = 17 x 241 and 3000 have no large divisor among the tile sizes: `tile` used to
     pick 512 x 1 and 8 x 8 tiles to avoid a tail (about 144x and 11x slower); tails are
-    vector code now, so it picks 16 x 1024 tiles (32 KiB per DataCopy) and leaves a tail."""
+    vector code now, so it picks 1024-wide tiles of several rows (>= 16 KiB per DataCopy)
+    and leaves a tail; the rows per tile are then set for the cores (`passes/_balance.py`)."""
     k = example("add", sizes)
     out, trace = run_pipeline(k, "tile,double_buffer")
     tiles = _chosen(trace)
-    assert tiles == {"ew": 16, "j": 1024}, tiles
+    assert tiles["j"] >= 1024 and tiles["ew"] >= 8, tiles
     assert sizes["N"] % tiles["j"], "no tail: the test no longer shows a tail-leaving tile"
     assert math.prod(tiles.values()) * 2 >= BIG
     stages = buffer_stages(out)
@@ -161,21 +162,32 @@ def test_rows_that_fit_whole_are_not_tiled_and_the_row_loop_is_pipelined() -> No
     """add 100 x 300: the rows fit UB whole, and a 300-wide tile of `j` left a one-trip tile
     loop that `double_buffer` could not pipeline, so `tile` picked 1 x 4 tiles (and a
     2- or 3-tuple of candidates was read as a range by the solver: (1, 2, 4) -> 1). It now
-    tiles the rows only, two rows per tile (50 tiles: one or more per core of 48), double
+    tiles the rows only, a few rows per tile (at least one tile per core of 48), double
     buffered."""
     k = example("add", {"M": 100, "N": 300})
     out, trace = run_pipeline(k, "tile,double_buffer")
-    assert _chosen(trace) == {"ew": 2}
+    tiles = _chosen(trace)
+    assert list(tiles) == ["ew"] and -(-100 // tiles["ew"]) >= 2, tiles
     stages = buffer_stages(out)
     assert all(stages.get(loc.tensor, 1) == 2 for _, loc in _gm_copies(out))
 
 
+CORES = 48  # vector cores of ascend910b2 (the default target)
+
+
+def _busiest(extent: int, tile: int, cores: int = CORES) -> int:
+    """Rows the busiest core runs when `extent` rows in tiles of `tile` are dealt to the
+    cores in contiguous shares (`spread.worker_bounds`)."""
+    tiles = -(-extent // tile)
+    return -(-tiles // min(tiles, cores)) * tile
+
+
 @pytest.mark.parametrize("name,sizes", [("rmsnorm", {"N": 37, "H": 1000}), ("softmax", {"R": 50, "C": 1000})])
-def test_row_tiles_leave_a_tile_for_every_core(name: str, sizes: dict[str, int]) -> None:
-    """A row loop the lowering spreads over the 48 vector cores keeps at least one tile per
-    core: 37 rows get 1-row tiles (not 16-row tiles, which would run on 3 cores and take 1.5x
-    as long on the timing model)."""
+def test_row_tiles_keep_the_busiest_core_at_its_fair_share(name: str, sizes: dict[str, int]) -> None:
+    """A row loop the lowering spreads over the 48 vector cores: the busiest core runs no
+    more rows than its fair share, ceil(rows / 48) (37 rows used to get 16-row tiles on 3
+    cores, 1.5x as long on the timing model; 50 rows in 1-row tiles gave two cores 2 tiles)."""
     _, trace = run_pipeline(example(name, sizes), "fuse,tile,double_buffer")
     rows = next(iter(sizes.values()))
     (tile,) = _chosen(trace).values()
-    assert -(-rows // tile) >= min(rows, 48), tile
+    assert _busiest(rows, tile) == -(-rows // CORES), tile

@@ -97,8 +97,8 @@ public:
         workerIdx = static_cast<int32_t>(GetBlockIdx());
         XGm.SetGlobalBuffer((__gm__ half *)X, 262144);
         YGm.SetGlobalBuffer((__gm__ half *)Y, 262144);
-        pipe.InitBuffer(inQueue_X_ub, BUFFER_NUM, 8192);
-        pipe.InitBuffer(outQueue_Y_ub, BUFFER_NUM, 8192);
+        pipe.InitBuffer(inQueue_X_ub, BUFFER_NUM, 4096);
+        pipe.InitBuffer(outQueue_Y_ub, BUFFER_NUM, 4096);
         pipe.InitBuffer(buf_e_ub, 4096);
         pipe.InitBuffer(tmpBuf0, 8192);
     }
@@ -106,10 +106,10 @@ public:
     {
         e_ubLocal = buf_e_ub.Get<float>();
         tmp0 = tmpBuf0.Get<uint8_t>();
-        // 48 workers (GetBlockIdx): worker w runs 2 iterations if w < 16, else 1, contiguous from 0
+        // 48 workers (GetBlockIdx): worker w runs 3 iterations if w < 32, else 2, contiguous from 0
         if (workerIdx < 48) {
-            int32_t r0Begin = 0 + workerIdx * 1 + ascx_min<int32_t>(workerIdx, 16);
-            int32_t r0End = r0Begin + 1 + (workerIdx < 16 ? 1 : 0);
+            int32_t r0Begin = 0 + workerIdx * 2 + ascx_min<int32_t>(workerIdx, 32);
+            int32_t r0End = r0Begin + 2 + (workerIdx < 32 ? 1 : 0);
             CopyIn(r0Begin);
             for (int32_t r0 = r0Begin; r0 < r0End; ++r0) {
                 if (r0 + 1 < r0End) {
@@ -125,14 +125,14 @@ private:
     __aicore__ inline void CopyIn(int32_t r0)
     {
         X_ubLocal = inQueue_X_ub.AllocTensor<half>();
-        DataCopy(X_ubLocal, XGm[r0 * 4096], 4096);
+        DataCopy(X_ubLocal, XGm[r0 * 2048], 2048);
         inQueue_X_ub.EnQue(X_ubLocal);
     }
     __aicore__ inline void Compute()
     {
         X_ubLocal = inQueue_X_ub.DeQue<half>();
         Y_ubLocal = outQueue_Y_ub.AllocTensor<half>();
-        for (int32_t r = 0; r < 4; ++r) {
+        for (int32_t r = 0; r < 2; ++r) {
             mx = (-ascx_inf);
             ReduceMax(tmp0.ReinterpretCast<half>(), X_ubLocal[r * 1024], tmp0.ReinterpretCast<half>()[16], 1024);
             SetFlag<HardEvent::V_S>(0);
@@ -156,7 +156,7 @@ private:
     __aicore__ inline void CopyOut(int32_t r0)
     {
         Y_ubLocal = outQueue_Y_ub.DeQue<half>();
-        DataCopy(YGm[r0 * 4096], Y_ubLocal, 4096);
+        DataCopy(YGm[r0 * 2048], Y_ubLocal, 2048);
         outQueue_Y_ub.FreeTensor(Y_ubLocal);
     }
 
