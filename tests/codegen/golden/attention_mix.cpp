@@ -1,5 +1,5 @@
 // Ascend C kernel `attention`, emitted by ascx from examples/attention.ir for ascend910b2.
-// Kind: mix (MIX_MODE, blockDim 24).
+// Kind: mix (MIX_MODE, blockDim 22).
 // Regenerate instead of editing: ascx emit examples/attention.ir --passes round_operand{pv.s=f16},tile
 #include "kernel_operator.h"
 
@@ -206,43 +206,43 @@ private:
     __aicore__ inline void CopyInBias(int32_t i0)
     {
         M_ubLocal = inQueue_M_ub.AllocTensor<half>();
-        DataCopy(M_ubLocal, MGm[i0 * 1024], 1024);
+        DataCopy(M_ubLocal, MGm[i0 * 1536], ((ascx_min<int32_t>(6, i0 * (-6) + 256) - (0))) * 256);
         inQueue_M_ub.EnQue(M_ubLocal);
         s_ubLocal = inQueue_s_ub.AllocTensor<float>();
-        DataCopy(s_ubLocal, sGm[i0 * 1024], 1024);
+        DataCopy(s_ubLocal, sGm[i0 * 1536], ((ascx_min<int32_t>(6, i0 * (-6) + 256) - (0))) * 256);
         inQueue_s_ub.EnQue(s_ubLocal);
     }
-    __aicore__ inline void ComputeBias()
+    __aicore__ inline void ComputeBias(int32_t i0)
     {
         M_ubLocal = inQueue_M_ub.DeQue<half>();
         s_ubLocal = inQueue_s_ub.DeQue<float>();
-        Muls(tmp1.ReinterpretCast<float>(), s_ubLocal, scale, 1024);
-        Cast(tmp1.ReinterpretCast<float>()[1024], M_ubLocal, RoundMode::CAST_NONE, 1024);
-        Add(s_ubLocal, tmp1.ReinterpretCast<float>(), tmp1.ReinterpretCast<float>()[1024], 1024);
+        Muls(tmp1.ReinterpretCast<float>(), s_ubLocal, scale, (ascx_min<int32_t>(6, i0 * (-6) + 256)) * 256);
+        Cast(tmp1.ReinterpretCast<float>()[1536], M_ubLocal, RoundMode::CAST_NONE, (ascx_min<int32_t>(6, i0 * (-6) + 256)) * 256);
+        Add(s_ubLocal, tmp1.ReinterpretCast<float>(), tmp1.ReinterpretCast<float>()[1536], (ascx_min<int32_t>(6, i0 * (-6) + 256)) * 256);
         inQueue_M_ub.FreeTensor(M_ubLocal);
         SetFlag<HardEvent::V_MTE3>(0);
         WaitFlag<HardEvent::V_MTE3>(0);
     }
     __aicore__ inline void CopyOutBias(int32_t i0)
     {
-        DataCopy(sGm[i0 * 1024], s_ubLocal, 1024);
+        DataCopy(sGm[i0 * 1536], s_ubLocal, ((ascx_min<int32_t>(6, i0 * (-6) + 256) - (0))) * 256);
         SetFlag<HardEvent::MTE3_V>(0);
         WaitFlag<HardEvent::MTE3_V>(0);
         inQueue_s_ub.FreeTensor(s_ubLocal);
     }
     __aicore__ inline void ProcessBias()
     {
-        pipe.InitBuffer(inQueue_M_ub, 1, 2048);
-        pipe.InitBuffer(inQueue_s_ub, 1, 4096);
-        pipe.InitBuffer(tmpBuf1, 8192);
+        pipe.InitBuffer(inQueue_M_ub, 1, 3072);
+        pipe.InitBuffer(inQueue_s_ub, 1, 6144);
+        pipe.InitBuffer(tmpBuf1, 12288);
         tmp1 = tmpBuf1.Get<uint8_t>();
-        // 48 workers (GetBlockIdx): worker w runs 2 iterations if w < 16, else 1, contiguous from 0
-        if (workerIdx < 48) {
-            int32_t i0Begin2 = 0 + workerIdx * 1 + ascx_min<int32_t>(workerIdx, 16);
-            int32_t i0End2 = i0Begin2 + 1 + (workerIdx < 16 ? 1 : 0);
+        // 43 workers (GetBlockIdx): worker w runs iterations [0 + w * 1, 0 + (w + 1) * 1)
+        if (workerIdx < 43) {
+            int32_t i0Begin2 = 0 + workerIdx * 1;
+            int32_t i0End2 = i0Begin2 + 1;
             for (int32_t i0 = i0Begin2; i0 < i0End2; ++i0) {
                 CopyInBias(i0);
-                ComputeBias();
+                ComputeBias(i0);
                 CopyOutBias(i0);
             }
         }
@@ -252,16 +252,16 @@ private:
     __aicore__ inline void CopyInRmax(int32_t i0)
     {
         s_ub_1Local = inQueue_s_ub_1.AllocTensor<float>();
-        DataCopy(s_ub_1Local, sGm[i0 * 1024], 1024);
+        DataCopy(s_ub_1Local, sGm[i0 * 1536], ((ascx_min<int32_t>(6, i0 * (-6) + 256) - (0))) * 256);
         inQueue_s_ub_1.EnQue(s_ub_1Local);
     }
-    __aicore__ inline void ComputeRmax()
+    __aicore__ inline void ComputeRmax(int32_t i0)
     {
         s_ub_1Local = inQueue_s_ub_1.DeQue<float>();
         mx_ubLocal = outQueue_mx_ub.AllocTensor<float>();
         SetFlag<HardEvent::MTE3_S>(0);
         WaitFlag<HardEvent::MTE3_S>(0);
-        for (int32_t i = 0; i < 4; ++i) {
+        for (int32_t i = 0; i < ascx_min<int32_t>(6, i0 * (-6) + 256); ++i) {
             mx_ubLocal.SetValue(i, (-ascx_inf));
             ReduceMax(tmp2.ReinterpretCast<float>(), s_ub_1Local[i * 256], tmp2.ReinterpretCast<float>()[8], 256);
             SetFlag<HardEvent::V_S>(0);
@@ -274,22 +274,22 @@ private:
     __aicore__ inline void CopyOutRmax(int32_t i0)
     {
         mx_ubLocal = outQueue_mx_ub.DeQue<float>();
-        DataCopyPad(mxGm[i0 * 4], mx_ubLocal, DataCopyExtParams(1, 16, 0, 0, 0));
+        DataCopyPad(mxGm[i0 * 6], mx_ubLocal, DataCopyExtParams(1, ((ascx_min<int32_t>(6, i0 * (-6) + 256) - (0))) * 4, 0, 0, 0));
         outQueue_mx_ub.FreeTensor(mx_ubLocal);
     }
     __aicore__ inline void ProcessRmax()
     {
         pipe.InitBuffer(outQueue_mx_ub, 1, 32);
-        pipe.InitBuffer(inQueue_s_ub_1, 1, 4096);
+        pipe.InitBuffer(inQueue_s_ub_1, 1, 6144);
         pipe.InitBuffer(tmpBuf2, 1024);
         tmp2 = tmpBuf2.Get<uint8_t>();
-        // 48 workers (GetBlockIdx): worker w runs 2 iterations if w < 16, else 1, contiguous from 0
-        if (workerIdx < 48) {
-            int32_t i0Begin3 = 0 + workerIdx * 1 + ascx_min<int32_t>(workerIdx, 16);
-            int32_t i0End3 = i0Begin3 + 1 + (workerIdx < 16 ? 1 : 0);
+        // 43 workers (GetBlockIdx): worker w runs iterations [0 + w * 1, 0 + (w + 1) * 1)
+        if (workerIdx < 43) {
+            int32_t i0Begin3 = 0 + workerIdx * 1;
+            int32_t i0End3 = i0Begin3 + 1;
             for (int32_t i0 = i0Begin3; i0 < i0End3; ++i0) {
                 CopyInRmax(i0);
-                ComputeRmax();
+                ComputeRmax(i0);
                 CopyOutRmax(i0);
             }
         }
@@ -299,13 +299,13 @@ private:
     __aicore__ inline void CopyInExpo(int32_t i0)
     {
         mx_ub_1Local = inQueue_mx_ub_1.AllocTensor<float>();
-        DataCopyPad(mx_ub_1Local, mxGm[i0 * 4], DataCopyExtParams(1, 16, 0, 0, 0), DataCopyPadExtParams<float>(false, 0, 0, 0));
+        DataCopyPad(mx_ub_1Local, mxGm[i0 * 6], DataCopyExtParams(1, ((ascx_min<int32_t>(6, i0 * (-6) + 256) - (0))) * 4, 0, 0, 0), DataCopyPadExtParams<float>(false, 0, 0, 0));
         inQueue_mx_ub_1.EnQue(mx_ub_1Local);
         s_ub_2Local = inQueue_s_ub_2.AllocTensor<float>();
-        DataCopy(s_ub_2Local, sGm[i0 * 1024], 1024);
+        DataCopy(s_ub_2Local, sGm[i0 * 1536], ((ascx_min<int32_t>(6, i0 * (-6) + 256) - (0))) * 256);
         inQueue_s_ub_2.EnQue(s_ub_2Local);
     }
-    __aicore__ inline void ComputeExpo()
+    __aicore__ inline void ComputeExpo(int32_t i0)
     {
         mx_ub_1Local = inQueue_mx_ub_1.DeQue<float>();
         s_ub_2Local = inQueue_s_ub_2.DeQue<float>();
@@ -314,7 +314,7 @@ private:
         WaitFlag<HardEvent::MTE2_S>(0);
         SetFlag<HardEvent::MTE3_S>(0);
         WaitFlag<HardEvent::MTE3_S>(0);
-        for (int32_t i = 0; i < 4; ++i) {
+        for (int32_t i = 0; i < ascx_min<int32_t>(6, i0 * (-6) + 256); ++i) {
             sm_ubLocal.SetValue(i, 0.0f);
             Adds(tmp3.ReinterpretCast<float>(), s_ub_2Local[i * 256], float(-(mx_ub_1Local.GetValue(i))), 256);
             Exp(s_ub_2Local[i * 256], tmp3.ReinterpretCast<float>(), 256);
@@ -330,9 +330,9 @@ private:
     }
     __aicore__ inline void CopyOutExpo(int32_t i0)
     {
-        DataCopy(sGm[i0 * 1024], s_ub_2Local, 1024);
+        DataCopy(sGm[i0 * 1536], s_ub_2Local, ((ascx_min<int32_t>(6, i0 * (-6) + 256) - (0))) * 256);
         sm_ubLocal = outQueue_sm_ub.DeQue<float>();
-        DataCopyPad(smGm[i0 * 4], sm_ubLocal, DataCopyExtParams(1, 16, 0, 0, 0));
+        DataCopyPad(smGm[i0 * 6], sm_ubLocal, DataCopyExtParams(1, ((ascx_min<int32_t>(6, i0 * (-6) + 256) - (0))) * 4, 0, 0, 0));
         SetFlag<HardEvent::MTE3_V>(0);
         WaitFlag<HardEvent::MTE3_V>(0);
         inQueue_s_ub_2.FreeTensor(s_ub_2Local);
@@ -341,17 +341,17 @@ private:
     __aicore__ inline void ProcessExpo()
     {
         pipe.InitBuffer(inQueue_mx_ub_1, 1, 32);
-        pipe.InitBuffer(inQueue_s_ub_2, 1, 4096);
+        pipe.InitBuffer(inQueue_s_ub_2, 1, 6144);
         pipe.InitBuffer(outQueue_sm_ub, 1, 32);
         pipe.InitBuffer(tmpBuf3, 1024);
         tmp3 = tmpBuf3.Get<uint8_t>();
-        // 48 workers (GetBlockIdx): worker w runs 2 iterations if w < 16, else 1, contiguous from 0
-        if (workerIdx < 48) {
-            int32_t i0Begin4 = 0 + workerIdx * 1 + ascx_min<int32_t>(workerIdx, 16);
-            int32_t i0End4 = i0Begin4 + 1 + (workerIdx < 16 ? 1 : 0);
+        // 43 workers (GetBlockIdx): worker w runs iterations [0 + w * 1, 0 + (w + 1) * 1)
+        if (workerIdx < 43) {
+            int32_t i0Begin4 = 0 + workerIdx * 1;
+            int32_t i0End4 = i0Begin4 + 1;
             for (int32_t i0 = i0Begin4; i0 < i0End4; ++i0) {
                 CopyInExpo(i0);
-                ComputeExpo();
+                ComputeExpo(i0);
                 CopyOutExpo(i0);
             }
         }
@@ -361,34 +361,34 @@ private:
     __aicore__ inline void CopyInRoundS(int32_t i0)
     {
         s_ub_3Local = inQueue_s_ub_3.AllocTensor<float>();
-        DataCopy(s_ub_3Local, sGm[i0 * 1024], 1024);
+        DataCopy(s_ub_3Local, sGm[i0 * 1536], ((ascx_min<int32_t>(6, i0 * (-6) + 256) - (0))) * 256);
         inQueue_s_ub_3.EnQue(s_ub_3Local);
     }
-    __aicore__ inline void ComputeRoundS()
+    __aicore__ inline void ComputeRoundS(int32_t i0)
     {
         s_ub_3Local = inQueue_s_ub_3.DeQue<float>();
         s_f16_ubLocal = outQueue_s_f16_ub.AllocTensor<half>();
-        Cast(s_f16_ubLocal, s_ub_3Local, RoundMode::CAST_RINT, 1024);
+        Cast(s_f16_ubLocal, s_ub_3Local, RoundMode::CAST_RINT, (ascx_min<int32_t>(6, i0 * (-6) + 256)) * 256);
         outQueue_s_f16_ub.EnQue(s_f16_ubLocal);
         inQueue_s_ub_3.FreeTensor(s_ub_3Local);
     }
     __aicore__ inline void CopyOutRoundS(int32_t i0)
     {
         s_f16_ubLocal = outQueue_s_f16_ub.DeQue<half>();
-        DataCopy(s_f16Gm[i0 * 1024], s_f16_ubLocal, 1024);
+        DataCopy(s_f16Gm[i0 * 1536], s_f16_ubLocal, ((ascx_min<int32_t>(6, i0 * (-6) + 256) - (0))) * 256);
         outQueue_s_f16_ub.FreeTensor(s_f16_ubLocal);
     }
     __aicore__ inline void ProcessRoundS()
     {
-        pipe.InitBuffer(inQueue_s_ub_3, 1, 4096);
-        pipe.InitBuffer(outQueue_s_f16_ub, 1, 2048);
-        // 48 workers (GetBlockIdx): worker w runs 2 iterations if w < 16, else 1, contiguous from 0
-        if (workerIdx < 48) {
-            int32_t i0Begin5 = 0 + workerIdx * 1 + ascx_min<int32_t>(workerIdx, 16);
-            int32_t i0End5 = i0Begin5 + 1 + (workerIdx < 16 ? 1 : 0);
+        pipe.InitBuffer(inQueue_s_ub_3, 1, 6144);
+        pipe.InitBuffer(outQueue_s_f16_ub, 1, 3072);
+        // 43 workers (GetBlockIdx): worker w runs iterations [0 + w * 1, 0 + (w + 1) * 1)
+        if (workerIdx < 43) {
+            int32_t i0Begin5 = 0 + workerIdx * 1;
+            int32_t i0End5 = i0Begin5 + 1;
             for (int32_t i0 = i0Begin5; i0 < i0End5; ++i0) {
                 CopyInRoundS(i0);
-                ComputeRoundS();
+                ComputeRoundS(i0);
                 CopyOutRoundS(i0);
             }
         }
@@ -460,20 +460,20 @@ private:
     __aicore__ inline void CopyInPvEpi(int32_t i0)
     {
         acc_ubLocal = inQueue_acc_ub.AllocTensor<float>();
-        DataCopy(acc_ubLocal, accGm[i0 * 256], 256);
+        DataCopy(acc_ubLocal, accGm[i0 * 384], ((ascx_min<int32_t>(6, i0 * (-6) + 256) - (0))) * 64);
         inQueue_acc_ub.EnQue(acc_ubLocal);
         sm_ub_1Local = inQueue_sm_ub_1.AllocTensor<float>();
-        DataCopyPad(sm_ub_1Local, smGm[i0 * 4], DataCopyExtParams(1, 16, 0, 0, 0), DataCopyPadExtParams<float>(false, 0, 0, 0));
+        DataCopyPad(sm_ub_1Local, smGm[i0 * 6], DataCopyExtParams(1, ((ascx_min<int32_t>(6, i0 * (-6) + 256) - (0))) * 4, 0, 0, 0), DataCopyPadExtParams<float>(false, 0, 0, 0));
         inQueue_sm_ub_1.EnQue(sm_ub_1Local);
     }
-    __aicore__ inline void ComputePvEpi()
+    __aicore__ inline void ComputePvEpi(int32_t i0)
     {
         acc_ubLocal = inQueue_acc_ub.DeQue<float>();
         sm_ub_1Local = inQueue_sm_ub_1.DeQue<float>();
         O_ubLocal = outQueue_O_ub.AllocTensor<half>();
         SetFlag<HardEvent::MTE2_S>(0);
         WaitFlag<HardEvent::MTE2_S>(0);
-        for (int32_t i = 0; i < 4; ++i) {
+        for (int32_t i = 0; i < ascx_min<int32_t>(6, i0 * (-6) + 256); ++i) {
             Duplicate(tmp6.ReinterpretCast<float>()[64], sm_ub_1Local.GetValue(i), 8, 1, 1, 8);
             Div(tmp6.ReinterpretCast<float>(), acc_ubLocal[i * 64], tmp6.ReinterpretCast<float>()[64], 64, 1, BinaryRepeatParams(1, 1, 0, 8, 8, 0));
             Cast(O_ubLocal[i * 64], tmp6.ReinterpretCast<float>(), RoundMode::CAST_RINT, 64);
@@ -485,23 +485,23 @@ private:
     __aicore__ inline void CopyOutPvEpi(int32_t i0)
     {
         O_ubLocal = outQueue_O_ub.DeQue<half>();
-        DataCopy(OGm[i0 * 256], O_ubLocal, 256);
+        DataCopy(OGm[i0 * 384], O_ubLocal, ((ascx_min<int32_t>(6, i0 * (-6) + 256) - (0))) * 64);
         outQueue_O_ub.FreeTensor(O_ubLocal);
     }
     __aicore__ inline void ProcessPvEpi()
     {
-        pipe.InitBuffer(outQueue_O_ub, 1, 512);
-        pipe.InitBuffer(inQueue_acc_ub, 1, 1024);
+        pipe.InitBuffer(outQueue_O_ub, 1, 768);
+        pipe.InitBuffer(inQueue_acc_ub, 1, 1536);
         pipe.InitBuffer(inQueue_sm_ub_1, 1, 32);
         pipe.InitBuffer(tmpBuf6, 512);
         tmp6 = tmpBuf6.Get<uint8_t>();
-        // 48 workers (GetBlockIdx): worker w runs 2 iterations if w < 16, else 1, contiguous from 0
-        if (workerIdx < 48) {
-            int32_t i0Begin7 = 0 + workerIdx * 1 + ascx_min<int32_t>(workerIdx, 16);
-            int32_t i0End7 = i0Begin7 + 1 + (workerIdx < 16 ? 1 : 0);
+        // 43 workers (GetBlockIdx): worker w runs iterations [0 + w * 1, 0 + (w + 1) * 1)
+        if (workerIdx < 43) {
+            int32_t i0Begin7 = 0 + workerIdx * 1;
+            int32_t i0End7 = i0Begin7 + 1;
             for (int32_t i0 = i0Begin7; i0 < i0End7; ++i0) {
                 CopyInPvEpi(i0);
-                ComputePvEpi();
+                ComputePvEpi(i0);
                 CopyOutPvEpi(i0);
             }
         }

@@ -1,5 +1,5 @@
 // Ascend C kernel `mm_bias_relu`, emitted by ascx from examples/mm_bias_relu.ir for ascend910b2.
-// Kind: mix (MIX_MODE, blockDim 24).
+// Kind: mix (MIX_MODE, blockDim 22).
 // Regenerate instead of editing: ascx emit examples/mm_bias_relu.ir --passes tile
 #include "kernel_operator.h"
 
@@ -184,15 +184,15 @@ private:
     __aicore__ inline void CopyInEpi(int32_t i0)
     {
         acc_ubLocal = inQueue_acc_ub.AllocTensor<float>();
-        DataCopy(acc_ubLocal, accGm[i0 * 128], 128);
+        DataCopy(acc_ubLocal, accGm[i0 * 192], ((ascx_min<int32_t>(3, i0 * (-3) + 128) - (0))) * 64);
         inQueue_acc_ub.EnQue(acc_ubLocal);
     }
-    __aicore__ inline void ComputeEpi()
+    __aicore__ inline void ComputeEpi(int32_t i0)
     {
         acc_ubLocal = inQueue_acc_ub.DeQue<float>();
         C_ubLocal = outQueue_C_ub.AllocTensor<half>();
         Cast(tmp1.ReinterpretCast<float>(), bias_ubLocal, RoundMode::CAST_NONE, 64);
-        for (int32_t i = 0; i < 2; ++i) {
+        for (int32_t i = 0; i < ascx_min<int32_t>(3, i0 * (-3) + 128); ++i) {
             Add(tmp1.ReinterpretCast<float>()[64], acc_ubLocal[i * 64], tmp1.ReinterpretCast<float>(), 64);
             Maxs(tmp1.ReinterpretCast<float>()[64], tmp1.ReinterpretCast<float>()[64], 0.0f, 64);
             Cast(C_ubLocal[i * 64], tmp1.ReinterpretCast<float>()[64], RoundMode::CAST_RINT, 64);
@@ -203,13 +203,13 @@ private:
     __aicore__ inline void CopyOutEpi(int32_t i0)
     {
         C_ubLocal = outQueue_C_ub.DeQue<half>();
-        DataCopy(CGm[i0 * 128], C_ubLocal, 128);
+        DataCopy(CGm[i0 * 192], C_ubLocal, ((ascx_min<int32_t>(3, i0 * (-3) + 128) - (0))) * 64);
         outQueue_C_ub.FreeTensor(C_ubLocal);
     }
     __aicore__ inline void ProcessEpi()
     {
-        pipe.InitBuffer(outQueue_C_ub, 1, 256);
-        pipe.InitBuffer(inQueue_acc_ub, 1, 512);
+        pipe.InitBuffer(outQueue_C_ub, 1, 384);
+        pipe.InitBuffer(inQueue_acc_ub, 1, 768);
         pipe.InitBuffer(buf_bias_ub, 128);
         pipe.InitBuffer(tmpBuf1, 512);
         bias_ubLocal = buf_bias_ub.Get<half>();
@@ -217,13 +217,13 @@ private:
         PipeBarrier<PIPE_ALL>();
         DataCopy(bias_ubLocal, biasGm, 64);
         PipeBarrier<PIPE_ALL>();
-        // 48 workers (GetBlockIdx): worker w runs 2 iterations if w < 16, else 1, contiguous from 0
-        if (workerIdx < 48) {
-            int32_t i0Begin2 = 0 + workerIdx * 1 + ascx_min<int32_t>(workerIdx, 16);
-            int32_t i0End2 = i0Begin2 + 1 + (workerIdx < 16 ? 1 : 0);
+        // 43 workers (GetBlockIdx): worker w runs iterations [0 + w * 1, 0 + (w + 1) * 1)
+        if (workerIdx < 43) {
+            int32_t i0Begin2 = 0 + workerIdx * 1;
+            int32_t i0End2 = i0Begin2 + 1;
             for (int32_t i0 = i0Begin2; i0 < i0End2; ++i0) {
                 CopyInEpi(i0);
-                ComputeEpi();
+                ComputeEpi(i0);
                 CopyOutEpi(i0);
             }
         }
