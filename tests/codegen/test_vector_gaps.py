@@ -193,8 +193,10 @@ def test_select_of_literals_and_nested_selects_are_vector_code() -> None:
     assert not _fallbacks(plan), _fallbacks(plan)
     ops = _ops(plan, "c")
     sels = [o for o in ops if o.op == "Select"]
-    # Y: one; H: one (literals chosen in f16, the stored type); Z: three; V: two
-    assert len(sels) == 7, [o.describe() for o in sels]
+    # Y: one; H: one (literals chosen in f16, the stored type); Z: three; V: one (an And of
+    # its two masks: `select(c1, select(c2, x, 0.0), 0.0)` is `c1 and c2`)
+    assert len(sels) == 6, [o.describe() for o in sels]
+    assert [o.op for o in ops if o.op in ("And", "Or")] == ["And"]
     assert {o.dst.dtype for o in sels} == {"f16", "f32"}
     # the two literals of H are Duplicated / scalar in f16 (converted as the store converts them)
     h_sel = [o for o in sels if o.dst.dtype == "f16"]
@@ -269,9 +271,37 @@ def test_integer_arithmetic_matches_the_interpreter_bit_for_bit() -> None:
         np.testing.assert_array_equal(got[name], want[name], err_msg=name)
 
 
+ANDOR = """
+kernel andor(X: f32[R, C], G: f16[R, C]) -> (Y: f32[R, C], Z: f16[R, C], V: f32[R, C], U: f32[R, C]) {
+  size R = 5
+  size C = 200
+  ew: for r in 0..R {
+    for c in 0..C {
+      Y[r, c] = select(X[r, c] > -0.5, select(X[r, c] < 0.5, X[r, c], 0.0), 0.0)
+      Z[r, c] = select(G[r, c] < f16(-0.5), G[r, c] * f16(2.0), select(G[r, c] > f16(0.5), G[r, c] * f16(2.0), f16(0.0)))
+      V[r, c] = select(X[r, c] > 0.0, select(f32(G[r, c]) > X[r, c], 1.0, 2.0), 2.0)
+      U[r, c] = select(X[r, c] > 0.0, select(f32(G[r, c]) > X[r, c], 1.0, 2.0), 3.0)
+    }
+  }
+}
+"""
+
+
+def test_combined_conditions_are_one_select_of_anded_or_ored_masks() -> None:
+    plan = lower_kernel(apply(kernel_text(ANDOR), SEL_PIPE))
+    assert not _fallbacks(plan), _fallbacks(plan)
+    ops = _ops(plan, "c")
+    logic = [(o.op, o.dst.dtype) for o in ops if o.op in ("And", "Or")]
+    # Y: c1 and c2; Z: c1 or c2 (same `then`); V: and (a two-vector Compare inside); U: the
+    # else-branches differ, so two Selects
+    assert logic == [("And", "u16"), ("Or", "u16"), ("And", "u16")], logic
+    assert len([o for o in ops if o.op == "Select"]) == 5
+
+
 @pytest.mark.slow
-def test_selects_of_literals_and_nested_match_the_interpreter() -> None:
-    k = kernel_text(SEL)
+@pytest.mark.parametrize("text", [SEL, ANDOR], ids=["literals-nested", "and-or"])
+def test_selects_of_literals_and_nested_match_the_interpreter(text: str) -> None:
+    k = kernel_text(text)
     t = apply(k, SEL_PIPE)
     em = emit_ascendc(t)
     assert "Select(" in em.source and not em.warnings

@@ -27,7 +27,7 @@ Instruction table (x, y vectors; s a scalar):
 | `s max= x`, `s min= x`, `s += x` (f32) | `ReduceMax`, `ReduceMin`, `ReduceSum`, then a scalar combine after `V_S` sync |
 | `tanh(x)` | `1 - 2 / (exp(2x) + 1)` in f32: `Muls Exp Adds`, `Div` of -2 by the vector, `Adds` (`Cast`s around an f16 `x`) |
 | bf16 arithmetic | in f32: `Cast` up, the f32 instruction, one `Cast` down (`narrowed`) |
-| `select(x <op> y, a, b)` on data | `Compare` / `CompareScalar` into a bit mask, `Select` (`select_data`; two literals in the stored type) |
+| `select(x <op> y, a, b)` on data | `Compare` / `CompareScalar` into a bit mask, `Select` (`select_data`; two literals in the stored type; nested selects that spell `c1 and c2` / `c1 or c2`: `And` / `Or` of the masks, one `Select`) |
 | i32 `+ - * max min`, `-x` | `Add Sub Mul Max Min`, `Adds Muls Maxs Mins` (wrapping, exact) |
 | `s += x` into f16/bf16 | `Cast` to f32, `ReduceSum`, combine in f32 rounded once |
 
@@ -457,43 +457,15 @@ class _Sel:
             comp = Ty(dest.dtype if dest is not None and dest.dtype in VEC_TYPES else comp.dtype)
         self.check_type(ct.dtype)
         self.check_type(comp.dtype)
-        x = self.as_type(self.compile(cond.lhs), ct.dtype)
-        y = self.as_type(self.compile(cond.rhs), ct.dtype)
-        op = cond.op
-        if isinstance(x, Scal):
-            if isinstance(y, Scal):
-                raise NoMatch("a `select` whose condition does not depend on the loop")
-            x, y = y, x
-            op = _FLIP[op]
-        assert isinstance(x, Vec)
-        es = ir.DTYPE_BYTES[ct.dtype]
-        per = 256 // es
-        # the count is a multiple of `quantum` (itself when constant, the row length when a
-        # tail of whole rows): whole 256 B counts need no rounding
-        over = (self.quantum * es) % 256 != 0
-        cnt: int | str = self.count
-        if over and isinstance(self.count, str):
-            cnt = f"(({self.count}) + {per - 1}) / {per} * {per}"
-        elif over:
-            cnt = -(-self.count // per) * per
-        if over:
-            self.guard = 256
-        opnds: list[Vec] = []
-        for v in (x, y):
-            if isinstance(v, Vec) and over and v.tmp < 0:
-                w = self.alloc(ct.dtype)
-                self.copy_into(w, v)
-                v = w
-            if isinstance(v, Vec):
-                opnds.append(v)
-        mask = self.alloc_mask()
-        mode = f"CMPMODE::{_CMPMODE[op]}"
-        if isinstance(y, Scal):
-            self.emit(VecOp("CompareScalar", mask.op, (opnds[0].op,), y.code, cnt, mode=mode))
-        else:
-            self.emit(VecOp("Compare", mask.op, (opnds[0].op, opnds[1].op), None, cnt, mode=mode))
-        for v in opnds:
-            self.release(v)
+        mask, cnt = self.cmp_mask(cond, ct.dtype)
+        fused = _fusable(e, ct, self.ty_of, self.low.sizes)
+        if fused is not None:  # a combined condition: one Select of the two masks' And / Or
+            kind, cond2, a, b = fused
+            m2, _ = self.cmp_mask(cond2, ct.dtype)
+            u16 = lambda m: Operand(m.op.base.replace("<uint8_t>", "<uint16_t>"), "u16", str(int(m.op.offset) // 2))  # noqa: E731
+            n16: int | str = cnt // 16 if isinstance(cnt, int) else f"({cnt}) / 16"
+            self.emit(VecOp(kind, u16(mask), (u16(mask), u16(m2)), None, n16))
+            self.release(m2)
         va = self.as_type(self.compile(a), comp.dtype)
         vb = self.as_type(self.compile(b), comp.dtype)
         if isinstance(va, Scal):
@@ -508,6 +480,48 @@ class _Sel:
         for v in (mask, va, vb):
             self.release(v)
         return out
+
+    def cmp_mask(self, cond: ir.Binary, cdt: str) -> tuple[Vec, int | str]:
+        """The bit mask of `cond` over the nest (`Compare` / `CompareScalar` in `cdt`) and the
+        element count it was computed over (rounded up to whole 256 B)."""
+        x = self.as_type(self.compile(cond.lhs), cdt)
+        y = self.as_type(self.compile(cond.rhs), cdt)
+        op = cond.op
+        if isinstance(x, Scal):
+            if isinstance(y, Scal):
+                raise NoMatch("a `select` whose condition does not depend on the loop")
+            x, y = y, x
+            op = _FLIP[op]
+        assert isinstance(x, Vec)
+        es = ir.DTYPE_BYTES[cdt]
+        per = 256 // es
+        # the count is a multiple of `quantum` (itself when constant, the row length when a
+        # tail of whole rows): whole 256 B counts need no rounding
+        over = (self.quantum * es) % 256 != 0
+        cnt: int | str = self.count
+        if over and isinstance(self.count, str):
+            cnt = f"(({self.count}) + {per - 1}) / {per} * {per}"
+        elif over:
+            cnt = -(-self.count // per) * per
+        if over:
+            self.guard = 256
+        opnds: list[Vec] = []
+        for v in (x, y):
+            if isinstance(v, Vec) and over and v.tmp < 0:
+                w = self.alloc(cdt)
+                self.copy_into(w, v)
+                v = w
+            if isinstance(v, Vec):
+                opnds.append(v)
+        mask = self.alloc_mask()
+        mode = f"CMPMODE::{_CMPMODE[op]}"
+        if isinstance(y, Scal):
+            self.emit(VecOp("CompareScalar", mask.op, (opnds[0].op,), y.code, cnt, mode=mode))
+        else:
+            self.emit(VecOp("Compare", mask.op, (opnds[0].op, opnds[1].op), None, cnt, mode=mode))
+        for v in opnds:
+            self.release(v)
+        return mask, cnt
 
     def select_index(self, e: ir.Call, dest: Vec | None) -> Vec:
         """`select(a(j) <= b, x, y)` whose condition is affine in the vectorised index `j`
@@ -807,6 +821,32 @@ class _Sel:
         if 32 + work_elems * es <= self.slot_bytes:
             return res, Vec(res.op.at(per_blk))
         return res, self.alloc(rdt, "reduction work areas")
+
+
+def _is_data_select(e: ir.Expr) -> bool:
+    c = e.args[0] if isinstance(e, ir.Call) and e.func == "select" else None
+    return isinstance(c, ir.Binary) and c.op in ir.COMPARE_OPS
+
+
+def _fusable(e: ir.Call, ct: Ty, ty_of, sizes) -> "tuple[str, ir.Binary, ir.Expr, ir.Expr] | None":  # type: ignore[no-untyped-def]
+    """A combined condition written as nested selects, compared in the same type:
+    `select(c1, select(c2, x, y), y)` is `c1 and c2` (("And", c2, x, y)) and
+    `select(c1, x, select(c2, x, y))` is `c1 or c2` (("Or", c2, x, y)): exactly, NaN
+    included (a false comparison is false in both forms)."""
+    from ..printer import format_expr
+
+    _, a, b = e.args
+    for kind, inner, other in (("And", a, b), ("Or", b, a)):
+        if not _is_data_select(inner):
+            continue
+        assert isinstance(inner, ir.Call)
+        c2, x2, y2 = inner.args
+        same = format_expr(y2 if kind == "And" else x2) == format_expr(other)
+        assert isinstance(c2, ir.Binary)
+        if same and promote(ty_of(c2.lhs), ty_of(c2.rhs)).dtype == ct.dtype and \
+                to_affine(ir.Binary("-", c2.lhs, c2.rhs), sizes) is None:
+            return (kind, c2, x2, b) if kind == "And" else (kind, c2, a, y2)
+    return None
 
 
 def _trip(pe: "PhaseEmitter", lp: ir.For) -> tuple[int, str] | None:
