@@ -35,7 +35,7 @@ A per-row scalar (`mx[i]` in `x[i, j] - mx[i]`) is read once per row with `GetVa
 to the scalar form of the instruction. Intermediates live in a per-phase `VECCALC` TBuf,
 sized and admitted by `temporaries.py` (the rule the capacity model shares).
 
-Size: about 850 lines: one expression selector (`_Sel`, the table above) and the nest shapes
+Size: about 1250 lines: one expression selector (`_Sel`, the table above) and the nest shapes
 that feed it (row context, dot products, interchanged and distributed nests); every shape
 ends in the same selector and its temporaries, so they are kept with it.
 """
