@@ -352,3 +352,47 @@ def test_unrolled_copy_out_waits_for_the_vector_code_it_reads() -> None:
     k = example("add", {"M": 16, "N": 10})
     pipeline = "multicore{ew},tile{ew=4,j=4},unroll{j0=2},split{ew=2}"
     check_emitted(apply(k, pipeline), k, what=f"add --passes {pipeline}")
+
+
+def test_scalar_operand_read_after_a_vector_write_waits_for_v() -> None:
+    """A vector nest whose scalar operand reads a local another nest wrote with vector code
+    (`Adds` into `t_ub`, then `Duplicate(X_ub[..], t_ubLocal.GetValue(..))`) had no V -> S
+    flag between them (the hazard detector's RAW on UB; found by the emitted-code fuzzer,
+    ASCX_FUZZ_SEED=12653 shard 2). `vs_sync.py` now orders every such read."""
+    text = """
+kernel k(acc: f16[2, 9, 9], Ht: f16[9]) -> (S: f16[2, 3, 9]) {
+  temp t: f16[9, 3, 3]
+  temp X: f32[9, 3, 3]
+  a: for s in 0..9 {
+    for s1 in 0..3 {
+      for v in 0..3 {
+        t[s, s1, v] = rsqrt(tanh(0.125 - (Ht[s] + 0.001)) + 2.0)
+        for m in 0..3 {
+          t[s, s1, v] += acc[0, s, s]
+        }
+      }
+    }
+  }
+  b: for r in 0..9 {
+    for u in 0..3 {
+      for w in 0..3 {
+        X[r, u, w] = t[r, 2, u]
+      }
+    }
+  }
+  c: for t1 in 0..2 {
+    for b1 in 0..3 {
+      for i in 0..9 {
+        S[t1, b1, i] = Ht[i] / (abs(Ht[i] / (abs(acc[t1, 0, i]) + 1.0) + max(Ht[i], t[i, b1, 2])) + 1.0)
+      }
+    }
+  }
+}
+"""
+    k = kernel_text(text)
+    pipeline = "fuse,multicore{c},tile{a=8}"
+    t = apply(k, pipeline)
+    src = emit_ascendc(t).source
+    read = src.index("Duplicate(X_ubLocal")
+    assert "WaitFlag<HardEvent::V_S>" in src[src.rindex("Adds(t_ubLocal", 0, read):read], src
+    check_emitted(t, k, what=f"{text} --passes {pipeline}")

@@ -39,6 +39,7 @@ from .cexpr import C_GLOBALS, CTYPE, ExprEmitter, Names, affine_cpp, const_value
 from .plan import Buffer, GmParam, KernelPlan, Line, Method, NestChoice, Phase, Scalar, WorkspaceSlot
 from . import tbuf_sync
 from .prefetch import prefetched
+from .vs_sync import GET_BASE as _GET_BASE, vs_sync
 from ..emulator import MIX_AIV_PER_BLOCK
 from ..targets import Target
 
@@ -1069,7 +1070,7 @@ class PhaseEmitter:
                                or b.kind == "buf" and "out" in b.roles)
             in_queued = tuple(b.tensor for b in self.buffers.values() if b.kind == "que" and b.holder.startswith("inQueue_")
                               or b.kind == "buf" and "in" in b.roles)
-            body = _scalar_sync(body, out_queued, in_queued)
+            body = vs_sync(_scalar_sync(body, out_queued, in_queued))
         text = "\n".join(l.text for l in body)
         idents = set(_IDENT.findall(text))
         params = tuple(v for v in loop_vars if v in idents)
@@ -1165,8 +1166,6 @@ def lower_kernel(kernel: ir.Kernel, target: Target | None = None, *, select: boo
 
 
 _LOCAL_SET = re.compile(r"(?<!Gm)\.SetValue\(")
-# the tensor a scalar read reads: `X_ubLocal[..].GetValue(`, `tmp0.ReinterpretCast<half>().GetValue(`
-_GET_BASE = re.compile(r"\b(\w+)(?:\[[^\[\]]*\]|\.ReinterpretCast<\w+>\(\))*\.GetValue\(")
 
 
 def _scalar_sync(body: list[Line], out_queued: tuple[str, ...] = (), in_queued: tuple[str, ...] = ()) -> list[Line]:
