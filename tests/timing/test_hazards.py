@@ -35,6 +35,7 @@ EXPECTED = {
     "v_mte3": [("RAW", "V", "compute", "MTE3", "copy_out")],
     "v_mte2": [("WAR", "V", "compute", "MTE2", "copy_in")],
     "queue_free": [("RAW", "MTE2", "q_copy_in", "MTE3", "q_copy_out"), ("WAR", "MTE3", "q_copy_out", "MTE2", "q_copy_in")],
+    "whole_reduce_raw": [("RAW", "V", "whole_reduce", "MTE3", "wr_copy_out")],
 }
 REPORT = re.compile(r"sync hazard: (RAW|WAR|WAW) on (UB\[0x[0-9a-f]+, 0x[0-9a-f]+\)) on core \S+: (\S+) at \S*hazards\.cpp:(\d+) "
                     r"and (\S+) at \S*hazards\.cpp:(\d+)")
@@ -49,7 +50,7 @@ def test_missing_sync_is_reported(hazards_bin, case):
     assert found == want, r.stderr
 
 
-@pytest.mark.parametrize("case", ["fixed_flags", "fixed_queue"])
+@pytest.mark.parametrize("case", ["fixed_flags", "fixed_queue", "fixed_whole_reduce"])
 def test_fixed_versions_are_clean(hazards_bin, case):
     r = run_binary(hazards_bin, [case])
     assert r.returncode == 0, r.stderr

@@ -27,8 +27,10 @@ reduction is) and accumulated in f32: `T` must be f32 and `e` must not read `T`.
 
 Choice of `k*`: the reduction loop with the largest admissible extent (the innermost on ties).
 `vector._distributed` uses this form for a reduction over a nest of several loops, and for
-one-loop reductions in the same loop body; a lone one-loop row reduction keeps its per-row
-`ReduceSum`. Not handled: a tile tail in `d` (run-time row count), K > 64.
+one-loop reductions in the same loop body; a row loop of one-loop row reductions (softmax's
+max and sum over short rows) is `rows2d.py`'s whole-tile form, which shares the
+`WholeReduce*` call layout (`rows2d.whole_reduce`). Not handled: a tile tail in `d` (run-time
+row count), K > 64.
 """
 
 from __future__ import annotations
@@ -37,7 +39,8 @@ from typing import TYPE_CHECKING, Any
 
 from .. import ir
 from ..intexpr import affine_extent
-from .instr import Loop, Placed, Repeat, VecOp
+from .instr import Loop, Placed, VecOp
+from .rows2d import row_chunks, whole_reduce
 
 if TYPE_CHECKING:
     from .lower import PhaseEmitter
@@ -119,11 +122,8 @@ def contract(pe: "PhaseEmitter", outer: ir.For, nest: ir.For, depth: int, sel: A
     for lp in reversed(others):
         body = (Placed(Loop(low.names(lp.var), pe.ex.index(lp.lo), pe.ex.index(lp.hi), body), low.where(lp)),)
     items = list(ksel.table_sink) + pre + list(body)
-    rb = Kp * 4 // 32
-    for r0 in range(0, n_d, ROWS_PER_CALL):
-        reps = min(ROWS_PER_CALL, n_d - r0)
-        items.append(Placed(VecOp("WholeReduceSum", sums.op.at(r0), (acc.op.at(r0 * Kp),), None, 0,
-                                  Repeat(K, reps, (1, 1), (1, rb))), where))
+    items.extend(Placed(op, where) for op in whole_reduce("WholeReduceSum", sums.op, acc.op, K,
+                                                          row_chunks(n_d, per_call=ROWS_PER_CALL), Kp, Kp * 4 // 32))
     items.append(Placed(VecOp("Add", t.op, (t.op, sums.op), None, n_d), where))
     ksel.items = items
     ksel.purposes = list(dict.fromkeys(ksel.purposes))

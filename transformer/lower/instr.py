@@ -46,7 +46,7 @@ class Repeat:
     repeat strides (32 B units) per operand, destination first."""
 
     mask: int
-    times: int
+    times: int | str  # a C++ expression for a run-time row count (a tile tail)
     blk: tuple[int, ...]
     rep: tuple[int, ...]
 
@@ -86,6 +86,8 @@ class VecOp:
         args += [str(r.mask), str(r.times)]
         if self.op == "Duplicate":
             args += [str(r.blk[0]), str(r.rep[0])]
+        elif self.op == "Brcb":  # no mask: each repeat broadcasts 8 elements into 8 blocks
+            args = [args[0], args[1], str(r.times), f"BrcbRepeatParams({r.blk[0]}, {r.rep[0]})"]
         elif self.op in ("WholeReduceSum", "WholeReduceMax", "WholeReduceMin"):
             args += [str(r.rep[0]), str(r.blk[1]), str(r.rep[1])]
             if self.op != "WholeReduceSum":

@@ -863,6 +863,7 @@ class PhaseEmitter:
 
         v = self.low.names(s.var)
         mark = (len(self.low.nests), len(self.low.warnings), self.ph.tmp_bytes)
+        state = dict(self.state)
         saved = self.row_ctx
         ctx = RowCtx.build(self, s)
         while True:
@@ -877,6 +878,15 @@ class PhaseEmitter:
             self.ph.tmp_bytes = mark[2]
             fewer = len(ctx.pinned) - 1
             ctx = RowCtx.build(self, s, fewer) if fewer else None
+        if state == self.state:  # the rows as one tile when cheaper (rows2d.py); not when the body acquired a queue
+            from .rows2d import choose
+
+            tiled = choose(self, s, depth, self.low.nests[mark[0]:], ctx.pre if ctx is not None else [], mark[2])
+            if tiled is not None:
+                del self.low.nests[mark[0]:], self.low.warnings[mark[1]:]
+                self.low.nests.append(tiled[0])
+                self.ph.tmp_bytes = max(mark[2], tiled[2])
+                return tiled[1]
         pre = render(ctx.pre, depth) if ctx is not None else []
         lo, hi = self.clip.get(id(s), (self.ex.index(s.lo), self.ex.index(s.hi)))
         return pre + self.loop_lines(s, v, lo, hi, body, depth)

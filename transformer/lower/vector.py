@@ -688,10 +688,10 @@ class _Sel:
     def store_(self, s: ir.Assign) -> None:
         tgt = s.target
         self.origin = self.low.where(s)
-        if not isinstance(tgt, ir.Access) or not self.depends(tgt):
+        dst = self.target_ref(tgt)
+        if dst is None:
             self.reduce(s)
             return
-        dst = self.access_ref(tgt, write=True)
         if s.op == "=" and isinstance(s.value, ir.Access) and self.depends(s.value) and \
                 self.ty_of(s.value).dtype == dst.dtype:
             v = self.access_ref(s.value, into=dst)  # a strided read gathered straight into `dst`
@@ -731,6 +731,14 @@ class _Sel:
             return
         self.copy_into(dst, v)
         self.release(v)
+
+    def target_ref(self, tgt: ir.Access | ir.Name) -> Vec | None:
+        """The vector a statement writes, or None when it reduces into a target that does
+        not depend on the nest (`s max= x[j]`: `reduce`). rows2d.py overrides it (a row
+        statistic is a vector over the rows there)."""
+        if not isinstance(tgt, ir.Access) or not self.depends(tgt):
+            return None
+        return self.access_ref(tgt, write=True)
 
     def store_bf16(self, s: ir.Assign, dst: Vec) -> None:
         """A store into a bf16 local: no vector arithmetic in bf16 — values are computed in f32

@@ -113,7 +113,7 @@ public:
         pipe.InitBuffer(buf_mx_ub, 256);
         pipe.InitBuffer(buf_s_ub, 16384);
         pipe.InitBuffer(buf_sm_ub, 256);
-        pipe.InitBuffer(tmpBuf0, 16896);
+        pipe.InitBuffer(tmpBuf0, 32768);
     }
     __aicore__ inline void Process()
     {
@@ -201,13 +201,9 @@ private:
     {
         Q_ubLocal = inQueue_Q_ub.DeQue<half>();
         O_ubLocal = outQueue_O_ub.AllocTensor<half>();
-        SetFlag<HardEvent::MTE3_S>(0);
-        WaitFlag<HardEvent::MTE3_S>(0);
-        for (int32_t i = 0; i < 64; ++i) {
-            mx_ubLocal.SetValue(i, (-ascx_inf));
-            sm_ubLocal.SetValue(i, 0.0f);
-            Duplicate(acc_ubLocal[i * 64], 0.0f, 64);
-        }
+        Duplicate(mx_ubLocal, (-ascx_inf), 64);
+        Duplicate(sm_ubLocal, 0.0f, 64);
+        Duplicate(acc_ubLocal, 0.0f, 4096);
         CopyIn2(i0, 0);
         for (int32_t jb = 0; jb < 16; ++jb) {
             if (jb + 1 < 16) {
@@ -215,11 +211,9 @@ private:
             }
             Compute2();
         }
-        for (int32_t i = 0; i < 64; ++i) {
-            Duplicate(tmp0.ReinterpretCast<float>()[64], sm_ubLocal.GetValue(i), 8, 1, 1, 8);
-            Div(tmp0.ReinterpretCast<float>(), acc_ubLocal[i * 64], tmp0.ReinterpretCast<float>()[64], 64, 1, BinaryRepeatParams(1, 1, 0, 8, 8, 0));
-            Cast(O_ubLocal[i * 64], tmp0.ReinterpretCast<float>(), RoundMode::CAST_RINT, 64);
-        }
+        Brcb(tmp0.ReinterpretCast<float>()[4096], sm_ubLocal, 8, BrcbRepeatParams(1, 8));
+        Div(tmp0.ReinterpretCast<float>(), acc_ubLocal, tmp0.ReinterpretCast<float>()[4096], 64, 64, BinaryRepeatParams(1, 1, 0, 8, 8, 1));
+        Cast(O_ubLocal, tmp0.ReinterpretCast<float>(), RoundMode::CAST_RINT, 4096);
         outQueue_O_ub.EnQue(O_ubLocal);
         inQueue_Q_ub.FreeTensor(Q_ubLocal);
     }

@@ -83,6 +83,24 @@ extern "C" __global__ __aicore__ void queue_kernel(GM_ADDR xg, GM_ADDR yg)
     }
 }
 
+// WholeReduceMax (ORDER_ONLY_VALUE, destination repeat stride 1) of 16 rows writes 16 halves
+// (32 B) of r; MTE3 stores r without a V -> MTE3 flag: the first 32 B is a RAW, the next 32 B
+// (never written by V) is not (the detector sees the bytes the reduction writes, no more).
+extern "C" __global__ __aicore__ void reduce_kernel(GM_ADDR xg, GM_ADDR yg)
+{
+    (void)xg;
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> sb, rb;
+    pipe.InitBuffer(sb, 16 * 128 * sizeof(half));
+    pipe.InitBuffer(rb, 64);
+    LocalTensor<half> s = sb.Get<half>(), r = rb.Get<half>();
+    GlobalTensor<half> yGm;
+    yGm.SetGlobalBuffer((__gm__ half *)yg, 2 * N);
+    Duplicate(s, (half)1.0f, 16 * 128);
+    WholeReduceMax(r, s, 128, 16, 1, 1, 8, ReduceOrder::ORDER_ONLY_VALUE);  // @whole_reduce
+    DataCopy(yGm, r[on("whole_reduce_raw") ? 0 : 16], 16);  // @wr_copy_out
+}
+
 int main(int argc, char **argv)
 {
     g_case = argc > 1 ? argv[1] : "fixed_flags";
@@ -91,6 +109,8 @@ int main(int argc, char **argv)
     SetKernelMode(KernelMode::AIV_MODE);
     if (on("queue_free") || on("fixed_queue")) {
         ICPU_RUN_KF(queue_kernel, 1, x, y);
+    } else if (on("whole_reduce_raw") || on("fixed_whole_reduce")) {
+        ICPU_RUN_KF(reduce_kernel, 1, x, y);
     } else {
         ICPU_RUN_KF(flags_kernel, 1, x, y);
     }

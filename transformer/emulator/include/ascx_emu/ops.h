@@ -950,15 +950,17 @@ inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, cons
 // dst[r * dstRepStride] (unit: one element). WholeReduceMax/Min write per ReduceOrder:
 // VALUE_INDEX pairs (unit 2 elements), ONLY_VALUE (unit 1 element), ONLY_INDEX (uint32 unit).
 namespace detail {
+// `unit`: bytes of one repeat's result (the dstRepStride unit: one element, a value-index
+// pair, or a uint32 index), so the hazard detector sees exactly the bytes written.
 template <typename T, typename F>
 inline void whole_reduce(const char* api, const LocalTensor<T>& dst, const LocalTensor<T>& src, const RepGeom& g, int32_t dstRepStride,
-                         int32_t srcBlkStride, int32_t srcRepStride, F&& finish, SrcLoc loc) {
+                         int32_t srcBlkStride, int32_t srcRepStride, F&& finish, SrcLoc loc, int64_t unit = sizeof(T)) {
     auto& c = ascx_emu::core(api, loc);
     const T* a = operand(api, src, g, srcBlkStride, srcRepStride, loc);
     ascx_emu::local_check_vec(api, dst, loc);
     vec_acct(c, api, loc, g.repeat, false, 0,
              {ascx_emu::tm::R(src, extent<T>(g, srcBlkStride, srcRepStride)),
-              ascx_emu::tm::W(dst, nbytes<T>(g.repeat > 0 ? (g.repeat - 1) * static_cast<int64_t>(dstRepStride) * 2 + 2 : 0))});
+              ascx_emu::tm::W(dst, g.repeat > 0 ? (g.repeat - 1) * static_cast<int64_t>(dstRepStride) * unit + unit : 0)});
     std::vector<std::pair<double, uint32_t>> items;
     long long n = 0;
     for (int32_t r = 0; r < (ascx_emu::skip_data() ? 0 : g.repeat); ++r) {
@@ -1020,7 +1022,9 @@ inline void WholeReduceMinMax_(const char* api, bool is_max, const LocalTensor<T
                                  pr[vi] = v;
                                  detail::store_index(&pr[1 - vi], best.second);
                              }
-                         }, loc);
+                         }, loc,
+                         order == ReduceOrder::ORDER_ONLY_VALUE ? static_cast<int64_t>(sizeof(T))
+                         : order == ReduceOrder::ORDER_ONLY_INDEX ? int64_t{4} : static_cast<int64_t>(2 * sizeof(T)));
 }
 #define ASCX_EMU_WHOLE_MM(NAME, ISMAX)                                                                                     \
     template <typename T, bool isSetMask = true>                                                                          \

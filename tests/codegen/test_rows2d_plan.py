@@ -1,0 +1,147 @@
+"""Short rows, several rows per instruction (issue 14 item 2, `transformer/lower/rows2d.py`):
+the typed plan of a row loop whose statistics run over the whole `[rows, C]` tile — no V -> S
+flag, no scalar read per row, one `WholeReduce*` repeat per row, `Brcb` row broadcasts read at
+block stride 0 — and the cost choice that keeps the per-row form for long rows. No compile
+(the emitted runs: test_rows2d.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from transformer.codegen import emit_ascendc
+from transformer.lower import lower_kernel
+from transformer.lower.instr import Flag, Loop, Operand, Placed, Repeat, ScalarStep, VecOp
+from transformer.lower.price import Pricer
+from transformer.targets import resolve_target
+
+from .conftest import apply, example, kernel_text
+
+SHORT = [("softmax", {"R": 4096, "C": 64}), ("softmax", {"R": 8192, "C": 32}), ("layernorm", {"N": 4096, "H": 64}),
+         ("layernorm", {"N": 8192, "H": 32}), ("rmsnorm", {"N": 8192, "H": 64}), ("rmsnorm", {"N": 4096, "H": 128})]
+
+
+def _tile(name: str, sizes: dict[str, int]):  # type: ignore[no-untyped-def]
+    plan = lower_kernel(apply(example(name, sizes), "fuse,tile,double_buffer"))
+    rows = next(b.shape[0] for ph in plan.phases for b in ph.buffers if b.name == "X_ub")
+    return plan, [n for n in plan.nests if "as one tile" in n.where], rows
+
+
+@pytest.mark.parametrize("name,sizes", SHORT)
+def test_short_rows_run_as_one_tile_without_a_per_row_round_trip(name: str, sizes: dict[str, int]) -> None:
+    plan, tiles, rows = _tile(name, sizes)
+    assert len(tiles) == 1, [n.where for n in plan.nests]
+    (tile,) = tiles
+    items = [p.item for p in tile.plan]
+    assert all(isinstance(i, VecOp) for i in items)  # no Flag, ScalarStep or C++ loop over the rows
+    assert not any(n.vs_round_trip for n in plan.nests) and "GetValue" not in tile.instructions
+    cols = next(v for k, v in sizes.items() if k in ("C", "H"))
+    red = [i for i in items if i.op.startswith("WholeReduce")]
+    assert len(red) == (2 if name != "rmsnorm" else 1)
+    for r in red:  # one repeat per row, the results contiguous (a row vector)
+        assert r.repeat is not None and r.repeat.times == rows and r.repeat.rep[0] == 1
+    brcb = [i for i in items if i.op == "Brcb"]
+    assert brcb and all(b.repeat is not None and b.repeat.times == rows // 8 for b in brcb)
+    # a row-wise operation: one instruction per 256 B of the row, one repeat per row, the
+    # broadcast operand at block stride 0 and repeat stride 1 block
+    bcast = [i for i in items if i.repeat is not None and
+             any(b == 0 and r == 1 for b, r in zip(i.repeat.blk[1:], i.repeat.rep[1:]))]
+    assert bcast and all(b.repeat.times == rows and b.repeat.mask == min(cols, 64) for b in bcast)  # type: ignore[union-attr]
+    assert len(bcast) == sum(b.op in ("Sub", "Mul", "Div", "Add") for b in bcast)
+    # elementwise work over the whole tile: count form of rows x C elements
+    assert any(i.op == "Cast" and i.count == rows * cols for i in items)
+    src = emit_ascendc(apply(example(name, sizes), "fuse,tile,double_buffer")).source
+    assert "HardEvent::V_S" not in src and ".GetValue(" not in src
+
+
+def test_plan_shows_the_choice_and_its_price() -> None:
+    """`ascx emit --plan` lists the whole-tile nest with both prices and its typed instructions."""
+    plan, (tile,), _ = _tile("softmax", {"R": 4096, "C": 64})
+    text = plan.summary()
+    assert "64 rows x 64 as one tile" in text and "row by row" in text
+    assert "WholeReduceMax f16" in text and "Brcb f32" in text
+    assert tile.temp_bytes > 0 and tile.temp_slots * tile.temp_elems * 4 == tile.temp_bytes
+
+
+def test_long_rows_keep_the_per_row_form() -> None:
+    """Rows of 8192, one per tile: the per-row count-form reductions and their round trips
+    cost less than one mask/repeat instruction per 256 B of the row: kept."""
+    plan, tiles, _ = _tile("softmax", {"R": 96, "C": 8192})
+    assert not tiles
+    ops = [p.item for n in plan.nests for p in n.plan]
+    assert any(isinstance(i, VecOp) and i.op == "ReduceMax" for i in ops) and any(isinstance(i, Flag) for i in ops)
+
+
+def test_reciprocal_softmax_multiplies_the_tile_by_a_broadcast_row() -> None:
+    """`reciprocal` over short rows: the tile is multiplied (`Mul`, broadcast operand) by a row
+    vector of reciprocals; the only `Div` is over the row vector (one element per row)."""
+    k = apply(example("softmax", {"R": 4096, "C": 64}), "fuse,reciprocal,tile,double_buffer")
+    plan = lower_kernel(k)
+    (tile,) = [n for n in plan.nests if "as one tile" in n.where]
+    ops = [p.item for p in tile.plan if isinstance(p.item, VecOp)]
+    assert any(o.op == "Mul" and o.repeat is not None and 0 in o.repeat.blk for o in ops)
+    for o in ops:
+        if o.op == "Div":  # over the 64 rows' sums, not the tile
+            assert (o.repeat is not None and o.repeat.mask * o.repeat.times <= 64) or (o.repeat is None and o.count <= 64)
+
+
+TILED = """
+kernel rows(X: f16[R, C]) -> (Y: f16[R, C]{out}) {{
+  size R = 64
+  size C = 64
+  temp mx: f32
+  local X_ub: f16[64, 64] @ub
+  local Y_ub: f16[64, 64] @ub
+  tiles: for t in 0..1 {{
+    copy X_ub[0:64, 0:C] <- X[0:64, 0:C]
+    for r in 0..64 {{
+      mx = -inf
+      for c in 0..C {{ {reduce} }}
+      for c in 0..C {{ Y_ub[r, c] = f16(f32(X_ub[r, c]) - mx) }}
+    }}
+    copy Y[0:64, 0:C] <- Y_ub[0:64, 0:C]
+    {after}
+  }}
+}}
+"""
+
+
+@pytest.mark.parametrize("case,one_tile", [
+    ("plain", True),
+    ("read after the loop", False),  # the last row's statistic is used afterwards
+    ("read while reduced", False),  # a running max is read in its own loop
+])
+def test_the_shape_is_refused_where_the_rows_are_not_independent(case: str, one_tile: bool) -> None:
+    reduce = "mx max= f32(X_ub[r, c])"
+    out, after = "", ""
+    if case == "read after the loop":
+        out, after = ", Z: f32[1]", "for z in 0..1 { Z[z] = mx }"
+    if case == "read while reduced":
+        reduce = "mx max= f32(X_ub[r, c])\n Y_ub[r, c] = f16(mx)"
+    k = kernel_text(TILED.format(out=out, after=after, reduce=reduce))
+    plan = lower_kernel(k)
+    assert any("as one tile" in n.where for n in plan.nests) == one_tile, plan.summary()
+
+
+def test_the_price_is_the_timing_model_formula() -> None:
+    """price.py on the target's timing facts: head + repeats (+ transcendental, reduction,
+    Cast, count-form tail); a V -> S flag its latency; a C++ loop its trips."""
+    t = resolve_target("ascend910b2")
+    p = Pricer(t, {"rt": 40})
+    f = {n: float(t.value(f"timing_{n}")) for n in ("v_instr_cycles", "v_repeat_cycles", "v_transc_repeat_cycles",
+                                                    "v_reduce_instr_cycles", "v_cast_instr_cycles", "v_count_tail_cycles",
+                                                    "sync_latency_cycles", "s_issue_cycles")}
+    a32, a16 = Operand("a", "f32"), Operand("b", "f16")
+    assert p.vec(VecOp("Add", a32, (a32, a32), None, 100)) == \
+        f["v_instr_cycles"] + 2 * f["v_repeat_cycles"] + f["v_count_tail_cycles"]  # 400 B: 2 repeats and a tail
+    assert p.vec(VecOp("Exp", a32, (a32,), None, 0, Repeat(64, "rt", (1, 1), (8, 8)))) == \
+        f["v_instr_cycles"] + 40 * (f["v_repeat_cycles"] + f["v_transc_repeat_cycles"])
+    assert p.vec(VecOp("Cast", a32, (a16,), None, 4096, round="CAST_NONE")) == \
+        f["v_instr_cycles"] + f["v_cast_instr_cycles"] + 64 * f["v_repeat_cycles"]
+    assert p.vec(VecOp("WholeReduceSum", a32, (a32,), None, 0, Repeat(64, 8, (1, 1), (1, 8)))) == \
+        f["v_instr_cycles"] + f["v_reduce_instr_cycles"] + 8 * f["v_repeat_cycles"]
+    flag = Placed(Flag("V_S"))
+    assert p.items([flag]) == f["sync_latency_cycles"] + 2 * f["s_issue_cycles"]
+    loop = Placed(Loop("i", "0", "(rt) * 2", (flag,)))
+    assert p.items([loop]) == 80 * p.items([flag])
+    assert p.items([Placed(ScalarStep("GetValue", "x = t.GetValue(0) + t.GetValue(1);"))]) == \
+        f["s_issue_cycles"] + 2 * float(t.value("timing_s_local_access_cycles"))

@@ -1,0 +1,598 @@
+"""Short rows, several rows per instruction: a row loop's statistics as whole-tile vector code.
+
+After `fuse,tile`, softmax, layernorm and rmsnorm run a loop over the rows of a staged
+`[rows, C]` tile whose body computes per-row statistics (rank-0 temps such as `mx`, `sm`,
+`mu`, `rstd`, or a row-indexed local `var_ub[n]`) and uses them along the row:
+
+    for r in 0..64 {
+      mx = -inf
+      for c in 0..C { mx max= f32(X_ub[r, c]) }
+      sm = 0.0
+      for c in 0..C { e_ub[c] = exp(f32(X_ub[r, c]) - mx); sm += e_ub[c] }
+      for c in 0..C { Y_ub[r, c] = f16(e_ub[c] / sm) }
+    }
+
+Per row (`vector.py`), each statistic is a count-form `ReduceMax`/`ReduceSum`, a V -> S flag
+and a `GetValue`, and each row-wise use a scalar-operand instruction: for short rows (C = 64)
+the instruction heads and the round trips cost 5-10x the data. Here each statement runs over
+all rows at once (legal: iteration `r` touches row `r` of every tile, its own statistics and
+a row-private vector only, so running statement by statement over all rows performs, for
+every row, the same operations in the same order):
+
+- a per-row scalar is a *row vector* of one value per row in the scratch (`mx` -> `[rows]`);
+  a row-private local (`e_ub[c]`, written before it is read in each row) becomes a tile;
+- a row-level statement (`mu = mu / H`, `rstd = rsqrt(var_ub[n] + eps)`) is a vector
+  statement over the row vectors (count form over `rows` elements);
+- elementwise work over the tile (`Cast`, `Exp`, tile-by-tile arithmetic) is one count-form
+  instruction over `rows x pitch` elements (rows padded to whole 32 B blocks are computed
+  through, never read back);
+- a row reduction `s op= e(c)` folds the row's 256 B repeats (`Max`/`Min`/`Add`, mask/repeat
+  form, one repeat per row) and reduces each row with `WholeReduceMax`/`Min`/`Sum`, one
+  repeat per row, into the row vector — no V -> S flag; an identity initialisation right
+  before it (`mx = -inf`, `sm = 0.0`) is folded into the reduction;
+- an operand that depends on the row only (`mx` in `x - mx`) is broadcast into one 32 B block
+  per row (`Brcb`) and read at block stride 0, repeat stride 1 block; one that depends on the
+  column only (`f32(gamma_ub[h])`, computed once over C elements) at repeat stride 0: each
+  row-wise operation is one mask/repeat instruction per 256 B of the row (one repeat per row),
+  at most `ROWS_PER_CALL` rows per call.
+
+The selection is `vector._Sel` in three modes (the tile; the row vectors; the column
+vectors): its expression compiler, casts and temporaries are reused, and `vop` emits the
+mask/repeat form when an operand is a broadcast (`BVec`). `choose` compares the plan's price
+(`price.py`, on the target's timing facts) with the per-row plan of the same loop and keeps
+the cheaper: for long rows (a row per tile, or rows of thousands of elements) the per-row
+count-form code with its round trips is cheaper and stays.
+
+Not handled (the per-row code runs): statistics read after the row loop, GM operands, rows
+whose accesses are not exactly row `r`, row pitches that are not whole 32 B blocks or above
+255 blocks, tiles of more than 255 rows with a run-time row count.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Iterator
+
+from .. import ir
+from ..affine import Affine, to_affine
+from ..dtypes import Ty, promote
+from ..intexpr import affine_extent, eval_const
+from .instr import Operand, Placed, Repeat, VecOp, render
+from .plan import Line, NestChoice
+from .price import Pricer
+from .temporaries import fits, needs_api_temp
+from .vector import _COMPOUND, VEC_TYPES, NoMatch, Scal, Vec, _same_index_check, _Sel, _trip
+
+if TYPE_CHECKING:
+    from .lower import PhaseEmitter
+
+ROWS_PER_CALL = 240  # at most 255 repeats; a multiple of 16 so an f16 row vector's next call starts 32 B aligned
+BCAST_OPS = frozenset({"Add", "Sub", "Mul", "Div", "Max", "Min", "Adds", "Muls", "Maxs", "Mins"})
+_REDUCE = {"max=": ("Max", "WholeReduceMax"), "min=": ("Min", "WholeReduceMin"), "+=": ("Add", "WholeReduceSum")}
+
+
+def row_chunks(rows: int, cpp: str = "", per_call: int = ROWS_PER_CALL) -> list[tuple[int, int | str]]:
+    """(first row, repeat count) of each mask/repeat call over `rows` rows (`cpp`: the C++
+    run-time row count of a tail, at most `rows`): one call when they fit 255 repeats."""
+    if rows <= 255:
+        return [(0, cpp or rows)]
+    out: list[tuple[int, int | str]] = []
+    for r0 in range(0, rows, per_call):
+        out.append((r0, f"ascx_max<int32_t>(0, ascx_min<int32_t>({per_call}, ({cpp}) - {r0}))" if cpp
+                    else min(per_call, rows - r0)))
+    return out
+
+
+def whole_reduce(api: str, dst: Operand, src: Operand, mask: int, chunks: list[tuple[int, int | str]],
+                 pitch: int, pitch_blocks: int) -> list[VecOp]:
+    """`api` (WholeReduceSum / Max / Min) of the first `mask` elements of each row of `src`
+    (rows `pitch` elements, `pitch_blocks` 32 B blocks apart), one repeat per row, the results
+    contiguous in `dst` (destination repeat stride 1)."""
+    return [VecOp(api, dst.at(r0), (src.at(r0 * pitch),), None, 0, Repeat(mask, t, (1, 1), (1, pitch_blocks)))
+            for r0, t in chunks]
+
+
+@dataclass
+class BVec(Vec):
+    """A vector broadcast over the tile: `row` (one value per row, along the row) or `col`
+    (one value per column, over the rows)."""
+
+    kind: str = "row"
+
+
+@dataclass
+class Shape:
+    """What `match` found: the row loop, its tile and its row-level names."""
+
+    row: ir.For
+    rows: int  # the largest row count
+    rows_cpp: str  # "" when constant, else the C++ run-time row count (a tile tail)
+    cols: int  # C: every column loop's extent
+    col_lo: int
+    pitch: int  # elements between two rows of every tile operand
+    scalars: dict[str, str] = field(default_factory=dict)  # per-row rank-0 temp -> dtype
+    private: dict[str, str] = field(default_factory=dict)  # row-private local -> dtype
+    skip: set[int] = field(default_factory=set)  # ids of identity initialisations folded into the reduction after them
+    fresh: set[int] = field(default_factory=set)  # ids of reductions writing their target directly
+
+
+def _names(e: ir.Expr) -> set[str]:
+    return {x.name for x in ir.sub_exprs(e) if isinstance(x, ir.Name)}
+
+
+def _literal(e: ir.Expr) -> float | None:
+    if isinstance(e, (ir.IntLit, ir.FloatLit)):
+        return float(e.value)
+    if isinstance(e, ir.Unary) and e.op == "-":
+        v = _literal(e.operand)
+        return None if v is None else -v
+    return None
+
+
+def _seq(row: ir.For) -> list[tuple[ir.Assign, ir.For | None]]:
+    """The row body's statements in order, each with its column loop (None at row level)."""
+    out: list[tuple[ir.Assign, ir.For | None]] = []
+    for x in row.body:
+        if isinstance(x, ir.For):
+            out.extend((y, x) for y in x.body)  # type: ignore[misc]
+        else:
+            out.append((x, None))  # type: ignore[arg-type]
+    return out
+
+
+def _target_name(st: ir.Assign) -> str:
+    return st.target.tensor if isinstance(st.target, ir.Access) else st.target.name
+
+
+def _refs(st: ir.Assign) -> list[ir.Expr]:
+    return [x for e in ir.stmt_exprs(st) for x in ir.sub_exprs(e) if isinstance(x, (ir.Name, ir.Access))]
+
+
+def _reads(st: ir.Assign) -> set[str]:
+    """Names and tensors a statement reads (its value and its target's indices)."""
+    exprs = [st.value, *(st.target.indices if isinstance(st.target, ir.Access) else ())]
+    return {x.name if isinstance(x, ir.Name) else x.tensor for e in exprs for x in ir.sub_exprs(e)
+            if isinstance(x, (ir.Name, ir.Access))}
+
+
+def _used_outside(stmts: tuple[ir.Stmt, ...], row: ir.For) -> tuple[set[str], bool]:
+    """(names mentioned by statements outside `row`, whether `row` was found)."""
+    out: set[str] = set()
+    found = False
+    for s in stmts:
+        if s is row:
+            found = True
+            continue
+        out |= ir.stmt_names(s)
+        if isinstance(s, ir.For):
+            inner, f = _used_outside(s.body, row)
+            out |= inner
+            found = found or f
+    return out, found
+
+
+def match(pe: "PhaseEmitter", row: ir.For) -> Shape | str:
+    """The shape of the row loop `row`, or why it is not one (module docstring)."""
+    low = pe.low
+    if not low.select or pe.ph.core != "vec":
+        return "not a vector phase"
+    nests = [x for x in row.body if isinstance(x, ir.For)]
+    if not nests or not all(isinstance(x, ir.Assign) or (isinstance(x, ir.For) and x.body and
+                                                          all(isinstance(y, ir.Assign) for y in x.body)) for x in row.body):
+        return "the row body is not statements and column loops of statements"
+    trip = _trip(pe, row)
+    if trip is None or eval_const(row.lo, low.sizes) != 0:
+        return "the row loop does not start at 0 with a constant or tail extent"
+    rows, rows_cpp = trip
+    if rows_cpp and rows > 255:
+        return "more than 255 rows with a run-time row count"
+    spans = {(eval_const(x.lo, low.sizes), affine_extent(x.lo, x.hi, low.sizes)) for x in nests}
+    if len(spans) != 1:
+        return "column loops of different extents"
+    col_lo, cols = spans.pop()
+    if col_lo is None or not cols or cols <= 0 or any(x.var == row.var for x in nests):
+        return "a column loop without constant bounds"
+    seq = _seq(row)
+    sh = Shape(row, rows, rows_cpp, cols, col_lo, 0)
+    # per-row scalars: rank-0 temps written in the body, first by a row-level `=`
+    written = {_target_name(st) for st, _ in seq}
+    for st, nest in seq:
+        for x in _refs(st):
+            n = x.name if isinstance(x, ir.Name) else x.tensor
+            info = low.info.get(n)
+            if n in sh.scalars or n not in written or info is None or info.kind != "scalar":
+                continue
+            if nest is not None or st.target is not x or st.op != "=" or n in _names(st.value) or low.decls[n].kind != "temp":
+                return f"`{n}` is read before it is set in the row"
+            sh.scalars[n] = low.decls[n].dtype
+    # tensors: locals in UB; a written one is indexed by exactly `r` (its row) or row-private
+    pitches: set[int] = set()
+    first: dict[str, tuple[ir.Assign, ir.For | None, ir.Access]] = {}
+    for st, nest in seq:
+        accs = [x for x in _refs(st) if isinstance(x, ir.Access)]
+        # the reads of a statement come before its write
+        if isinstance(st.target, ir.Access):
+            accs = [a for a in accs if a is not st.target] + [st.target]
+        for a in accs:
+            info = low.info.get(a.tensor)
+            if info is None or info.kind != "local" or info.scope != "ub":
+                return f"`{a.tensor}` is not a UB local"
+            first.setdefault(a.tensor, (st, nest, a))
+            uses_r = any(row.var in _names(i) for i in a.indices)
+            if uses_r and len(a.indices) == 2:
+                pitches.add(info.strides[0])
+            if a.tensor not in written:
+                continue
+            if uses_r:
+                if not (isinstance(a.indices[0], ir.Name) and a.indices[0].name == row.var) or \
+                        any(row.var in _names(i) for i in a.indices[1:]) or len(a.indices) > 2:
+                    return f"`{a.tensor}` is written in the row and accessed outside row `{row.var}`"
+            else:
+                if nest is None or len(a.indices) != 1 or not (isinstance(a.indices[0], ir.Name) and a.indices[0].name == nest.var):
+                    return f"`{a.tensor}` is written in the row and not indexed by the column alone"
+                sh.private[a.tensor] = info.dtype
+    for x in nests:  # a reduction's partial value is never read in its own loop (it completes first here)
+        reduced = {_target_name(st) for st in x.body if x.var not in _names(st.target)}
+        if any(_reads(st) & reduced for st in x.body):
+            return f"a row reduction is read in its own column loop `{x.var}`"
+    for t in sh.private:
+        st, nest, a = first[t]
+        if nest is None or st.target is not a or st.op != "=":
+            return f"`{t}` is read before it is written in the row"
+    if len(pitches) != 1:
+        return "no tile operand, or tile operands with different row pitches"
+    sh.pitch = pitches.pop()
+    if (sh.pitch * 4) % 32 or sh.pitch < cols:
+        return "the tile's rows are not whole 32 B blocks of f32"
+    outside, found = _used_outside(low.kernel.body, row)
+    if not found or (set(sh.scalars) | set(sh.private)) & outside:
+        return "a per-row value is used after the row loop"
+    _fold_identities(sh, row)
+    return sh
+
+
+_IDENTITY = {"max=": float("-inf"), "min=": float("inf"), "+=": 0.0}
+
+
+def _fold_identities(sh: Shape, row: ir.For) -> None:
+    """`T = identity` at row level followed by a column loop whose only mention of `T` is
+    `T op= e` (op's identity: -inf for max, inf for min, 0 for a sum): the reduction writes
+    `T` directly and the initialisation is dropped (max(-inf, m) = m, 0 + s = s)."""
+    body = row.body
+    for i, x in enumerate(body):
+        if not isinstance(x, ir.Assign) or x.op != "=":
+            continue
+        v = _literal(x.value)
+        t = _target_name(x)
+        for y in body[i + 1:]:
+            stmts = list(y.body) if isinstance(y, ir.For) else [y]
+            mentions = [s for s in stmts if any((r.name if isinstance(r, ir.Name) else r.tensor) == t for r in _refs(s))]
+            if not mentions:
+                continue
+            s = mentions[0]
+            if isinstance(y, ir.For) and len(mentions) == 1 and s.target == x.target and s.op in _IDENTITY \
+                    and v == _IDENTITY[s.op] and t not in _names(s.value) and \
+                    not any(isinstance(a, ir.Access) and a.tensor == t for a in _refs(s) if a is not s.target):
+                sh.skip.add(id(x))
+                sh.fresh.add(id(s))
+            break
+
+
+class RowsSel(_Sel):
+    """`_Sel` over a whole `[rows, C]` tile (`kind` "tile"), its row vectors ("row") or its
+    column vectors ("col"); see the module docstring."""
+
+    def __init__(self, pe: "PhaseEmitter", sh: Shape, depth: int) -> None:
+        first = next(x for x in sh.row.body if isinstance(x, ir.For))
+        super().__init__(pe, [sh.row, first], sh.rows * sh.pitch, depth)
+        self.sh = sh
+        # a slot holds a tile, or the row broadcast of `Brcb` (8 blocks per repeat of 8 rows)
+        self.slot_bytes = max(self.slot_bytes, -(-sh.rows // 8) * 256)
+        self.kind = "tile"
+        self.col = first
+        self.bcasts: dict[Operand, Vec] = {}
+        # reserved at the start of the scratch: a row vector per per-row scalar, a tile per
+        # row-private local (never released); the expression slots follow
+        self.home: dict[str, Operand] = {}
+        off = 0
+        for n, dt in [*sh.scalars.items(), *sh.private.items()]:
+            es = ir.DTYPE_BYTES[dt]
+            self.home[n] = self.slot_operand(dt, off)
+            off += -(-(sh.rows * (sh.pitch if n in sh.private else 1) * es) // 32) * 32
+        self.base_bytes = off
+        self.purposes = ["row statistics"] if sh.scalars else []
+        self._set("tile")
+
+    # ---- modes ---------------------------------------------------------------------------
+    def _set(self, kind: str) -> None:
+        sh = self.sh
+        self.kind = kind
+        if kind == "tile":
+            self.loops, self.n, self.quantum, self.inner_n = [sh.row, self.col], sh.rows * sh.pitch, sh.pitch, sh.pitch
+            self.count = f"({sh.rows_cpp}) * {sh.pitch}" if sh.rows_cpp else self.n
+        elif kind == "row":
+            self.loops, self.n, self.inner_n = [sh.row], sh.rows, 0
+            self.count = sh.rows_cpp or sh.rows
+            self.quantum = 1 if sh.rows_cpp else sh.rows
+        else:
+            self.loops, self.n, self.quantum, self.inner_n = [self.col], sh.cols, sh.cols, 0
+            self.count = sh.cols
+        self.vars = {lp.var for lp in self.loops}
+
+    @contextmanager
+    def mode(self, kind: str) -> Iterator[None]:
+        saved = self.kind
+        self._set(kind)
+        try:
+            yield
+        finally:
+            self._set(saved)
+
+    def kind_of(self, e: ir.Expr) -> str:
+        """"tile", "row", "col" or "" (neither: a scalar) for an expression in the tile."""
+        ns = _names(e)
+        private = any(isinstance(x, ir.Access) and x.tensor in self.sh.private for x in ir.sub_exprs(e))
+        r = self.sh.row.var in ns or bool(ns & set(self.sh.scalars)) or private
+        c = self.col.var in ns or private
+        return "tile" if r and c else "row" if r else "col" if c else ""
+
+    # ---- operands ------------------------------------------------------------------------
+    def depends(self, e: ir.Expr) -> bool:
+        ns = _names(e)
+        return bool(ns & self.vars) or (self.kind != "col" and bool(ns & set(self.sh.scalars)))
+
+    def compile(self, e: ir.Expr, dest: Vec | None = None) -> Vec | Scal:
+        if self.kind == "tile":
+            k = self.kind_of(e)
+            if k in ("row", "col"):
+                with self.mode(k):
+                    v = self.compile(e)
+                if isinstance(v, Scal):  # pragma: no cover - a row or column expression depends on its loop
+                    return v
+                return BVec(v.op, v.tmp, k)
+        if isinstance(e, ir.Name) and e.name in self.sh.scalars:
+            if self.kind != "row":
+                raise NoMatch(f"`{e.name}` outside the rows")
+            return Vec(self.home[e.name])
+        return super().compile(e, dest)
+
+    def access_ref(self, a: ir.Access, write: bool = False, into: Vec | None = None) -> Vec:
+        if a.tensor in self.sh.private:
+            if self.kind != "tile":
+                raise NoMatch(f"`{a.tensor}` outside the tile")
+            return Vec(self.home[a.tensor])
+        if self.kind != "tile":
+            return super().access_ref(a, write, into)
+        return self.tile_ref(a)
+
+    def tile_ref(self, a: ir.Access) -> Vec:
+        """The tile operand of `a` (row `r` at the pitch, column `c` unit-stride, 32 B aligned)."""
+        info = self.low.info[a.tensor]
+        total = Affine((), 0)
+        for e, st in zip(a.indices, info.strides):
+            af = to_affine(e, self.low.sizes)
+            if af is None:
+                raise NoMatch("non-affine index")
+            total = total + af.scale(st)
+        r, c = self.sh.row.var, self.col.var
+        if total.coeff(r) != self.sh.pitch or total.coeff(c) != 1:
+            raise NoMatch(f"`{a.tensor}` is not a [rows, C] tile at the row pitch")
+        base = Affine.make({k: v for k, v in total.coeffs if k not in (r, c)}, total.const) + Affine((), self.sh.col_lo)
+        es = ir.DTYPE_BYTES[info.dtype]
+        if any((k * es) % 32 for _, k in base.coeffs) or (base.const * es) % 32:
+            raise NoMatch(f"`{a.tensor}` tile is not 32 B aligned")
+        from .cexpr import affine_cpp
+
+        return Vec(Operand(info.cname, info.dtype, affine_cpp(base, self.low.names)))
+
+    def target_ref(self, tgt: ir.Access | ir.Name) -> Vec | None:
+        if self.kind == "row" and isinstance(tgt, ir.Name) and tgt.name in self.sh.scalars:
+            return Vec(self.home[tgt.name])
+        if self.kind == "tile" and self.kind_of(tgt) != "tile":
+            return None  # a reduction into the row vector
+        return super().target_ref(tgt)
+
+    def as_type(self, v: Vec | Scal, dtype: str, dest: Vec | None = None) -> Vec | Scal:
+        if isinstance(v, BVec):
+            if v.dtype == dtype:
+                return v
+            with self.mode(v.kind):
+                w = super().as_type(Vec(v.op, v.tmp), dtype)
+            assert isinstance(w, Vec)
+            return BVec(w.op, w.tmp, v.kind)
+        return super().as_type(v, dtype, dest)
+
+    def arith(self, op: str, a: Vec | Scal, b: Vec | Scal, dt: str, dest: Vec | None) -> Vec:
+        if self.kind == "tile" and (isinstance(a, BVec) or isinstance(b, BVec)):
+            if dest is None or isinstance(dest, BVec) or dest.dtype != dt:
+                tiles = [x for x in (a, b) if isinstance(x, Vec) and not isinstance(x, BVec) and x.tmp >= 0 and x.dtype == dt]
+                dest = tiles[0] if tiles else self.alloc(dt)
+        return super().arith(op, a, b, dt, dest)
+
+    def release(self, v: Vec | Scal) -> None:
+        """As `_Sel.release`, once: `copy_into` and `as_type` release what they cast already."""
+        if isinstance(v, Vec) and v.tmp >= 0 and v.tmp not in self.free:
+            self.free.append(v.tmp)
+
+    # ---- broadcast operands: the mask/repeat form ----------------------------------------
+    def brcb(self, v: BVec) -> Vec:
+        """The row vector `v` broadcast into one 32 B block per row (`Brcb`), once per statement."""
+        got = self.bcasts.get(v.op)
+        if got is not None:
+            return got
+        blk = self.alloc(v.dtype, "row broadcasts")
+        per_blk = 32 // ir.DTYPE_BYTES[v.dtype]
+        for r0, t in row_chunks(self.sh.rows, self.sh.rows_cpp):
+            times = -(-t // 8) if isinstance(t, int) else f"(({t}) + 7) / 8"
+            self.emit(VecOp("Brcb", blk.op.at(r0 * per_blk), (v.op.at(r0),), None, 0, Repeat(0, times, (1,), (8,))))
+        self.bcasts[v.op] = blk
+        return blk
+
+    def pitch_blocks(self, dtype: str) -> int:
+        b, rem = divmod(self.sh.pitch * ir.DTYPE_BYTES[dtype], 32)
+        if rem or b > 255:
+            raise NoMatch(f"a row pitch of {self.sh.pitch} {dtype} is not a repeat stride")
+        return b
+
+    def vop(self, op: str, dst: Vec, *srcs: Vec, scalar: str | None = None, **kw: object) -> None:
+        if self.kind != "tile" or not any(isinstance(s, BVec) for s in srcs):
+            super().vop(op, dst, *srcs, scalar=scalar, **kw)
+            return
+        if op not in BCAST_OPS or kw or isinstance(dst, BVec):
+            raise NoMatch(f"`{op}` of a row or column vector over the tile")
+        es = ir.DTYPE_BYTES[dst.dtype]
+        per, rb = 256 // es, self.pitch_blocks(dst.dtype)
+        ops: list[tuple[Operand, int, int, int, bool]] = []  # operand, blk, rep, elements per row, column-offset
+        for s in srcs:
+            if isinstance(s, BVec) and s.kind == "row":
+                ops.append((self.brcb(s).op, 0, 1, 32 // es, False))
+            elif isinstance(s, BVec):
+                ops.append((s.op, 1, 0, 0, True))
+            else:
+                ops.append((s.op, 1, rb, self.sh.pitch, True))
+        for r0, t in row_chunks(self.sh.rows, self.sh.rows_cpp):
+            for c0 in range(0, self.sh.cols, per):
+                mask = min(per, self.sh.cols - c0)
+                s_ops = tuple(o.at(r0 * step + (c0 if col else 0)) for o, _, _, step, col in ops)
+                self.emit(VecOp(op, dst.op.at(r0 * self.sh.pitch + c0), s_ops, scalar, 0,
+                                Repeat(mask, t, (1, *(b for _, b, _, _, _ in ops)), (rb, *(r for _, _, r, _, _ in ops)))))
+
+    # ---- statements ----------------------------------------------------------------------
+    def store(self, s: ir.Assign) -> None:
+        super().store(s)
+        for v in self.bcasts.values():
+            self.release(v)
+        self.bcasts = {}
+
+    def reduce(self, s: ir.Assign) -> None:
+        """`T op= e` over the columns into the row vector `T`: fold each row's repeats, one
+        `WholeReduce*` repeat per row, combine with `T` (or write it: `Shape.fresh`)."""
+        if self.kind != "tile":
+            raise NoMatch("a reduction outside the tile")
+        tgt = s.target
+        if self.kind_of(tgt) != "row":
+            raise NoMatch("a reduction over the whole tile")
+        name = _target_name(s)
+        decl = self.low.decls[name]
+        if s.op not in _REDUCE:
+            raise NoMatch(f"`{s.op}` reduction")
+        comp = promote(Ty(decl.dtype), self.ty_of(s.value))
+        if comp.weak or comp.dtype not in VEC_TYPES or (s.op == "+=" and comp.dtype != "f32"):
+            raise NoMatch(f"`{s.op}` into {decl.dtype}")
+        val, rdt = s.value, comp.dtype
+        if s.op != "+=" and isinstance(val, ir.Call) and val.func == "f32" and self.ty_of(val.args[0]).dtype == "f16":
+            val, rdt = val.args[0], "f16"  # max/min commute with the exact widening: reduce the f16 tile
+        v = self.as_type(self.compile(val), rdt)
+        if not isinstance(v, Vec) or isinstance(v, BVec):
+            raise NoMatch(f"the `{s.op}` operand does not depend on the tile")
+        with self.mode("row"):
+            t = self.target_ref(tgt)
+        assert t is not None
+        fresh = id(s) in self.sh.fresh
+        res = t if fresh and t.dtype == rdt else self.alloc(rdt, "reduction work areas")
+        w = self.fold(_REDUCE[s.op][0], v, rdt)
+        es = ir.DTYPE_BYTES[rdt]
+        for it in whole_reduce(_REDUCE[s.op][1], res.op, w.op, min(256 // es, self.sh.cols),
+                               row_chunks(self.sh.rows, self.sh.rows_cpp), self.sh.pitch, self.pitch_blocks(rdt)):
+            self.emit(it)
+        for x in {w.tmp: w, v.tmp: v}.values():
+            self.release(x)
+        if res is t:
+            return
+        with self.mode("row"):
+            if fresh:
+                self.copy_into(t, res)
+            else:
+                a = self.as_type(t, comp.dtype)
+                b = self.as_type(res, comp.dtype)
+                out = self.arith(_COMPOUND[s.op], a, b, comp.dtype, t if t.dtype == comp.dtype else None)
+                if out.op != t.op:
+                    self.copy_into(t, out)
+                    self.release(out)
+            self.release(res)
+
+    def fold(self, op: str, v: Vec, dt: str) -> Vec:
+        """A tile whose first 256 B of each row combine (`op`) all of the row's repeats of `v`
+        (`v` itself when a row is one repeat; folded in place when `v` is a temporary)."""
+        es = ir.DTYPE_BYTES[dt]
+        per, cols, p = 256 // es, self.sh.cols, self.sh.pitch
+        if cols <= per:
+            return v
+        rb = self.pitch_blocks(dt)
+        rest = [(c0, min(per, cols - c0)) for c0 in range(per, cols, per)]
+        w, src = v, v
+        if v.tmp < 0:
+            w = self.alloc(dt, "reduction work areas")
+            if rest[0][1] < per:  # a partial second repeat leaves columns of the first unwritten
+                self.copy_into(w, v)
+                src = w
+        for c0, mask in rest:
+            for r0, t in row_chunks(self.sh.rows, self.sh.rows_cpp):
+                self.emit(VecOp(op, w.op.at(r0 * p), (src.op.at(r0 * p), v.op.at(r0 * p + c0)), None, 0,
+                                Repeat(mask, t, (1, 1, 1), (rb, rb, rb))))
+            src = w
+        return w
+
+    def run(self) -> None:
+        """Select every statement of the row body in order (module docstring)."""
+        for x in self.sh.row.body:
+            if id(x) in self.sh.skip:
+                continue
+            if isinstance(x, ir.Assign):
+                with self.mode("row"):
+                    self.store(x)
+                continue
+            assert isinstance(x, ir.For)
+            _same_index_check(x.body)
+            self.col = x
+            self._set("tile")
+            for st in x.body:
+                self.store(st)  # type: ignore[arg-type]
+
+    def choice(self, where: str, fallback: str = "", capacity: bool = False) -> NestChoice:
+        """The plan record: the temporaries as one area of `need` bytes (row vectors, row-private
+        tiles and expression slots have different sizes)."""
+        need = -(-self.need // 32) * 32
+        return NestChoice(where, tuple(self.instrs), fallback, self.pe.ph.index, self.sh.row.label or self.sh.row.var,
+                          need, need // 4, 1, tuple(self.purposes), capacity, needs_api_temp(self.instrs),
+                          (need // 4,), tuple(self.items), "")
+
+
+def choose(pe: "PhaseEmitter", row: ir.For, depth: int, per_row: list[NestChoice], pre: list[Placed],
+           tmp_before: int) -> tuple[NestChoice, list[Line], int] | None:
+    """The whole-tile plan of `row` when it matches, fits UB and costs less than the per-row
+    plan (`per_row`: the nests the per-row lowering recorded, `pre` its hoisted items) on the
+    target's timing facts: (its plan record, its lines at `depth`, its temporaries' bytes)."""
+    sh = match(pe, row)
+    if isinstance(sh, str):
+        return None
+    sel = RowsSel(pe, sh, depth)
+    sel.origin = pe.low.where(row)
+    try:
+        sel.run()
+    except NoMatch:
+        return None
+    saved, pe.ph.tmp_bytes = pe.ph.tmp_bytes, tmp_before
+    try:
+        if not fits(pe, sel.need, sel.instrs):
+            return None
+    finally:
+        pe.ph.tmp_bytes = saved
+    pricer = Pricer(pe.low.target, {sh.rows_cpp: sh.rows} if sh.rows_cpp else {}, sh.rows)
+    tile_cost = pricer.items(sel.items)
+    if any(n.fallback for n in per_row):
+        row_cost = float("inf")
+    else:
+        body = sum(pricer.items(n.plan) for n in per_row) - pricer.items(pre)
+        body += sum(pricer.s_access if any(isinstance(a, ir.Access) for a in _refs(x)) else pricer.s_issue
+                    for x in row.body if isinstance(x, ir.Assign))
+        row_cost = sh.rows * body + pricer.items(pre)
+    if tile_cost >= row_cost:
+        return None
+    where = f"{pe.low.where(row)} `{row.label or row.var}` ({sh.rows} rows x {sh.cols} as one tile, " \
+            f"per-row statistics as row vectors: about {tile_cost:.0f} cycles vs {row_cost:.0f} row by row)"
+    return sel.choice(where), render(sel.items, depth), sel.need
+
+
+__all__ = ["BVec", "RowsSel", "Shape", "choose", "match", "row_chunks", "whole_reduce", "ROWS_PER_CALL"]
