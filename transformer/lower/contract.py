@@ -29,7 +29,7 @@ Choice of `k*`: the reduction loop with the largest admissible extent (the inner
 `vector._distributed` uses this form for a reduction over a nest of several loops, and for
 one-loop reductions in the same loop body; a row loop of one-loop row reductions (softmax's
 max and sum over short rows) is `rows2d.py`'s whole-tile form, which shares the
-`WholeReduce*` call layout (`rows2d.whole_reduce`). Not handled: a tile tail in `d` (run-time
+`WholeReduce*` call layout (`instr.whole_reduce`). Not handled: a tile tail in `d` (run-time
 row count), K > 64.
 """
 
@@ -39,8 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import ir
 from ..intexpr import affine_extent
-from .instr import Loop, Placed, VecOp
-from .rows2d import row_chunks, whole_reduce
+from .instr import Loop, Placed, VecOp, row_chunks, whole_reduce
 
 if TYPE_CHECKING:
     from .lower import PhaseEmitter

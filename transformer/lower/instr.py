@@ -243,6 +243,31 @@ def render(items: list[Placed] | tuple[Placed, ...], depth: int) -> list[Line]:
     return out
 
 
+ROWS_PER_CALL = 240  # at most 255 repeats; a multiple of 16 so an f16 row vector's next call starts 32 B aligned
+
+
+def row_chunks(rows: int, cpp: str = "", per_call: int = ROWS_PER_CALL) -> list[tuple[int, int | str]]:
+    """(first row, repeat count) of each mask/repeat call over `rows` rows (`cpp`: the C++
+    run-time row count of a tail, at most `rows`): one call when they fit 255 repeats."""
+    if rows <= 255:
+        return [(0, cpp or rows)]
+    out: list[tuple[int, int | str]] = []
+    for r0 in range(0, rows, per_call):
+        out.append((r0, f"ascx_max<int32_t>(0, ascx_min<int32_t>({per_call}, ({cpp}) - {r0}))" if cpp
+                    else min(per_call, rows - r0)))
+    return out
+
+
+def whole_reduce(api: str, dst: Operand, src: Operand, mask: int, chunks: list[tuple[int, int | str]],
+                 pitch: int, pitch_blocks: int) -> list[VecOp]:
+    """`api` (WholeReduceSum / Max / Min) of the first `mask` elements of each row of `src`
+    (rows `pitch` elements, `pitch_blocks` 32 B blocks apart), one repeat per row, the results
+    contiguous in `dst` (destination repeat stride 1)."""
+    return [VecOp(api, dst.at(r0), (src.at(r0 * pitch),), None, 0, Repeat(mask, t, (1, 1), (1, pitch_blocks)))
+            for r0, t in chunks]
+
+
+
 def repeat_chunks(n: int, dtype_bytes: int, wide_bytes: int | None = None) -> list[tuple[int, int, int]]:
     """Split `n` contiguous elements into mask/repeat calls: (element offset, mask, repeats);
     a repeat covers 256 B of the widest operand, at most 255 repeats per call, the tail

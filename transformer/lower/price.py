@@ -24,10 +24,13 @@ modelled: within a row loop with round trips nothing overlaps anyway), never a r
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .. import ir
 from .instr import Flag, Loop, Placed, RangeFill, ScalarStep, VecOp
+
+if TYPE_CHECKING:
+    from ..targets import Target
 
 TRANSCENDENTAL = frozenset({"Exp", "Ln", "Sqrt", "Rsqrt", "Div", "Reciprocal"})
 _ARITH = re.compile(r"^[0-9+\-*/() ]+$")
@@ -51,7 +54,7 @@ class Pricer:
     """Prices items on `target`'s timing facts; `subst` maps a run-time C++ count (a tile
     tail's row count) to the largest value it takes."""
 
-    def __init__(self, target: Any, subst: dict[str, int] | None = None, default: int = 1) -> None:
+    def __init__(self, target: "Target", subst: dict[str, int] | None = None, default: int = 1) -> None:
         def fact(name: str) -> float:
             return float(target.value(name))
 

@@ -43,6 +43,10 @@ mask/repeat form when an operand is a broadcast (`BVec`). `choose` compares the 
 the cheaper: for long rows (a row per tile, or rows of thousands of elements) the per-row
 count-form code with its round trips is cheaper and stays.
 
+Size: about 550 lines, one selection: the shape check (`match`: which rows are independent),
+the three-mode selector that reuses `_Sel` (operands, broadcasts, reductions) and the priced
+choice; they share `Shape` and are only meaningful together.
+
 Not handled (the per-row code runs): statistics read after the row loop, GM operands, rows
 whose accesses are not exactly row `r`, row pitches that are not whole 32 B blocks or above
 255 blocks, tiles of more than 255 rows with a run-time row count.
@@ -58,7 +62,7 @@ from .. import ir
 from ..affine import Affine, to_affine
 from ..dtypes import Ty, promote
 from ..intexpr import affine_extent, eval_const
-from .instr import Operand, Placed, Repeat, VecOp, render
+from .instr import Operand, Placed, Repeat, VecOp, render, row_chunks, whole_reduce
 from .plan import Line, NestChoice
 from .price import Pricer
 from .temporaries import fits, needs_api_temp
@@ -67,30 +71,8 @@ from .vector import _COMPOUND, VEC_TYPES, NoMatch, Scal, Vec, _same_index_check,
 if TYPE_CHECKING:
     from .lower import PhaseEmitter
 
-ROWS_PER_CALL = 240  # at most 255 repeats; a multiple of 16 so an f16 row vector's next call starts 32 B aligned
 BCAST_OPS = frozenset({"Add", "Sub", "Mul", "Div", "Max", "Min", "Adds", "Muls", "Maxs", "Mins"})
 _REDUCE = {"max=": ("Max", "WholeReduceMax"), "min=": ("Min", "WholeReduceMin"), "+=": ("Add", "WholeReduceSum")}
-
-
-def row_chunks(rows: int, cpp: str = "", per_call: int = ROWS_PER_CALL) -> list[tuple[int, int | str]]:
-    """(first row, repeat count) of each mask/repeat call over `rows` rows (`cpp`: the C++
-    run-time row count of a tail, at most `rows`): one call when they fit 255 repeats."""
-    if rows <= 255:
-        return [(0, cpp or rows)]
-    out: list[tuple[int, int | str]] = []
-    for r0 in range(0, rows, per_call):
-        out.append((r0, f"ascx_max<int32_t>(0, ascx_min<int32_t>({per_call}, ({cpp}) - {r0}))" if cpp
-                    else min(per_call, rows - r0)))
-    return out
-
-
-def whole_reduce(api: str, dst: Operand, src: Operand, mask: int, chunks: list[tuple[int, int | str]],
-                 pitch: int, pitch_blocks: int) -> list[VecOp]:
-    """`api` (WholeReduceSum / Max / Min) of the first `mask` elements of each row of `src`
-    (rows `pitch` elements, `pitch_blocks` 32 B blocks apart), one repeat per row, the results
-    contiguous in `dst` (destination repeat stride 1)."""
-    return [VecOp(api, dst.at(r0), (src.at(r0 * pitch),), None, 0, Repeat(mask, t, (1, 1), (1, pitch_blocks)))
-            for r0, t in chunks]
 
 
 @dataclass
@@ -595,4 +577,4 @@ def choose(pe: "PhaseEmitter", row: ir.For, depth: int, per_row: list[NestChoice
     return sel.choice(where), render(sel.items, depth), sel.need
 
 
-__all__ = ["BVec", "RowsSel", "Shape", "choose", "match", "row_chunks", "whole_reduce", "ROWS_PER_CALL"]
+__all__ = ["BVec", "RowsSel", "Shape", "choose", "match"]
