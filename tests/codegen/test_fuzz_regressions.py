@@ -396,3 +396,27 @@ kernel k(acc: f16[2, 9, 9], Ht: f16[9]) -> (S: f16[2, 3, 9]) {
     read = src.index("Duplicate(X_ubLocal")
     assert "WaitFlag<HardEvent::V_S>" in src[src.rindex("Adds(t_ubLocal", 0, read):read], src
     check_emitted(t, k, what=f"{text} --passes {pipeline}")
+
+
+def test_row_broadcast_store_into_a_bf16_tile_is_not_one_tile() -> None:
+    """A row loop whose value depends on the row only (`X[y, y, 0]`), stored into a bf16 tile:
+    the whole-tile form (rows2d.py) cast the row vector and never wrote the tile (found by the
+    emitted-code fuzzer, ASCX_FUZZ_SEED=31199 shard 2, `unroll{kIv=2},tile{vE=4},...`). A row
+    or column vector read as a tile by a count-form instruction is now refused: the per-row
+    code runs."""
+    text = """
+kernel k(X: f16[N, N, 1]) -> (A: bf16[N, R]) {
+  size R = 6
+  size N = 12
+  vE: for y in 0..N {
+    for l in 0..R {
+      A[y, l] = -(f32(0.001) * (X[y, y, 0] / (abs(0.001) + 1.0)))
+    }
+  }
+}
+"""
+    k = kernel_text(text)
+    t = apply(k, "tile{vE=4}")
+    em = emit_ascendc(t)
+    assert em.plan is not None and not any("as one tile" in n.where for n in em.plan.nests)
+    check_emitted(t, k, emitted=em, what=f"{text} --passes tile{{vE=4}}")

@@ -65,6 +65,7 @@ from ..intexpr import affine_extent, eval_const
 from .instr import Operand, Placed, Repeat, VecOp, render, row_chunks, whole_reduce
 from .plan import Line, NestChoice
 from .price import Pricer
+from .cexpr import CTYPE
 from .temporaries import fits, needs_api_temp
 from .vector import _COMPOUND, VEC_TYPES, NoMatch, Scal, Vec, _same_index_check, _Sel, _trip
 
@@ -274,6 +275,7 @@ class RowsSel(_Sel):
         self.kind = "tile"
         self.col = first
         self.bcasts: dict[Operand, Vec] = {}
+        self.bvec_ops: set[Operand] = set()
         # reserved at the start of the scratch: a row vector per per-row scalar, a tile per
         # row-private local (never released); the expression slots follow
         self.home: dict[str, Operand] = {}
@@ -332,7 +334,7 @@ class RowsSel(_Sel):
                     v = self.compile(e)
                 if isinstance(v, Scal):  # pragma: no cover - a row or column expression depends on its loop
                     return v
-                return BVec(v.op, v.tmp, k)
+                return self.bvec(v, k)
         if isinstance(e, ir.Name) and e.name in self.sh.scalars:
             if self.kind != "row":
                 raise NoMatch(f"`{e.name}` outside the rows")
@@ -382,8 +384,34 @@ class RowsSel(_Sel):
             with self.mode(v.kind):
                 w = super().as_type(Vec(v.op, v.tmp), dtype)
             assert isinstance(w, Vec)
-            return BVec(w.op, w.tmp, v.kind)
+            return self.bvec(w, v.kind)
         return super().as_type(v, dtype, dest)
+
+    def bvec(self, v: Vec, kind: str) -> BVec:
+        """`v` (computed over the rows or the columns) as a broadcast operand of the tile; its
+        operand is remembered so that no count-form instruction reads it as a tile (`emit`)."""
+        self.bvec_ops.add(v.op)
+        return BVec(v.op, v.tmp, kind)
+
+    def copy_into(self, dst: Vec, v: Vec) -> None:
+        if not isinstance(v, BVec):
+            super().copy_into(dst, v)
+            return
+        if dst.dtype not in VEC_TYPES:
+            raise NoMatch(f"a row or column vector broadcast into a {dst.dtype} tile")
+        w = self.as_type(v, dst.dtype)
+        assert isinstance(w, BVec)
+        self.vop("Adds", dst, w, scalar=f"{CTYPE[dst.dtype]}(0.0f)")
+        if w.op != v.op:
+            self.release(w)
+
+    def emit(self, item: Any) -> None:
+        """As `_Sel.emit`; in the tile, an instruction that reads a broadcast operand as if it
+        were a tile (anything but the mask/repeat forms of `vop`) means a shape not handled."""
+        if self.kind == "tile" and isinstance(item, VecOp) and item.repeat is None and \
+                any(s in self.bvec_ops for s in item.srcs):
+            raise NoMatch(f"`{item.op}` reads a row or column vector as a tile")
+        super().emit(item)
 
     def arith(self, op: str, a: Vec | Scal, b: Vec | Scal, dt: str, dest: Vec | None) -> Vec:
         if self.kind == "tile" and (isinstance(a, BVec) or isinstance(b, BVec)):
@@ -446,6 +474,7 @@ class RowsSel(_Sel):
         for v in self.bcasts.values():
             self.release(v)
         self.bcasts = {}
+        self.bvec_ops = set()
 
     def reduce(self, s: ir.Assign) -> None:
         """`T op= e` over the columns into the row vector `T`: fold each row's repeats, one
@@ -554,6 +583,8 @@ def choose(pe: "PhaseEmitter", row: ir.For, depth: int, per_row: list[NestChoice
     try:
         sel.run()
     except NoMatch:
+        return None
+    except Exception:  # noqa: BLE001 - a shape this selection does not know: the per-row plan (never wrong) stays
         return None
     saved, pe.ph.tmp_bytes = pe.ph.tmp_bytes, tmp_before
     try:
