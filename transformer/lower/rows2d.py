@@ -62,7 +62,7 @@ from .. import ir
 from ..affine import Affine, to_affine
 from ..dtypes import Ty, promote
 from ..intexpr import affine_extent, eval_const
-from .instr import Operand, Placed, Repeat, VecOp, render, row_chunks, whole_reduce
+from .instr import Flag, Operand, Placed, Repeat, VecOp, render, row_chunks, whole_reduce
 from .plan import Line, NestChoice
 from .price import Pricer
 from .cexpr import CTYPE
@@ -153,6 +153,40 @@ def _used_outside(stmts: tuple[ir.Stmt, ...], row: ir.For) -> tuple[set[str], bo
             out |= inner
             found = found or f
     return out, found
+
+
+def _assigned_outside(stmts: tuple[ir.Stmt, ...], row: ir.For) -> set[str]:
+    """Names the assignments outside `row` mention (copies excluded: their DMA is ordered by
+    queues and flags of its own)."""
+    out: set[str] = set()
+    for s in stmts:
+        if s is row:
+            continue
+        if isinstance(s, ir.For):
+            out |= _assigned_outside(s.body, row)
+        elif isinstance(s, ir.Assign):
+            out |= ir.stmt_names(s)
+    return out
+
+
+def scalar_order(pe: "PhaseEmitter", row: ir.For, items: list[Placed]) -> tuple[list[Placed], list[Placed]]:
+    """Flags around the whole-tile items: the per-row code accessed the row statistics kept in
+    locals (`mx_ub[i]`, `sm_ub[i]` of attention) with GetValue / SetValue on the scalar unit;
+    here the vector unit does. When a statement outside the loop (scalar code, possibly) also
+    accesses such a local, S -> V orders its earlier accesses before these instructions and
+    V -> S their writes before its later ones (`SetFlag`/`WaitFlag` pairs, once per tile)."""
+    low = pe.low
+    by_cname = {i.cname: n for n, i in low.info.items() if i.kind == "local"}
+    touched, written = set(), set()
+    for p in items:
+        it = p.item
+        if isinstance(it, VecOp):
+            written |= {by_cname[it.dst.base]} if it.dst.base in by_cname else set()
+            touched |= {by_cname[o.base] for o in (it.dst, *it.srcs) if o.base in by_cname}
+    shared = _assigned_outside(low.kernel.body, row)
+    where = low.where(row)
+    return ([Placed(Flag("S_V"), where)] if touched & shared else [],
+            [Placed(Flag("V_S"), where)] if written & shared else [])
 
 
 def match(pe: "PhaseEmitter", row: ir.For) -> Shape | str:
@@ -605,6 +639,8 @@ def choose(pe: "PhaseEmitter", row: ir.For, depth: int, per_row: list[NestChoice
         return None
     where = f"{pe.low.where(row)} `{row.label or row.var}` ({sh.rows} rows x {sh.cols} as one tile, " \
             f"per-row statistics as row vectors: about {tile_cost:.0f} cycles vs {row_cost:.0f} row by row)"
+    pre, post = scalar_order(pe, row, sel.items)
+    sel.items = pre + sel.items + post
     return sel.choice(where), render(sel.items, depth), sel.need
 
 
