@@ -129,8 +129,11 @@ public:
         if (workerIdx < 16) {
             int32_t i0Begin = 0 + workerIdx * 1;
             int32_t i0End = i0Begin + 1;
+            CopyIn(i0Begin);
             for (int32_t i0 = i0Begin; i0 < i0End; ++i0) {
-                CopyIn(i0);
+                if (i0 + 1 < i0End) {
+                    CopyIn(i0 + 1);
+                }
                 Compute(i0);
                 CopyOut(i0);
             }
@@ -201,9 +204,13 @@ private:
     {
         Q_ubLocal = inQueue_Q_ub.DeQue<half>();
         O_ubLocal = outQueue_O_ub.AllocTensor<half>();
+        SetFlag<HardEvent::S_V>(0);
+        WaitFlag<HardEvent::S_V>(0);
         Duplicate(mx_ubLocal, (-ascx_inf), 64);
         Duplicate(sm_ubLocal, 0.0f, 64);
         Duplicate(acc_ubLocal, 0.0f, 4096);
+        SetFlag<HardEvent::V_S>(0);
+        WaitFlag<HardEvent::V_S>(0);
         CopyIn2(i0, 0);
         for (int32_t jb = 0; jb < 16; ++jb) {
             if (jb + 1 < 16) {
@@ -211,6 +218,8 @@ private:
             }
             Compute2();
         }
+        SetFlag<HardEvent::S_V>(0);
+        WaitFlag<HardEvent::S_V>(0);
         Brcb(tmp0.ReinterpretCast<float>()[4096], sm_ubLocal, 8, BrcbRepeatParams(1, 8));
         Div(tmp0.ReinterpretCast<float>(), acc_ubLocal, tmp0.ReinterpretCast<float>()[4096], 64, 64, BinaryRepeatParams(1, 1, 0, 8, 8, 1));
         Cast(O_ubLocal, tmp0.ReinterpretCast<float>(), RoundMode::CAST_RINT, 4096);

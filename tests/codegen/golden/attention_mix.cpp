@@ -259,15 +259,10 @@ private:
     {
         s_ub_1Local = inQueue_s_ub_1.DeQue<float>();
         mx_ubLocal = outQueue_mx_ub.AllocTensor<float>();
-        SetFlag<HardEvent::MTE3_S>(0);
-        WaitFlag<HardEvent::MTE3_S>(0);
-        for (int32_t i = 0; i < ascx_min<int32_t>(6, i0 * (-6) + 256); ++i) {
-            mx_ubLocal.SetValue(i, (-ascx_inf));
-            ReduceMax(tmp2.ReinterpretCast<float>(), s_ub_1Local[i * 256], tmp2.ReinterpretCast<float>()[8], 256);
-            SetFlag<HardEvent::V_S>(0);
-            WaitFlag<HardEvent::V_S>(0);
-            mx_ubLocal.SetValue(i, ascx_max<float>(mx_ubLocal.GetValue(i), tmp2.ReinterpretCast<float>().GetValue(0)));
-        }
+        Max(tmp2.ReinterpretCast<float>(), s_ub_1Local, s_ub_1Local[64], 64, ascx_min<int32_t>(6, i0 * (-6) + 256), BinaryRepeatParams(1, 1, 1, 32, 32, 32));
+        Max(tmp2.ReinterpretCast<float>(), tmp2.ReinterpretCast<float>(), s_ub_1Local[128], 64, ascx_min<int32_t>(6, i0 * (-6) + 256), BinaryRepeatParams(1, 1, 1, 32, 32, 32));
+        Max(tmp2.ReinterpretCast<float>(), tmp2.ReinterpretCast<float>(), s_ub_1Local[192], 64, ascx_min<int32_t>(6, i0 * (-6) + 256), BinaryRepeatParams(1, 1, 1, 32, 32, 32));
+        WholeReduceMax(mx_ubLocal, tmp2.ReinterpretCast<float>(), 64, ascx_min<int32_t>(6, i0 * (-6) + 256), 1, 1, 32, ReduceOrder::ORDER_ONLY_VALUE);
         outQueue_mx_ub.EnQue(mx_ubLocal);
         inQueue_s_ub_1.FreeTensor(s_ub_1Local);
     }
@@ -281,7 +276,7 @@ private:
     {
         pipe.InitBuffer(outQueue_mx_ub, 1, 32);
         pipe.InitBuffer(inQueue_s_ub_1, 1, 6144);
-        pipe.InitBuffer(tmpBuf2, 1024);
+        pipe.InitBuffer(tmpBuf2, 6144);
         tmp2 = tmpBuf2.Get<uint8_t>();
         // 43 workers (GetBlockIdx): worker w runs iterations [0 + w * 1, 0 + (w + 1) * 1)
         if (workerIdx < 43) {
@@ -310,19 +305,16 @@ private:
         mx_ub_1Local = inQueue_mx_ub_1.DeQue<float>();
         s_ub_2Local = inQueue_s_ub_2.DeQue<float>();
         sm_ubLocal = outQueue_sm_ub.AllocTensor<float>();
-        SetFlag<HardEvent::MTE2_S>(0);
-        WaitFlag<HardEvent::MTE2_S>(0);
-        SetFlag<HardEvent::MTE3_S>(0);
-        WaitFlag<HardEvent::MTE3_S>(0);
-        for (int32_t i = 0; i < ascx_min<int32_t>(6, i0 * (-6) + 256); ++i) {
-            sm_ubLocal.SetValue(i, 0.0f);
-            Adds(tmp3.ReinterpretCast<float>(), s_ub_2Local[i * 256], float(-(mx_ub_1Local.GetValue(i))), 256);
-            Exp(s_ub_2Local[i * 256], tmp3.ReinterpretCast<float>(), 256);
-            ReduceSum(tmp3.ReinterpretCast<float>(), s_ub_2Local[i * 256], tmp3.ReinterpretCast<float>()[8], 256);
-            SetFlag<HardEvent::V_S>(0);
-            WaitFlag<HardEvent::V_S>(0);
-            sm_ubLocal.SetValue(i, (sm_ubLocal.GetValue(i) + tmp3.ReinterpretCast<float>().GetValue(0)));
-        }
+        Brcb(tmp3.ReinterpretCast<float>()[1536], mx_ub_1Local, ((ascx_min<int32_t>(6, i0 * (-6) + 256)) + 7) / 8, BrcbRepeatParams(1, 8));
+        Sub(tmp3.ReinterpretCast<float>(), s_ub_2Local, tmp3.ReinterpretCast<float>()[1536], 64, ascx_min<int32_t>(6, i0 * (-6) + 256), BinaryRepeatParams(1, 1, 0, 32, 32, 1));
+        Sub(tmp3.ReinterpretCast<float>()[64], s_ub_2Local[64], tmp3.ReinterpretCast<float>()[1536], 64, ascx_min<int32_t>(6, i0 * (-6) + 256), BinaryRepeatParams(1, 1, 0, 32, 32, 1));
+        Sub(tmp3.ReinterpretCast<float>()[128], s_ub_2Local[128], tmp3.ReinterpretCast<float>()[1536], 64, ascx_min<int32_t>(6, i0 * (-6) + 256), BinaryRepeatParams(1, 1, 0, 32, 32, 1));
+        Sub(tmp3.ReinterpretCast<float>()[192], s_ub_2Local[192], tmp3.ReinterpretCast<float>()[1536], 64, ascx_min<int32_t>(6, i0 * (-6) + 256), BinaryRepeatParams(1, 1, 0, 32, 32, 1));
+        Exp(s_ub_2Local, tmp3.ReinterpretCast<float>(), (ascx_min<int32_t>(6, i0 * (-6) + 256)) * 256);
+        Add(tmp3.ReinterpretCast<float>()[1536], s_ub_2Local, s_ub_2Local[64], 64, ascx_min<int32_t>(6, i0 * (-6) + 256), BinaryRepeatParams(1, 1, 1, 32, 32, 32));
+        Add(tmp3.ReinterpretCast<float>()[1536], tmp3.ReinterpretCast<float>()[1536], s_ub_2Local[128], 64, ascx_min<int32_t>(6, i0 * (-6) + 256), BinaryRepeatParams(1, 1, 1, 32, 32, 32));
+        Add(tmp3.ReinterpretCast<float>()[1536], tmp3.ReinterpretCast<float>()[1536], s_ub_2Local[192], 64, ascx_min<int32_t>(6, i0 * (-6) + 256), BinaryRepeatParams(1, 1, 1, 32, 32, 32));
+        WholeReduceSum(sm_ubLocal, tmp3.ReinterpretCast<float>()[1536], 64, ascx_min<int32_t>(6, i0 * (-6) + 256), 1, 1, 32);
         outQueue_sm_ub.EnQue(sm_ubLocal);
         inQueue_mx_ub_1.FreeTensor(mx_ub_1Local);
         SetFlag<HardEvent::V_MTE3>(0);
@@ -343,7 +335,7 @@ private:
         pipe.InitBuffer(inQueue_mx_ub_1, 1, 32);
         pipe.InitBuffer(inQueue_s_ub_2, 1, 6144);
         pipe.InitBuffer(outQueue_sm_ub, 1, 32);
-        pipe.InitBuffer(tmpBuf3, 1024);
+        pipe.InitBuffer(tmpBuf3, 12288);
         tmp3 = tmpBuf3.Get<uint8_t>();
         // 43 workers (GetBlockIdx): worker w runs iterations [0 + w * 1, 0 + (w + 1) * 1)
         if (workerIdx < 43) {
@@ -471,13 +463,9 @@ private:
         acc_ubLocal = inQueue_acc_ub.DeQue<float>();
         sm_ub_1Local = inQueue_sm_ub_1.DeQue<float>();
         O_ubLocal = outQueue_O_ub.AllocTensor<half>();
-        SetFlag<HardEvent::MTE2_S>(0);
-        WaitFlag<HardEvent::MTE2_S>(0);
-        for (int32_t i = 0; i < ascx_min<int32_t>(6, i0 * (-6) + 256); ++i) {
-            Duplicate(tmp6.ReinterpretCast<float>()[64], sm_ub_1Local.GetValue(i), 8, 1, 1, 8);
-            Div(tmp6.ReinterpretCast<float>(), acc_ubLocal[i * 64], tmp6.ReinterpretCast<float>()[64], 64, 1, BinaryRepeatParams(1, 1, 0, 8, 8, 0));
-            Cast(O_ubLocal[i * 64], tmp6.ReinterpretCast<float>(), RoundMode::CAST_RINT, 64);
-        }
+        Brcb(tmp6.ReinterpretCast<float>()[384], sm_ub_1Local, ((ascx_min<int32_t>(6, i0 * (-6) + 256)) + 7) / 8, BrcbRepeatParams(1, 8));
+        Div(tmp6.ReinterpretCast<float>(), acc_ubLocal, tmp6.ReinterpretCast<float>()[384], 64, ascx_min<int32_t>(6, i0 * (-6) + 256), BinaryRepeatParams(1, 1, 0, 8, 8, 1));
+        Cast(O_ubLocal, tmp6.ReinterpretCast<float>(), RoundMode::CAST_RINT, (ascx_min<int32_t>(6, i0 * (-6) + 256)) * 64);
         outQueue_O_ub.EnQue(O_ubLocal);
         inQueue_acc_ub.FreeTensor(acc_ubLocal);
         inQueue_sm_ub_1.FreeTensor(sm_ub_1Local);
@@ -493,7 +481,7 @@ private:
         pipe.InitBuffer(outQueue_O_ub, 1, 768);
         pipe.InitBuffer(inQueue_acc_ub, 1, 1536);
         pipe.InitBuffer(inQueue_sm_ub_1, 1, 32);
-        pipe.InitBuffer(tmpBuf6, 512);
+        pipe.InitBuffer(tmpBuf6, 3072);
         tmp6 = tmpBuf6.Get<uint8_t>();
         // 43 workers (GetBlockIdx): worker w runs iterations [0 + w * 1, 0 + (w + 1) * 1)
         if (workerIdx < 43) {

@@ -192,11 +192,9 @@ private:
         acc_ubLocal = inQueue_acc_ub.DeQue<float>();
         C_ubLocal = outQueue_C_ub.AllocTensor<half>();
         Cast(tmp1.ReinterpretCast<float>(), bias_ubLocal, RoundMode::CAST_NONE, 64);
-        for (int32_t i = 0; i < ascx_min<int32_t>(3, i0 * (-3) + 128); ++i) {
-            Add(tmp1.ReinterpretCast<float>()[64], acc_ubLocal[i * 64], tmp1.ReinterpretCast<float>(), 64);
-            Maxs(tmp1.ReinterpretCast<float>()[64], tmp1.ReinterpretCast<float>()[64], 0.0f, 64);
-            Cast(C_ubLocal[i * 64], tmp1.ReinterpretCast<float>()[64], RoundMode::CAST_RINT, 64);
-        }
+        Add(tmp1.ReinterpretCast<float>()[192], acc_ubLocal, tmp1.ReinterpretCast<float>(), 64, ascx_min<int32_t>(3, i0 * (-3) + 128), BinaryRepeatParams(1, 1, 1, 8, 8, 0));
+        Maxs(tmp1.ReinterpretCast<float>()[192], tmp1.ReinterpretCast<float>()[192], 0.0f, (ascx_min<int32_t>(3, i0 * (-3) + 128)) * 64);
+        Cast(C_ubLocal, tmp1.ReinterpretCast<float>()[192], RoundMode::CAST_RINT, (ascx_min<int32_t>(3, i0 * (-3) + 128)) * 64);
         outQueue_C_ub.EnQue(C_ubLocal);
         inQueue_acc_ub.FreeTensor(acc_ubLocal);
     }
@@ -211,7 +209,7 @@ private:
         pipe.InitBuffer(outQueue_C_ub, 1, 384);
         pipe.InitBuffer(inQueue_acc_ub, 1, 768);
         pipe.InitBuffer(buf_bias_ub, 128);
-        pipe.InitBuffer(tmpBuf1, 512);
+        pipe.InitBuffer(tmpBuf1, 1536);
         bias_ubLocal = buf_bias_ub.Get<half>();
         tmp1 = tmpBuf1.Get<uint8_t>();
         PipeBarrier<PIPE_ALL>();
