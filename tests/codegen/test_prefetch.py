@@ -39,12 +39,16 @@ def test_long_row_statistics_loops_prefetch_their_next_tile() -> None:
 
 
 def test_row_tiles_spread_over_the_cores_prefetch_within_each_worker() -> None:
-    """Rows that fit UB: the pipelined loop is the row-tile loop split over the workers; each
-    worker loads its first tile before its loop and tile r0 + 1 before computing r0."""
-    src = emit_ascendc(apply(example("softmax", {"R": 64, "C": 256}), "fuse,tile,double_buffer")).source
+    """Rows that fit UB, long enough to keep their per-row statistics (4096 columns): the
+    pipelined loop is the row-tile loop split over the workers; each worker loads its first
+    tile before its loop and tile r0 + 1 before computing r0."""
+    src = emit_ascendc(apply(example("softmax", {"R": 96, "C": 4096}), "fuse,tile,double_buffer")).source
     pat = (r"CopyIn\(r0Begin\);\s*for \(int32_t r0 = r0Begin; r0 < r0End; \+\+r0\) \{\s*"
            r"if \(r0 \+ 1 < r0End\) \{\s*CopyIn\(r0 \+ 1\);\s*\}\s*Compute\(\);\s*CopyOut\(r0\);")
     assert re.search(pat, _process(src)), _process(src)
+    # short rows run as one tile (rows2d.py): no V -> S wait in the compute stage, no prefetch
+    short = emit_ascendc(apply(example("softmax", {"R": 64, "C": 256}), "fuse,tile,double_buffer")).source
+    assert "HardEvent::V_S" not in short and "+ 1 <" not in _process(short)
     # a kernel whose compute never waits on the scalar unit is left as it was (add)
     add = emit_ascendc(apply(example("add", {"M": 64, "N": 256}), "tile,double_buffer")).source
     assert "+ 1 <" not in _process(add)
