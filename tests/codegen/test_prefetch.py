@@ -2,40 +2,121 @@
 loop whose compute stage waits V -> S on the scalar unit (long softmax rows: the max and the
 sum passes) issues `CopyIn(i + 1)` before `Compute(i)`, and the compute stage no longer waits
 for MTE2 on the scalar unit when its scalar reads are of V's results (that wait would also
-wait for the prefetched load). No compile here; the emitted long rows run on the emulator,
-hazard-checked, in tests/passes/test_tile_rows.py and test_reciprocal.py (slow)."""
+wait for the prefetched load). Consecutive passes over a row are chained: the last tile of
+one pass issues the first load of the next (`prefetch.chain`). The emitted long rows run on
+the emulator, hazard-checked, in tests/passes/test_tile_rows.py and test_reciprocal.py
+(slow); the chained and refused hand-written kernels below also run here (slow)."""
 
 from __future__ import annotations
 
 import re
 
+import pytest
+
 from transformer.codegen import emit_ascendc
 from transformer.lower.lower import _scalar_sync
 from transformer.lower.plan import Line
 
-from .conftest import apply, example
+from .conftest import apply, check_emitted, example, kernel_text
 
 
 def _process(src: str) -> str:
     return src[src.index("inline void Process()"):src.index("private:")]
 
 
-def test_long_row_statistics_loops_prefetch_their_next_tile() -> None:
+def test_long_row_passes_prefetch_their_next_tile_and_chain_into_the_next_pass() -> None:
     k = apply(example("softmax", {"R": 2, "C": 65536}), "fuse,tile,double_buffer")
     src = emit_ascendc(k).source
     proc = _process(src)
-    # the max pass and the sum pass: first tile before the loop, tile c + 1 before Compute(c)
-    for load, comp, var in (("CopyIn", "Compute", "c0"), ("CopyIn2", "Compute2", "c0_1")):
-        pat = (rf"{load}\(r0, r, 0\);\s*for \(int32_t {var} = 0; {var} < 8; \+\+{var}\) \{{\s*"
-               rf"if \({var} \+ 1 < 8\) \{{\s*{load}\(r0, r, {var} \+ 1\);\s*\}}\s*{comp}\(\);")
-        assert re.search(pat, proc), proc
-    # the normalisation pass has no scalar read: the scalar unit runs ahead already, unchanged
-    assert re.search(r"for \(int32_t c0_2 = 0; c0_2 < 8; \+\+c0_2\) \{\s*CopyIn3\(r0, r, c0_2\);\s*Compute3\(\);", proc)
+    # the max pass: first tile before the loop, tile c + 1 before Compute(c), and in its last
+    # iteration the sum pass's first tile; the sum pass likewise hands over to the
+    # normalisation pass, which takes the prefetched form too
+    chained = (("CopyIn", "Compute", "c0", "CopyIn2"), ("CopyIn2", "Compute2", "c0_1", "CopyIn3"),
+               ("CopyIn3", "Compute3", "c0_2", None))
+    for load, comp, var, nxt in chained:
+        tail = rf"\}} else \{{\s*{nxt}\(r0, r, 0\);\s*\}}" if nxt else r"\}"
+        pat = (rf"for \(int32_t {var} = 0; {var} < 8; \+\+{var}\) \{{\s*"
+               rf"if \({var} \+ 1 < 8\) \{{\s*{load}\(r0, r, {var} \+ 1\);\s*{tail}\s*{comp}\(\);")
+        assert re.search(pat, proc), (var, proc)
+    # each pass's first tile is loaded exactly once: before the max pass, then in the pass before
+    assert len(re.findall(r"CopyIn\(r0, r, 0\);", proc)) == 1
+    assert len(re.findall(r"CopyIn2\(r0, r, 0\);", proc)) == 1
+    assert len(re.findall(r"CopyIn3\(r0, r, 0\);", proc)) == 1
+    assert re.search(r"CopyIn\(r0, r, 0\);\s*for \(int32_t c0 = 0;", proc), proc
+    assert re.search(r"sm = 0\.0f;\s*for \(int32_t c0_1 = 0;", proc), proc
     # the statistics' compute stages read only V's results on the scalar unit: no MTE2 -> S wait
     for name in ("Compute", "Compute2"):
         body = src[src.index(f"inline void {name}()"):]
         body = body[:body.index("    }\n")]
         assert "WaitFlag<HardEvent::V_S>" in body and "MTE2_S" not in body, body
+
+
+# Two passes over each row: a max pass that also writes T, then a pass loading `SRC`.
+# Rewritten by hand (no passes), so the chain's refusal can be exercised.
+_TWO_PASSES = """
+kernel chained(X: f16[R, C]) -> (Y: f16[R, C]) {
+  size R = 2
+  size C = 2048
+
+  temp T: f16[R, C]
+  temp mx: f32
+  local X_ub: f16[512] @ub
+  local T_ub: f16[512] @ub
+  local S_ub: f16[512] @ub
+  local Y_ub: f16[512] @ub
+
+  rows: for r in 0..R {
+    mx = -inf
+    @pipeline(stages=2)
+    for c0 in 0..4 {
+      copy X_ub[0:512] <- X[r, c0 * 512:c0 * 512 + 512]
+      for c in 0..512 {
+        mx max= f32(X_ub[c])
+      }
+      for c in 0..512 {
+        T_ub[c] = X_ub[c] + X_ub[c]
+      }
+      copy T[r, c0 * 512:c0 * 512 + 512] <- T_ub[0:512]
+    }
+    @pipeline(stages=2)
+    for c1 in 0..4 {
+      copy S_ub[0:512] <- SRC[r, c1 * 512:c1 * 512 + 512]
+      for c in 0..512 {
+        Y_ub[c] = f16(f32(S_ub[c]) - mx)
+      }
+      copy Y[r, c1 * 512:c1 * 512 + 512] <- Y_ub[0:512]
+    }
+  }
+}
+"""
+
+
+def _two_passes(src: str):  # type: ignore[no-untyped-def]
+    return kernel_text(_TWO_PASSES.replace("SRC", src))
+
+
+def test_chain_issues_the_next_pass_first_load_in_the_last_iteration() -> None:
+    proc = _process(emit_ascendc(_two_passes("X")).source)
+    assert re.search(r"if \(c0 \+ 1 < 4\) \{\s*CopyIn\(r, c0 \+ 1\);\s*\} else \{\s*CopyIn2\(r, 0\);\s*\}", proc), proc
+    # the second pass (no scalar read: not prefetched on its own) takes the prefetched form
+    assert re.search(r"for \(int32_t c1 = 0; c1 < 4; \+\+c1\) \{\s*if \(c1 \+ 1 < 4\) \{\s*CopyIn2\(r, c1 \+ 1\);", proc), proc
+    assert len(re.findall(r"CopyIn2\(", proc)) == 2
+
+
+def test_chain_refused_when_the_first_pass_writes_what_the_next_loads() -> None:
+    """The first pass stores T tile by tile; a load of T moved before the first pass's last
+    compute and store could read a tile not stored yet, so the chain is not made (the
+    second pass, which does not wait on the scalar unit, keeps its plain form)."""
+    proc = _process(emit_ascendc(_two_passes("T")).source)
+    assert "else" not in proc, proc
+    assert re.search(r"for \(int32_t c1 = 0; c1 < 4; \+\+c1\) \{\s*CopyIn2\(r, c1\);\s*Compute2\(\);", proc), proc
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("src", ["X", "T"])
+def test_chained_and_refused_passes_run_exactly_under_sanitizers(src: str) -> None:
+    k = _two_passes(src)
+    check_emitted(k, k, sanitize=True, what=f"two passes loading {src}")
 
 
 def test_row_tiles_spread_over_the_cores_prefetch_within_each_worker() -> None:

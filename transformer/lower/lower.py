@@ -38,7 +38,7 @@ from ..intexpr import affine_extent
 from .cexpr import C_GLOBALS, CTYPE, ExprEmitter, Names, affine_cpp, const_value
 from .plan import Buffer, GmParam, KernelPlan, Line, Method, NestChoice, Phase, Scalar, WorkspaceSlot
 from . import tbuf_sync
-from .prefetch import prefetched
+from .prefetch import chain, form
 from .vs_sync import GET_BASE as _GET_BASE, vs_sync
 from ..emulator import MIX_AIV_PER_BLOCK
 from ..targets import Target
@@ -610,6 +610,7 @@ class PhaseEmitter:
         self.no_vector_need: Any = None  # the vector selection that did not fit in UB (temporaries.py)
         self.row_ctx: Any = None  # the row loop's shared vector values (vector.RowCtx), while in its body
         self.clip: dict[int, tuple[str, str]] = {}  # id(loop) -> C++ (lo, hi) of a collapsed inner loop
+        self.prefetch_forms: dict[int, Any] = {}  # id(tile loop) -> prefetch.Form (prefetch.chain)
 
     # ---- naming -----------------------------------------------------------------------
     def method_name(self, base: str) -> str:
@@ -724,13 +725,14 @@ class PhaseEmitter:
     def block(self, stmts: tuple[ir.Stmt, ...], depth: int, loop_vars: list[str]) -> list[Line]:
         st = split_stages(stmts, self.low.decls)
         if st is None:
-            out: list[Line] = []
+            parts: list[list[Line]] = []
             ctx = self.row_ctx
             for s in stmts:
-                out.extend(self.stmt(s, depth, loop_vars))
+                parts.append(self.stmt(s, depth, loop_vars))
                 if ctx is not None:
                     ctx.after(s)
-            return out
+            chain(self, stmts, parts)
+            return [l for p in parts for l in p]
         return self.staged(st, depth, loop_vars)
 
     def for_(self, s: ir.For, depth: int, loop_vars: list[str], top: bool) -> list[Line]:
@@ -894,10 +896,7 @@ class PhaseEmitter:
     def loop_lines(self, s: ir.For, v: str, lo: str, hi: str, body: list[Line], depth: int) -> list[Line]:
         """The C++ loop `v` over `lo..hi` around `body` (lowered at `depth + 1`), with the next
         tile's load issued before the compute when `prefetch.prefetched` applies."""
-        fetched = prefetched(self, s, split_stages(s.body, self.low.decls), v, lo, hi, body, depth)
-        if fetched is not None:
-            return fetched
-        return [Line(f"for (int32_t {v} = {lo}; {v} < {hi}; ++{v}) {{", depth), *body, Line("}", depth)]
+        return form(self, s, split_stages(s.body, self.low.decls), v, lo, hi, body, depth)
 
     def workers_available(self) -> int:
         if self.low.mode == "MIX_MODE" and self.ph.core == "vec":
