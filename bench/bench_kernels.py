@@ -107,6 +107,15 @@ CASES: list[Case] = [
          "layout{X=NHWC},tile,double_buffer", None, 14, {"N": 3, "C": 2, "H": 6, "W": 6, "F": 24}),
     Case("attention mix S=1024 D=64", "attention", {"S": 1024, "D": 64}, "round_operand{pv.s=f16},tile", None, 14,
          {"S": 32, "D": 16}),
+    # issue 14 item 2: short rows, several rows per instruction (transformer/lower/rows2d.py: the
+    # row statistics as row vectors, WholeReduce* one repeat per row, Brcb row broadcasts)
+    Case("softmax f16 short rows", "softmax", {"R": 4096, "C": 64}, documented("softmax"), None, 14, {"R": 100, "C": 64}),
+    Case("layernorm f16 short rows", "layernorm", {"N": 4096, "H": 64}, documented("layernorm"), None, 14,
+         {"N": 100, "H": 64}),
+    Case("rmsnorm f16 short rows", "rmsnorm", {"N": 4096, "H": 64}, documented("rmsnorm"), None, 14, {"N": 100, "H": 64}),
+    Case("softmax f16 8192x128", "softmax", {"R": 8192, "C": 128}, documented("softmax"), None, 14, {"R": 100, "C": 128}),
+    Case("layernorm f16 8192x128", "layernorm", {"N": 8192, "H": 128}, documented("layernorm"), None, 14,
+         {"N": 100, "H": 128}),
 ]
 
 VERSUS: list[Versus] = [
