@@ -188,3 +188,29 @@ def test_init_const_value_l1_and_l0(units):
     l0a = units["init_l0a"]
     np.testing.assert_array_equal(l0a[:128], np.full(128, 2.5))
     assert np.isnan(l0a[128:]).all()
+
+
+def test_max_min_propagate_nan_and_order_signed_zeros(units):
+    """NaN wins in Max/Min (either operand, count and repeat form), Maxs/Mins and every
+    max/min reduction (value NaN, index of the first NaN): the IR's `max`/`min`. Of two
+    zeros Max gives +0 and Min -0 in either order (IEEE 754-2019 maximum/minimum)."""
+    nan, inf = np.nan, np.inf
+    want_max = [nan, nan, 5, 0, 0, nan, 7, 3]
+    want_min = [nan, nan, 2, -0.0, -0.0, nan, -inf, -inf]
+    for name, want in [("nan_max", want_max), ("nan_max_rep_swapped", want_max),
+                       ("nan_min", want_min), ("nan_min_rep_swapped", want_min)]:
+        got = units[name]
+        np.testing.assert_array_equal(got, want, err_msg=name)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want), err_msg=f"{name}: sign of zero")
+    np.testing.assert_array_equal(units["nan_maxs"], [1.5, nan, 2, 1.5, 1.5, nan, 1.5, 3])
+    np.testing.assert_array_equal(units["nan_mins"], [1, nan, 1.5, -0.0, 0, nan, -inf, 1.5])
+    for name in ("nan_reducemax", "nan_reducemin", "nan_reducemax_rep", "nan_wholereducemax", "nan_wholereducemin"):
+        assert np.isnan(units[name][0]) and units[name][1] == 5, (name, units[name])
+    # 16 halves per 32 B block: block 0 holds both NaNs, the others i % 4 (and 90 at i = 7, block 0)
+    for name in ("nan_blockreducemax", "nan_blockreducemin"):
+        got = units[name]
+        assert np.isnan(got[0]) and not np.isnan(got[1:]).any(), (name, got)
+    np.testing.assert_array_equal(units["nan_blockreducemax"][1:], [3] * 7)
+    np.testing.assert_array_equal(units["nan_blockreducemin"][1:], [0] * 7)
+    assert units["zero_reducemax"][1] == 1 and not np.signbit(units["zero_reducemax"][0])
+    assert units["zero_reducemin"][1] == 0 and np.signbit(units["zero_reducemin"][0])

@@ -3,6 +3,7 @@
 #include "kernel_operator.h"
 #include <cstdio>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -144,6 +145,55 @@ static void vector_units() {
             std::printf("wholereducemax %.9g %u %.9g %u\n", static_cast<double>(static_cast<float>(dh.GetValue(0))),
                         static_cast<unsigned>(dh.GetValue(1).bits_), static_cast<double>(static_cast<float>(dh.GetValue(2))),
                         static_cast<unsigned>(dh.GetValue(3).bits_));
+        }
+        // (k) NaN and signed zeros in Max/Min, Maxs/Mins and the max/min reductions: a NaN
+        // operand wins (IEEE 754-2019 maximum/minimum, as the IR's max/min), +0 is above -0
+        {
+            const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+            const float a[] = {1.0f, nan, 2.0f, -0.0f, 0.0f, nan, -inf, 3.0f};
+            const float b[] = {nan, 1.0f, 5.0f, 0.0f, -0.0f, nan, 7.0f, -inf};
+            auto d = b0.Get<float>(), s0 = b1.Get<float>(), s1 = b2.Get<float>();
+            fill(s0, 8, [&](int i) { return a[i]; });
+            fill(s1, 8, [&](int i) { return b[i]; });
+            Max(d, s0, s1, 8);
+            dump("nan_max", d, 8);
+            Min(d, s0, s1, 8);
+            dump("nan_min", d, 8);
+            Max(d, s1, s0, 8, 1, BinaryRepeatParams(1, 1, 1, 8, 8, 8));
+            dump("nan_max_rep_swapped", d, 8);
+            Min(d, s1, s0, 8, 1, BinaryRepeatParams(1, 1, 1, 8, 8, 8));
+            dump("nan_min_rep_swapped", d, 8);
+            Maxs(d, s0, 1.5f, 8);
+            dump("nan_maxs", d, 8);
+            Mins(d, s0, 1.5f, 8);
+            dump("nan_mins", d, 8);
+            // a NaN in the middle: the reductions' value is NaN and the index is the first NaN's
+            auto dh = b0.Get<half>(), sh = b1.Get<half>(), wh = b2.Get<half>();
+            fill(sh, 128, [&](int i) { return i == 5 || i == 9 ? nan : i == 7 ? 90.0f : static_cast<float>(i % 4); });
+            const auto pair = [&](const char* name, int at) {
+                std::printf("%s %.9g %u\n", name, static_cast<double>(static_cast<float>(dh.GetValue(at))),
+                            static_cast<unsigned>(dh.GetValue(at + 1).bits_));
+            };
+            ReduceMax(dh, sh, wh, 128, true);
+            pair("nan_reducemax", 0);
+            ReduceMin(dh, sh, wh, 128, true);
+            pair("nan_reducemin", 0);
+            ReduceMax(dh, sh, wh, 128, 1, 8, true);
+            pair("nan_reducemax_rep", 0);
+            WholeReduceMax(dh, sh, 128, 1, 1, 1, 8, ReduceOrder::ORDER_VALUE_INDEX);
+            pair("nan_wholereducemax", 0);
+            WholeReduceMin(dh, sh, 128, 1, 1, 1, 8, ReduceOrder::ORDER_VALUE_INDEX);
+            pair("nan_wholereducemin", 0);
+            BlockReduceMax(dh, sh, 1, 128, 1, 1, 8);
+            dump("nan_blockreducemax", dh, 8);
+            BlockReduceMin(dh, sh, 1, 128, 1, 1, 8);
+            dump("nan_blockreducemin", dh, 8);
+            // zeros only: max is +0 (the index of the first +0), min is -0
+            fill(sh, 4, [](int i) { return i % 2 ? 0.0f : -0.0f; });
+            ReduceMax(dh, sh, wh, 4, true);
+            pair("zero_reducemax", 0);
+            ReduceMin(dh, sh, wh, 4, true);
+            pair("zero_reducemin", 0);
         }
         // (j) Cast
         {

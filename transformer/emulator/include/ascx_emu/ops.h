@@ -610,6 +610,20 @@ template <typename T, typename R> inline T int_result(R r) {
     if constexpr (std::is_floating_point<R>::value) return ascx_emu::convert<T>(static_cast<double>(r));
     else return static_cast<T>(static_cast<typename std::make_unsigned<T>::type>(static_cast<uint64_t>(static_cast<int64_t>(r))));
 }
+// Max/Min and the max/min reductions order values as IEEE 754-2019 maximum/minimum do: a NaN
+// operand wins (NaN propagates, as the IR's `max`/`min` and numpy do) and +0 is above -0.
+// The A2 vector pages say neither; the public pages that do speak of zeros (the register Max,
+// SIMT __hmax) give +0 for max(-0, +0). `wins(is_max, v, best)`: v replaces the running best.
+template <typename V> inline bool wins(bool is_max, V v, V best) {
+    if constexpr (std::is_floating_point<V>::value) {
+        if (best != best) return false;  // a NaN already won (the first NaN is kept)
+        if (v != v) return true;
+        if (v == best) return v == 0 && std::signbit(v) != std::signbit(best) && std::signbit(v) != is_max;
+    }
+    return is_max ? v > best : v < best;
+}
+template <typename V> inline V vmax(V x, V y) { return wins(true, y, x) ? y : x; }
+template <typename V> inline V vmin(V x, V y) { return wins(false, y, x) ? y : x; }
 template <typename T, typename F> inline T ew2(T a, T b, F f) {
     if constexpr (std::is_integral<T>::value) return int_result<T>(f(static_cast<int64_t>(a), static_cast<int64_t>(b)));
     else return ascx_emu::convert<T>(static_cast<double>(f(ascx_emu::to_d(a), ascx_emu::to_d(b))));
@@ -685,8 +699,8 @@ ASCX_EMU_BINARY(Add, x + y)
 ASCX_EMU_BINARY(Sub, x - y)
 ASCX_EMU_BINARY(Mul, x * y)
 ASCX_EMU_BINARY(Div, x / y)
-ASCX_EMU_BINARY(Max, (x > y ? x : y))
-ASCX_EMU_BINARY(Min, (x < y ? x : y))
+ASCX_EMU_BINARY(Max, detail::vmax(x, y))
+ASCX_EMU_BINARY(Min, detail::vmin(x, y))
 ASCX_EMU_BINARY(AddRelu, (x + y > 0 ? x + y : 0.0))
 #undef ASCX_EMU_BINARY
 
@@ -760,8 +774,8 @@ ASCX_EMU_UNARY(Relu, (x > 0 ? x : 0.0))
 ASCX_EMU_UNARY(Neg, -x)
 ASCX_EMU_SCALAR(Adds, x + s)
 ASCX_EMU_SCALAR(Muls, x * s)
-ASCX_EMU_SCALAR(Maxs, (x > s ? x : s))
-ASCX_EMU_SCALAR(Mins, (x < s ? x : s))
+ASCX_EMU_SCALAR(Maxs, detail::vmax(x, s))
+ASCX_EMU_SCALAR(Mins, detail::vmin(x, s))
 ASCX_EMU_SCALAR(LeakyRelu, (x >= 0 ? x : x * s))
 
 // ---- Duplicate
@@ -900,7 +914,7 @@ inline void ReduceMax(const LocalTensor<T>& dst, const LocalTensor<T>& src, cons
     uint32_t bi = 0;
     for (int32_t i = 1; i < (ascx_emu::skip_data() ? 0 : count); ++i) {
         double v = ascx_emu::to_d(a[i]);
-        if (v > best) { best = v; bi = static_cast<uint32_t>(i); }
+        if (detail::wins(true, v, best)) { best = v; bi = static_cast<uint32_t>(i); }
     }
     d[0] = ascx_emu::convert<T>(best);
     if (calIndex) detail::store_index(&d[1], bi);
@@ -923,7 +937,7 @@ inline void ReduceMin(const LocalTensor<T>& dst, const LocalTensor<T>& src, cons
     uint32_t bi = 0;
     for (int32_t i = 1; i < (ascx_emu::skip_data() ? 0 : count); ++i) {
         double v = ascx_emu::to_d(a[i]);
-        if (v < best) { best = v; bi = static_cast<uint32_t>(i); }
+        if (detail::wins(false, v, best)) { best = v; bi = static_cast<uint32_t>(i); }
     }
     d[0] = ascx_emu::convert<T>(best);
     if (calIndex) detail::store_index(&d[1], bi);
@@ -1009,7 +1023,7 @@ inline void WholeReduceMinMax_(const char* api, bool is_max, const LocalTensor<T
                              if (it.empty()) return;
                              auto best = it[0];
                              for (auto& p : it)
-                                 if (is_max ? p.first > best.first : p.first < best.first) best = p;
+                                 if (detail::wins(is_max, p.first, best.first)) best = p;
                              T v = ascx_emu::convert<T>(best.first);
                              if (order == ReduceOrder::ORDER_ONLY_VALUE) {
                                  *dst.Ptr(api, static_cast<int64_t>(r) * dstRepStride, 1, loc) = v;

@@ -131,7 +131,7 @@ inline void reduce_rep(const char* api, int kind, const LocalTensor<T>& dst, con
             double v = ascx_emu::to_d(a[off]);
             uint32_t idx = static_cast<uint32_t>(r * per_rep + pos);
             if (kind == 2) acc += static_cast<float>(v);
-            else if (n == 0 || (kind == 0 ? v > best : v < best)) { best = v; bi = idx; }
+            else if (n == 0 || wins(kind == 0, v, best)) { best = v; bi = idx; }
             ++n;
         });
     T* d = dst.Ptr(api, 0, calIndex ? 2 : 1, loc);
@@ -192,8 +192,8 @@ inline void grouped_reduce(const char* api, const LocalTensor<T>& dst, const Loc
     trace_vec<T>(c, api, n, g.repeat, loc, "repeat");
 }
 inline double fin_sum(const std::vector<double>& v) { float acc = 0.0f; for (double x : v) acc += static_cast<float>(x); return acc; }
-inline double fin_max(const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); }
-inline double fin_min(const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); }
+inline double fin_max(const std::vector<double>& v) { double b = v[0]; for (double x : v) b = vmax(b, x); return b; }
+inline double fin_min(const std::vector<double>& v) { double b = v[0]; for (double x : v) b = vmin(b, x); return b; }
 }  // namespace detail
 #define ASCX_EMU_GROUPED(NAME, GROUP, FIN)                                                                                     \
     template <typename T, bool isSetMask = true>                                                                             \
