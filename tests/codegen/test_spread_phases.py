@@ -12,6 +12,8 @@ from transformer.codegen import emit_ascendc
 from transformer.lower.lower import lower_kernel
 from transformer.lower.spread import phase_barriers, phase_spans
 
+from small_kernels import COLSUM
+
 from .conftest import apply, check_emitted, example, kernel_text
 
 CONV_VECTOR = "layout{X=NHWC},tile,double_buffer"
@@ -188,22 +190,6 @@ def test_collapsed_shares_match_the_interpreter(name: str, sizes: dict[str, int]
     check_emitted(t, k, emitted=em, sanitize=True, what=f"{name} {sizes} --passes {pipeline}")
 
 
-COLSUM = """
-kernel colsum(X: f32[N, C]) -> (Y: f32[C]) {
-  size N = 96
-  size C = 40
-  init: for c in 0..C {
-    Y[c] = 0.0
-  }
-  run: for i in 0..N {
-    for c in 0..C {
-      Y[c] += X[i, c]
-    }
-  }
-}
-"""
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("source,pipeline", [
     # the column sum's reduction loop split into 6 parts on 6 cores, a barrier, the combine
@@ -212,7 +198,7 @@ kernel colsum(X: f32[N, C]) -> (Y: f32[C]) {
     ("softmax", "rfactor{rmax.c=2},rfactor{expo.c=2},tile,double_buffer"),
 ])
 def test_rfactor_phases_match_the_interpreter(source: str, pipeline: str) -> None:
-    k = example(source, {"R": 100, "C": 64}) if source == "softmax" else kernel_text(source)
+    k = example(source, {"R": 100, "C": 64}) if source == "softmax" else kernel_text(source).with_sizes({"N": 96, "C": 40})
     t = apply(k, pipeline)
     em = emit_ascendc(t)
     assert em.plan is not None and len(em.plan.phases) >= 3 and em.plan.mode == "MIX_MODE"

@@ -58,52 +58,42 @@ kernel red(X: f16[R, C], B: bf16[R, C], P: f16[R, C]) -> (Y: f16[R], Z: bf16[R],
 RED_PIPE = "tile{rs.r=1},double_buffer"  # whole rows of 300 (a ragged 32 B count)
 RED_TAIL = "tile{rs.r=1,rs.c=128},double_buffer"  # column tiles of 128 and a tail of 44
 
-INTS = """
-kernel ints(A: i32[R, C], B: i32[R, C], X: f32[R, C]) -> (Y: i32[R, C], Z: i32[R, C], U: i32[R, C]) {
-  size R = 5
-  size C = 200
-  const k: i32 = -2147483648
-  ew: for r in 0..R {
-    for c in 0..C {
-      Y[r, c] = A[r, c] + B[r, c] * 3 - k
-      Z[r, c] = max(A[r, c] - B[r, c], 7) * min(B[r, c], A[r, c])
-      U[r, c] = -A[r, c]
-      U[r, c] += 5 - B[r, c]
-    }
-  }
-}
-"""
+
+def _ew(signature: str, *lines: str, rows: int = 5, cols: int = 200, decls: str = "") -> str:
+    """The text of an elementwise kernel `signature` with sizes R = rows and C = cols, the
+    declarations `decls`, and the nest `ew: for r in 0..R { for c in 0..C { lines } }`."""
+    body = "".join(f"      {line}\n" for line in lines)
+    return (f"\nkernel {signature} {{\n  size R = {rows}\n  size C = {cols}\n{decls}"
+            f"  ew: for r in 0..R {{\n    for c in 0..C {{\n{body}    }}\n  }}\n}}\n")
+
+
+INTS = _ew(
+    "ints(A: i32[R, C], B: i32[R, C], X: f32[R, C]) -> (Y: i32[R, C], Z: i32[R, C], U: i32[R, C])",
+    "Y[r, c] = A[r, c] + B[r, c] * 3 - k",
+    "Z[r, c] = max(A[r, c] - B[r, c], 7) * min(B[r, c], A[r, c])",
+    "U[r, c] = -A[r, c]",
+    "U[r, c] += 5 - B[r, c]",
+    decls="  const k: i32 = -2147483648\n",
+)
 INT_PIPE = "tile{ew.r=2,ew.c=72},double_buffer"
 
-ICAST = """
-kernel icast(A: i32[R, C], X: f32[R, C], H: f16[R, C], G: bf16[R, C]) -> (Y: f32[R, C], Z: i32[R, C], W: f16[R, C], V: i32[R, C]) {
-  size R = 3
-  size C = 100
-  ew: for r in 0..R {
-    for c in 0..C {
-      Y[r, c] = f32(A[r, c]) * 0.5 + X[r, c]
-      Z[r, c] = i32(X[r, c]) + i32(G[r, c])
-      W[r, c] = f16(A[r, c] * 7) + H[r, c]
-      V[r, c] = i32(H[r, c] * f16(100.0)) - A[r, c]
-    }
-  }
-}
-"""
+ICAST = _ew(
+    "icast(A: i32[R, C], X: f32[R, C], H: f16[R, C], G: bf16[R, C]) -> (Y: f32[R, C], Z: i32[R, C], W: f16[R, C], V: i32[R, C])",
+    "Y[r, c] = f32(A[r, c]) * 0.5 + X[r, c]",
+    "Z[r, c] = i32(X[r, c]) + i32(G[r, c])",
+    "W[r, c] = f16(A[r, c] * 7) + H[r, c]",
+    "V[r, c] = i32(H[r, c] * f16(100.0)) - A[r, c]",
+    rows=3,
+    cols=100,
+)
 
-SEL = """
-kernel sel(X: f32[R, C], G: f16[R, C]) -> (Y: f32[R, C], Z: f16[R, C], V: f32[R, C], H: f16[R, C]) {
-  size R = 5
-  size C = 200
-  ew: for r in 0..R {
-    for c in 0..C {
-      Y[r, c] = select(X[r, c] > 0.0, 1.0, 0.0)
-      H[r, c] = select(G[r, c] <= 0.25, 0.1, -3.0)
-      Z[r, c] = select(G[r, c] > 0.0, select(G[r, c] < 0.5, G[r, c], f16(1.0)), select(G[r, c] < -0.5, f16(2.0), f16(0.0)))
-      V[r, c] = select(X[r, c] > -0.5, select(X[r, c] < 0.5, X[r, c] * 2.0, 0.0), 0.0) + 1.0
-    }
-  }
-}
-"""
+SEL = _ew(
+    "sel(X: f32[R, C], G: f16[R, C]) -> (Y: f32[R, C], Z: f16[R, C], V: f32[R, C], H: f16[R, C])",
+    "Y[r, c] = select(X[r, c] > 0.0, 1.0, 0.0)",
+    "H[r, c] = select(G[r, c] <= 0.25, 0.1, -3.0)",
+    "Z[r, c] = select(G[r, c] > 0.0, select(G[r, c] < 0.5, G[r, c], f16(1.0)), select(G[r, c] < -0.5, f16(2.0), f16(0.0)))",
+    "V[r, c] = select(X[r, c] > -0.5, select(X[r, c] < 0.5, X[r, c] * 2.0, 0.0), 0.0) + 1.0",
+)
 SEL_PIPE = "tile{ew.r=2,ew.c=72},double_buffer"
 
 
@@ -271,20 +261,13 @@ def test_integer_arithmetic_matches_the_interpreter_bit_for_bit() -> None:
         np.testing.assert_array_equal(got[name], want[name], err_msg=name)
 
 
-ANDOR = """
-kernel andor(X: f32[R, C], G: f16[R, C]) -> (Y: f32[R, C], Z: f16[R, C], V: f32[R, C], U: f32[R, C]) {
-  size R = 5
-  size C = 200
-  ew: for r in 0..R {
-    for c in 0..C {
-      Y[r, c] = select(X[r, c] > -0.5, select(X[r, c] < 0.5, X[r, c], 0.0), 0.0)
-      Z[r, c] = select(G[r, c] < f16(-0.5), G[r, c] * f16(2.0), select(G[r, c] > f16(0.5), G[r, c] * f16(2.0), f16(0.0)))
-      V[r, c] = select(X[r, c] > 0.0, select(f32(G[r, c]) > X[r, c], 1.0, 2.0), 2.0)
-      U[r, c] = select(X[r, c] > 0.0, select(f32(G[r, c]) > X[r, c], 1.0, 2.0), 3.0)
-    }
-  }
-}
-"""
+ANDOR = _ew(
+    "andor(X: f32[R, C], G: f16[R, C]) -> (Y: f32[R, C], Z: f16[R, C], V: f32[R, C], U: f32[R, C])",
+    "Y[r, c] = select(X[r, c] > -0.5, select(X[r, c] < 0.5, X[r, c], 0.0), 0.0)",
+    "Z[r, c] = select(G[r, c] < f16(-0.5), G[r, c] * f16(2.0), select(G[r, c] > f16(0.5), G[r, c] * f16(2.0), f16(0.0)))",
+    "V[r, c] = select(X[r, c] > 0.0, select(f32(G[r, c]) > X[r, c], 1.0, 2.0), 2.0)",
+    "U[r, c] = select(X[r, c] > 0.0, select(f32(G[r, c]) > X[r, c], 1.0, 2.0), 3.0)",
+)
 
 
 def test_combined_conditions_are_one_select_of_anded_or_ored_masks() -> None:
