@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import random
 
+import pytest
+from solver_doubles import timing_out_solver
+
 from transformer.capacity import Buffer, build_system, check
 from transformer.capacity.evaluate import compile_checker, violated
 from transformer.targets import get_target
@@ -18,8 +21,10 @@ def nonlinear() -> list[Buffer]:
 DOMS = {f"a{i}": (20, 4000) for i in range(5)}
 
 
-def test_tiny_timeout_is_unknown_not_unsat() -> None:
-    res = check(nonlinear(), "ascend910b2", domains=DOMS, timeout_ms=1, use_cache=False)
+def test_tiny_timeout_is_unknown_not_unsat(monkeypatch: pytest.MonkeyPatch) -> None:
+    with timing_out_solver(monkeypatch) as budgets:
+        res = check(nonlinear(), "ascend910b2", domains=DOMS, timeout_ms=1, use_cache=False)
+    assert budgets and set(budgets) == {1}  # the budget reaches the solver
     assert res.status == "unknown"
     assert "timeout" in res.reason and res.explanations == [] and res.core == []
     assert res.message.startswith("unknown:")

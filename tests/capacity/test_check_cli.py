@@ -14,6 +14,7 @@ from click.testing import CliRunner
 
 from allocation import kernel_plan_totals
 from documented import ROWS
+from solver_doubles import timing_out_solver
 from transformer.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -130,37 +131,8 @@ def test_check_json(tmp_path: Path) -> None:
     assert d["explanations"][0]["buffers"] == ["At"] and d["explanations"][0]["value"] == 128 * KiB
 
 
-class _TimingOutSolver:
-    """A z3.Solver that is handed every constraint but always gives up as a timeout does:
-    the CLI's `unknown` path without racing a 1 ms budget against the machine's load."""
-
-    budgets: list[int] = []
-    real: type = object  # the real z3.Solver, set by the test before patching it
-
-    def __init__(self) -> None:
-        self._real = self.real()
-
-    def set(self, key: str, value: int) -> None:
-        if key == "timeout":
-            self.budgets.append(value)
-        self._real.set(key, value)
-
-    def assert_and_track(self, formula: object, name: object) -> None:
-        self._real.assert_and_track(formula, name)
-
-    def check(self) -> object:
-        import z3
-
-        return z3.unknown
-
-    def reason_unknown(self) -> str:
-        return "timeout"
-
-
 def test_check_unknown_with_tiny_timeout_is_reported_as_unknown(tmp_path: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    import z3
-
     from transformer.capacity.solve import clear_cache
 
     sizes = "\n".join(f"  size a{i} = 16" for i in range(5))
@@ -170,17 +142,14 @@ def test_check_unknown_with_tiny_timeout_is_reported_as_unknown(tmp_path: Path,
                                  f"{sizes}\n{locs}\n  for i in 0..N {{ Y[i] = X[i] }}\n}}\n")
     free = [a for i in range(5) for a in ("--free", f"a{i}")]
     clear_cache()  # a sat result cached by an earlier test would not reach the solver
-    with monkeypatch.context() as m:
-        m.setattr(_TimingOutSolver, "real", z3.Solver)
-        m.setattr(_TimingOutSolver, "budgets", [])
-        m.setattr(z3, "Solver", _TimingOutSolver)
+    with timing_out_solver(monkeypatch) as budgets:
         r = invoke("check", f, *free, "--timeout-ms", "1")
         assert r.exit_code == 1
         assert "unknown (solver timeout after 1 ms)" in r.output
         assert "unsat" not in r.output and "sat: fits" not in r.output
         d = json.loads(invoke("check", f, *free, "--timeout-ms", "1", "--json").output)
         assert d["status"] == "unknown" and d["explanations"] == [] and d["core"] == []
-        assert _TimingOutSolver.budgets == [1, 1]  # --timeout-ms reaches the solver
+        assert budgets == [1, 1]  # --timeout-ms reaches the solver
     # With a real budget the solver decides and picks the sizes; unknown was not cached.
     # (a generous ceiling: under heavy machine load 20 s of wall time was not always enough)
     r = invoke("check", f, *free, "--timeout-ms", "120000")

@@ -1,0 +1,52 @@
+"""Test doubles for the Z3 solver: the capacity checker's `unknown` path, deterministically.
+
+A real 1 ms budget races the machine's load (it decided, or failed differently, on a busy CI
+machine); the double hands every constraint to a real solver but always answers as a
+timeout does."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+
+
+class TimingOutSolver:
+    """A z3.Solver that is handed every constraint but always gives up as a timeout does:
+    the CLI's `unknown` path without racing a 1 ms budget against the machine's load."""
+
+    budgets: list[int] = []
+    real: type = object  # the real z3.Solver, set by the test before patching it
+
+    def __init__(self) -> None:
+        self._real = self.real()
+
+    def set(self, key: str, value: int) -> None:
+        if key == "timeout":
+            self.budgets.append(value)
+        self._real.set(key, value)
+
+    def assert_and_track(self, formula: object, name: object) -> None:
+        self._real.assert_and_track(formula, name)
+
+    def check(self) -> object:
+        import z3
+
+        return z3.unknown
+
+    def reason_unknown(self) -> str:
+        return "timeout"
+
+
+@contextmanager
+def timing_out_solver(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
+    """Within the block every `z3.Solver` is a `TimingOutSolver`; yields the timeout
+    budgets (ms) the code under test set on its solvers, in order."""
+    import z3
+
+    with monkeypatch.context() as m:
+        m.setattr(TimingOutSolver, "real", z3.Solver)
+        m.setattr(TimingOutSolver, "budgets", [])
+        m.setattr(z3, "Solver", TimingOutSolver)
+        yield TimingOutSolver.budgets
