@@ -58,3 +58,21 @@ def test_statistics_min_combined_sum_and_broadcasts_match() -> None:
     (tile,) = [n for n in em.plan.nests if "as one tile" in n.where]
     assert {"WholeReduceMin", "WholeReduceSum", "Brcb", "Div"} <= set(tile.instructions)
     check_emitted(t, k, emitted=em, sanitize=True, what="row statistics as one tile")
+
+
+@pytest.mark.parametrize("name,sizes,pipeline", [
+    # 128-row tiles (by hand) whose whole-tile scratch does not fit UB: row groups; the second
+    # tile is a tail of 72 rows (a run-time group count, the last group's rows at run time)
+    ("softmax", {"R": 200, "C": 128}, "fuse,tile{rmax.r=128},double_buffer"),
+    # a row statistic in a local (`var_ub[n]`, moved by the group) and column broadcasts
+    ("layernorm", {"N": 200, "H": 128}, "fuse,tile{mean.n=128},double_buffer"),
+])
+def test_row_groups_where_the_whole_tile_does_not_fit_match(name: str, sizes: dict[str, int], pipeline: str) -> None:
+    k = example(name, sizes)
+    t = apply(k, pipeline)
+    em = emit_ascendc(t)
+    assert em.plan is not None
+    (tile,) = [n for n in em.plan.nests if "as one tile" in n.where]
+    assert "128 rows x 128 as one tile in groups of" in tile.where, tile.where
+    assert "HardEvent::V_S" not in em.source
+    check_emitted(t, k, emitted=em, sanitize=True, what=f"{name} {sizes} {pipeline} in row groups")

@@ -167,3 +167,37 @@ def test_the_price_is_the_timing_model_formula() -> None:
     assert p.items([loop]) == 80 * p.items([flag])
     assert p.items([Placed(ScalarStep("GetValue", "x = t.GetValue(0) + t.GetValue(1);"))]) == \
         f["s_issue_cycles"] + 2 * float(t.value("timing_s_local_access_cycles"))
+
+
+@pytest.mark.parametrize("name,sizes", [("softmax", {"R": 65536, "C": 64}), ("layernorm", {"N": 65536, "H": 64}),
+                                        ("softmax", {"R": 32768, "C": 128})])
+def test_row_groups_where_the_whole_tile_scratch_does_not_fit(name: str, sizes: dict[str, int]) -> None:
+    """Tiles of 171 / 86 rows: the whole tile's scratch does not fit UB beside the
+    double-buffered locals, so the rows run in groups (a C++ loop over groups of a multiple of
+    16 rows, the locals' operands moved by the group, the scratch reused) — no per-row round
+    trip — and the capacity proof (Z3, `ascx check`) counts the groups' scratch and fits."""
+    from transformer import api
+
+    plan, tiles, rows = _tile(name, sizes)
+    (tile,) = tiles
+    assert f"{rows} rows x" in tile.where and "in groups of" in tile.where, tile.where
+    g = int(tile.where.split("in groups of ")[1].split()[0])
+    assert g % 16 == 0 and g < rows
+    (loop,) = [p.item for p in tile.plan if isinstance(p.item, Loop)]
+    body = [p.item for p in loop.body]
+    assert body and all(isinstance(i, VecOp) for i in body)
+    assert not any(n.vs_round_trip for n in plan.nests)
+    # the group's tiles move by whole groups: some X_ub operand is offset by the loop variable
+    assert any(o.base.startswith("X_ub") and f"{loop.var} * " in o.offset for i in body for o in i.srcs)
+    red = [i for i in body if i.op.startswith("WholeReduce")]
+    assert red and all(_most(i.repeat.times) == g for i in red)  # type: ignore[union-attr]
+    t = apply(example(name, sizes), "fuse,tile,double_buffer")
+    cap = api.check(t)
+    assert cap.status == "sat"
+    tmp = [r for r in cap.per_scope["ub"].rows if r.buffer.startswith("tmpBuf")]
+    assert tmp and max(r.total for r in tmp) >= tile.temp_bytes
+
+
+def test_a_whole_tile_that_fits_takes_no_groups() -> None:
+    _, (tile,), rows = _tile("softmax", {"R": 8192, "C": 128})
+    assert f"{rows} rows x 128 as one tile," in tile.where and not any(isinstance(p.item, Loop) for p in tile.plan)

@@ -43,26 +43,33 @@ mask/repeat form when an operand is a broadcast (`BVec`). `choose` compares the 
 the cheaper: for long rows (a row per tile, or rows of thousands of elements) the per-row
 count-form code with its round trips is cheaper and stays.
 
-Size: about 550 lines, one selection: the shape check (`match`: which rows are independent),
-the three-mode selector that reuses `_Sel` (operands, broadcasts, reductions) and the priced
-choice; they share `Shape` and are only meaningful together.
+When the whole tile's scratch (a tile-sized slot per temporary) does not fit UB beside the
+locals, the rows run in *row groups* (`_grouped`): the largest group of G rows (a multiple of
+16) whose selection fits, in a C++ loop over the groups; each group's tile and row-indexed
+operands are G rows further, the scratch is reused (rows are independent, so groups are too).
+The capacity proof (`ascx check`, Z3) counts the scratch the lowering chose.
+
+Size: about 750 lines, one selection: the shape check (`match`: which rows are independent),
+the three-mode selector that reuses `_Sel` (operands, broadcasts, reductions), the row
+groups and the priced choice; they share `Shape` and are only meaningful together.
 
 Not handled (the per-row code runs): statistics read after the row loop, GM operands, rows
 whose accesses are not exactly row `r`, row pitches that are not whole 32 B blocks or above
-255 blocks, tiles of more than 255 rows with a run-time row count.
+255 blocks, tiles of more than 255 rows with a run-time row count, a group of 16 rows that
+still does not fit.
 """
 
 from __future__ import annotations
 
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Iterator
 
 from .. import ir
 from ..affine import Affine, to_affine
 from ..dtypes import Ty, promote
 from ..intexpr import affine_extent, eval_const
-from .instr import Flag, Operand, Placed, Repeat, VecOp, render, row_chunks, whole_reduce
+from .instr import Flag, Loop, Operand, Placed, Repeat, VecOp, render, row_chunks, whole_reduce
 from .plan import Line, NestChoice
 from .price import Pricer
 from .cexpr import CTYPE
@@ -604,16 +611,12 @@ class RowsSel(_Sel):
                           (need // 4,), tuple(self.items), "")
 
 
-def choose(pe: "PhaseEmitter", row: ir.For, depth: int, per_row: list[NestChoice], pre: list[Placed],
-           tmp_before: int) -> tuple[NestChoice, list[Line], int] | None:
-    """The whole-tile plan of `row` when it matches, fits UB and costs less than the per-row
-    plan (`per_row`: the nests the per-row lowering recorded, `pre` its hoisted items) on the
-    target's timing facts: (its plan record, its lines at `depth`, its temporaries' bytes)."""
-    sh = match(pe, row)
-    if isinstance(sh, str):
-        return None
+def _select(pe: "PhaseEmitter", sh: Shape, depth: int, tmp_before: int) -> tuple[RowsSel, bool] | None:
+    """The selection of the rows of `sh` and whether its scratch fits UB next to the phase's
+    locals (`tmp_before`: the phase scratch before the per-row lowering of this loop), or None
+    when the selection does not take the body."""
     sel = RowsSel(pe, sh, depth)
-    sel.origin = pe.low.where(row)
+    sel.origin = pe.low.where(sh.row)
     try:
         sel.run()
     except NoMatch:
@@ -622,12 +625,123 @@ def choose(pe: "PhaseEmitter", row: ir.For, depth: int, per_row: list[NestChoice
         return None
     saved, pe.ph.tmp_bytes = pe.ph.tmp_bytes, tmp_before
     try:
-        if not fits(pe, sel.need, sel.instrs):
-            return None
+        return sel, fits(pe, sel.need, sel.instrs)
     finally:
         pe.ph.tmp_bytes = saved
-    pricer = Pricer(pe.low.target, {sh.rows_cpp: sh.rows} if sh.rows_cpp else {}, sh.rows)
-    tile_cost = pricer.items(sel.items)
+
+
+def _shifts(pe: "PhaseEmitter", sh: Shape) -> dict[str, tuple[int, int]] | None:
+    """C++ name of each UB local the row body accesses (row-private ones excepted: they live
+    in the scratch) -> (elements its operands move per row, element bytes), or None when a
+    local is accessed at two different row strides."""
+    low = pe.low
+    out: dict[str, tuple[int, int]] = {}
+    for st, _ in _seq(sh.row):
+        for a in _refs(st):
+            if not isinstance(a, ir.Access) or a.tensor in sh.private:
+                continue
+            info = low.info[a.tensor]
+            k = 0
+            for e, stride in zip(a.indices, info.strides):
+                af = to_affine(e, low.sizes)
+                if af is None:
+                    return None
+                k += af.coeff(sh.row.var) * stride
+            if out.setdefault(info.cname, (k, ir.DTYPE_BYTES[info.dtype]))[0] != k:
+                return None
+    return out
+
+
+def _shift_items(items: list[Placed], shifts: dict[str, tuple[int, int]], locals_: set[str], by: str,
+                 rows: int) -> list[Placed] | None:
+    """`items` (one row group's vector instructions) with every local's operand moved by `by`
+    groups of `rows` rows (scratch operands stay), or None when an item is not a VecOp or an
+    operand is a local this selection does not know."""
+    def move(o: Operand) -> Operand | None:
+        key = o.base.split(".")[0].split("[")[0]
+        if key not in locals_:
+            return o  # the phase scratch: each group reuses it
+        if key not in shifts:
+            return None
+        k = shifts[key][0] * rows
+        return o.at(f"{by} * {k}") if k else o
+
+    out: list[Placed] = []
+    for p in items:
+        it = p.item
+        if not isinstance(it, VecOp):
+            return None
+        ops = [move(o) for o in (it.dst, *it.srcs)]
+        work = move(it.work) if it.work is not None else None
+        if any(o is None for o in ops) or (it.work is not None and work is None):
+            return None
+        out.append(Placed(replace(it, dst=ops[0], srcs=tuple(ops[1:]), work=work), p.origin))  # type: ignore[arg-type]
+    return out
+
+
+def _grouped(pe: "PhaseEmitter", sh: Shape, depth: int, tmp_before: int) -> tuple[RowsSel, int, str, str] | None:
+    """Row groups when the whole tile's scratch does not fit UB: the largest group of G rows
+    (a multiple of 16, fewer than the tile's) whose selection fits, run by a C++ loop over
+    the groups (the row loop's own variable), each group's tile and row-indexed operands
+    G rows further; the scratch is reused by every group. (its selector, G, the C++ group
+    count, the C++ row count of a group or "" when constant)."""
+    low = pe.low
+    shifts = _shifts(pe, sh)
+    if shifts is None:
+        return None
+    locals_ = {i.cname for i in low.info.values() if i.kind == "local"}
+    total = sh.rows_cpp or str(sh.rows)
+    gv = low.names(sh.row.var)
+    tried: set[int] = set()
+    for n in range(2, 65):
+        g = -(-(-(-sh.rows // n)) // 16) * 16
+        if g >= sh.rows or g in tried or g < 16:
+            continue
+        tried.add(g)
+        if any((g * k * es) % 32 for k, es in shifts.values()):
+            continue
+        even = not sh.rows_cpp and sh.rows % g == 0
+        rows_cpp = "" if even else f"ascx_min<int32_t>({g}, ({total}) - {gv} * {g})"
+        count = str(sh.rows // g) if even else (str(-(-sh.rows // g)) if not sh.rows_cpp else f"(({total}) + {g - 1}) / {g}")
+        got = _select(pe, replace(sh, rows=g, rows_cpp=rows_cpp), depth + 1, tmp_before)
+        if got is None:
+            return None
+        sel, ok = got
+        if not ok:
+            continue
+        moved = _shift_items(sel.items, shifts, locals_, gv, g)
+        if moved is None:
+            return None
+        sel.items = [Placed(Loop(gv, "0", count, tuple(moved)), sel.origin)]
+        return sel, g, count, rows_cpp
+    return None
+
+
+def choose(pe: "PhaseEmitter", row: ir.For, depth: int, per_row: list[NestChoice], pre: list[Placed],
+           tmp_before: int) -> tuple[NestChoice, list[Line], int] | None:
+    """The whole-tile plan of `row` when it matches, fits UB (the whole tile, or else row
+    groups: `_grouped`) and costs less than the per-row plan (`per_row`: the nests the
+    per-row lowering recorded, `pre` its hoisted items) on the target's timing facts: (its
+    plan record, its lines at `depth`, its temporaries' bytes)."""
+    sh = match(pe, row)
+    if isinstance(sh, str):
+        return None
+    got = _select(pe, sh, depth, tmp_before)
+    if got is None:
+        return None
+    sel, whole = got
+    subst = {sh.rows_cpp: sh.rows} if sh.rows_cpp else {}
+    tile_pricer = Pricer(pe.low.target, subst, sh.rows)
+    group = ""
+    if not whole:
+        got = _grouped(pe, sh, depth, tmp_before)
+        if got is None:
+            return None
+        sel, g, count, g_cpp = got
+        tile_pricer = Pricer(pe.low.target, {**subst, **({g_cpp: g} if g_cpp else {})}, g)
+        group = f" in {count} groups of {g} rows" if count.isdigit() else f" in groups of {g} rows"
+    pricer = Pricer(pe.low.target, subst, sh.rows)
+    tile_cost = tile_pricer.items(sel.items)
     if any(n.fallback for n in per_row):
         row_cost = float("inf")
     else:
@@ -637,7 +751,7 @@ def choose(pe: "PhaseEmitter", row: ir.For, depth: int, per_row: list[NestChoice
         row_cost = sh.rows * body + pricer.items(pre)
     if tile_cost >= row_cost:
         return None
-    where = f"{pe.low.where(row)} `{row.label or row.var}` ({sh.rows} rows x {sh.cols} as one tile, " \
+    where = f"{pe.low.where(row)} `{row.label or row.var}` ({sh.rows} rows x {sh.cols} as one tile{group}, " \
             f"per-row statistics as row vectors: about {tile_cost:.0f} cycles vs {row_cost:.0f} row by row)"
     pre, post = scalar_order(pe, row, sel.items)
     sel.items = pre + sel.items + post
