@@ -185,7 +185,8 @@ def scalar_order(pe: "PhaseEmitter", row: ir.For, items: list[Placed]) -> tuple[
     low = pe.low
     by_cname = {i.cname: n for n, i in low.info.items() if i.kind == "local"}
     touched, written = set(), set()
-    for p in items:
+    flat = [q for p in items for q in (p.item.body if isinstance(p.item, Loop) else (p,))]  # row groups: their loop's body
+    for p in flat:
         it = p.item
         if isinstance(it, VecOp):
             written |= {by_cname[it.dst.base]} if it.dst.base in by_cname else set()
