@@ -197,7 +197,7 @@ def _compile_error(err: Exception, text: str, tmap: dict[int, str]) -> EmittedCo
              + stderr[:3000])
 
 
-def compile_emitted(emitted: Emitted, *, sanitize: bool = False, optimize: str = "-O1") -> Path:
+def compile_emitted(emitted: Emitted, *, sanitize: bool = False, optimize: str | None = None) -> Path:
     from .emulator import CompileError, compile_source
 
     text, tmap = emitted.combined()
@@ -228,7 +228,7 @@ def run_compiled(binary: Path, plan: KernelPlan, inputs: Mapping[str, np.ndarray
 
 
 def build_and_run(kernel: ir.Kernel, target: Target, inputs: Mapping[str, np.ndarray], keep_dir: str | Path | None = None,
-                  sanitize: bool = False, *, emitted: Emitted | None = None, optimize: str = "-O1") -> dict[str, np.ndarray]:
+                  sanitize: bool = False, *, emitted: Emitted | None = None, optimize: str | None = None) -> dict[str, np.ndarray]:
     """Emit, compile (g++ -std=c++17 -Wall -Wextra -Werror + emulator flags, cached by
     source hash), run on `inputs` and return the outputs keyed by name. With `keep_dir`,
     the kernel, harness, build script, binary and data files are kept there."""
