@@ -7,6 +7,10 @@ be marked `@pytest.mark.slow` (or its module `pytestmark = pytest.mark.slow`): t
 that instruction, so the fast tier stays fast as tests are added. (It sees compiles in the
 test's own process; a test that runs `g++` or `ascx verify --emitted` in a subprocess must be
 marked by hand.)
+
+Balance under xdist (`pytest -n 2`): the slow tests are collected first, so the run ends with
+short tests that keep both workers busy instead of one worker finishing a long compile alone,
+and an idle worker steals queued tests from the other (`--dist worksteal`).
 """
 
 from __future__ import annotations
@@ -27,6 +31,19 @@ def _compiles_only_when_slow(request: pytest.FixtureRequest, monkeypatch: pytest
 
         monkeypatch.setattr(emu, "compile_source", refuse)
     yield
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """Under `-n N`, steal work (pytest-xdist's default `load` keeps a queue per worker)."""
+    opt = config.option
+    if getattr(opt, "numprocesses", None) and getattr(opt, "dist", None) == "no":
+        opt.dist = "worksteal"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Slow tests first (stable: each tier keeps its order), so the run ends with short ones."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
