@@ -28,7 +28,7 @@ kernel ew(A: f32[R, C], B: f32[R, C], H: f16[R, C]) -> (O1: f32[R, C], O2: f32[R
 }
 """
 
-# per-row scalars (GetValue) and reductions
+# row statistics (reductions) read back by a row-wise nest
 ROWS = """
 kernel rows(X: f32[R, C], Y: f16[R, C]) -> (S: f32[R], M: f32[R], N: f16[R], Z: f32[R, C]) {
   size R = 4
@@ -80,7 +80,8 @@ kernel pv(P: f32[R, S], V: f16[S, D], sm: f32[R]) -> (O: f16[R, D]) {
 @pytest.mark.parametrize("text,pipeline,want", [
     (ELEMENTWISE, "tile", {"Add", "Sub", "Mul", "Div", "Max", "Mins", "Abs", "Adds", "Exp", "Sqrt", "Rsqrt", "Ln",
                            "Muls", "Duplicate", "Cast"}),
-    (ROWS, "tile", {"ReduceSum", "ReduceMax", "ReduceMin", "Muls", "Adds"}),
+    # short rows: the whole tile at once (rows2d.py: one WholeReduce repeat per row, Brcb)
+    (ROWS, "tile", {"WholeReduceSum", "WholeReduceMax", "WholeReduceMin", "Brcb", "Muls", "Adds"}),
     (FILL, "tile", {"Duplicate", "Add"}),
     (PV, "tile", {"Duplicate", "Cast", "Muls", "Add", "Div"}),
 ])
