@@ -29,6 +29,7 @@ from .cli_common import (  # noqa: F401  (check_harness_dir, write_emitted: re-e
     transform_kernel,
     write_emitted,
 )
+from .diagnostics import UsageError
 from .targets import Target
 
 
