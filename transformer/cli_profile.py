@@ -1,9 +1,13 @@
 """`ascx profile`: how fast a kernel runs on the emulator's pipe-level timing model.
 
-    ascx profile FILE [--passes P] [--size N=V]... [--target T] [--json] [--trace out.json] [--svg out.svg] [--full]
+    ascx profile FILE|DIR [--passes P] [--size N=V]... [--target T] [--json] [--trace out.json] [--svg out.svg]
+                 [--full | --timing-only]
 
 FILE is an `.ir` kernel (emitted after --passes) or a hand-written Ascend C `.cpp` with its
-own `main`, so both are measured on the same model (`transformer.timing`).  Exit codes:
+own `main`; DIR a sample folder (its `.cpp` defining `main` plus the kernel files), so all
+are measured on the same model (`transformer.timing`). Hand-written code is built without
+`-Werror` (its warnings are shown) and runs the arithmetic by default (it may check its own
+results); an `.ir` kernel runs timing-only by default (same cycles, faster).  Exit codes:
 0 ok, 1 the kernel has sync hazards (reported with both source lines), 2 bad input,
 3 internal error.
 """
@@ -12,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -90,7 +95,9 @@ def format_report(r: Any) -> str:
               help="Write a Chrome trace-event timeline (a track per core x pipe; open in Perfetto).")
 @click.option("--svg", "svg_path", default=None, metavar="OUT.svg",
               help="Also draw the timeline of the first two cores as a static SVG picture (docs, CI artifacts).")
-@click.option("--full", is_flag=True, help="Run the arithmetic too (default: timing-only, same cycles, faster).")
+@click.option("--full/--timing-only", "full", default=None,
+              help="Run the arithmetic too, or skip it (same cycles, faster). Default: timing-only for an .ir kernel, "
+                   "full for hand-written code (it may check its own results).")
 @backend_option
 @device_option
 @click.option("--record", "record_path", default=None, metavar="RUNS.csv",
@@ -98,10 +105,10 @@ def format_report(r: Any) -> str:
                    "(the input of `ascx calibrate`).")
 @handle_errors
 def profile_cmd(file: str, pipeline: str | None, sizes: tuple[str, ...], target_name: str | None, as_json: bool,
-                trace_path: str | None, svg_path: str | None, full: bool,
+                trace_path: str | None, svg_path: str | None, full: bool | None,
                 backend: str, device: int | None, record_path: str | None) -> None:
-    """Profile FILE (.ir after --passes, or a hand-written Ascend C .cpp with main) on the
-    pipe-level timing model: cycles, per-pipe busy time, bound, roofline, hot lines, hazards."""
+    """Profile FILE (.ir after --passes, or a hand-written Ascend C .cpp with main) or DIR (a
+    sample folder: main.cpp plus its kernels) on the pipe-level timing model: cycles, per-pipe busy time, bound, roofline, hot lines, hazards."""
     if svg_path and backend == "npu":
         raise UsageError("--svg draws the emulator's timeline; --backend npu has none (msprof measures the device)")
     if trace_path:
@@ -134,34 +141,21 @@ def _write_svg(trace: Path, svg: Path, file: str) -> None:
 
 
 def _profile(file: str, pipeline: str | None, sizes: tuple[str, ...], target_name: str | None, as_json: bool,
-             trace_path: str | None, full: bool, backend: str, device: int | None, record_path: str | None) -> None:
+             trace_path: str | None, full: bool | None, backend: str, device: int | None, record_path: str | None) -> None:
     from .timing.profile import profile_kernel, profile_source
 
     if record_path and backend != "npu":
         raise UsageError("--record goes with --backend npu", hint="it pairs a measured profile with the emulator's")
-    if backend == "npu" and (trace_path or file.endswith((".cpp", ".cc", ".cxx"))):
+    handwritten = file.endswith((".cpp", ".cc", ".cxx")) or os.path.isdir(file)
+    if backend == "npu" and (trace_path or handwritten):
         raise UsageError("--backend npu profiles .ir kernels, without --trace (msprof measures the device; "
                          "see docs/npu.md)")
     if record_path:
         check_output_path(record_path, "--record", inputs=(file,), suffix=".csv")
     toolchain = npu_toolchain(backend, device, need_msprof=True)
     target = load_target(target_name)
-    if file.endswith((".cpp", ".cc", ".cxx")):
-        if pipeline or sizes:
-            raise UsageError(f"{file}: --passes and --size apply to .ir kernels, not to a hand-written source")
-        import os
-
-        if not os.path.isfile(file):
-            raise UsageError(f"cannot read `{file}`: no such file")
-        from .emulator import CompileError
-        from .timing.profile import ProfileError
-
-        try:
-            result = profile_source(file, target, timing_only=not full, trace=trace_path)
-        except CompileError as e:
-            raise UsageError(f"{file}: g++ rejected the source:\n{e.stderr.strip()[:3000]}") from None
-        except ProfileError as e:
-            raise UsageError(f"{file}: {e}") from None
+    if handwritten:
+        result = _profile_handwritten(file, pipeline, sizes, target, full, trace_path)
     else:
         from .driver import emit
 
@@ -175,6 +169,31 @@ def _profile(file: str, pipeline: str | None, sizes: tuple[str, ...], target_nam
     click.echo(json.dumps(result.to_json(), indent=2) if as_json else format_report(result))
     if result.hazards:
         raise CheckFailed()
+
+
+def _profile_handwritten(file: str, pipeline: str | None, sizes: tuple[str, ...], target: Target, full: bool | None,
+                         trace_path: str | None) -> Any:
+    """Profile a hand-written `.cpp` or sample folder; its compiler warnings go to stderr."""
+    from .emulator import CompileError
+    from .emulator.folder import FolderError
+    from .timing.profile import ProfileError, profile_source
+
+    if pipeline or sizes:
+        raise UsageError(f"{file}: --passes and --size apply to .ir kernels, not to hand-written sources")
+    if not os.path.exists(file):
+        raise UsageError(f"cannot read `{file}`: no such file or folder")
+    try:
+        result = profile_source(file, target, timing_only=full is False, trace=trace_path)
+    except FolderError as e:
+        raise UsageError(str(e), hint="a sample folder holds main.cpp (defining main) and its kernel .cpp files") from None
+    except CompileError as e:
+        raise UsageError(f"{file}: g++ rejected the source:\n{e.stderr.strip()[:3000]}") from None
+    except ProfileError as e:
+        raise UsageError(f"{file}: {e}") from None
+    warnings = result.details.get("warnings", "").strip()
+    if warnings:
+        click.echo(f"{warnings[:3000]}\nascx profile: {file}: compiled with the warnings above (not fatal)", err=True)
+    return result
 
 
 def _profile_npu(kernel: Any, em: Any, target: Target, toolchain: Any, *, file: str, as_json: bool,

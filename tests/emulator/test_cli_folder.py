@@ -3,8 +3,11 @@ errors (fast: nothing here compiles) and the behaviour on user code (slow: one s
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from transformer.cli import main as cli_main
@@ -35,3 +38,54 @@ def test_cflags_with_a_subcommand_is_a_usage_error(tmp_path: Path) -> None:
     res = _invoke("emulator", "--cflags", "build", str(tmp_path))
     assert res.exit_code == 2, res.output
     assert "go without a subcommand" in res.output and "internal error" not in res.output
+
+
+FOLDER = Path(__file__).parent / "cases" / "profile_folder"
+
+
+@pytest.mark.slow
+def test_profile_of_a_sample_folder_runs_its_self_check_and_shows_warnings(tmp_path: Path) -> None:
+    """Issue 26 item 5: `ascx profile DIR` (main.cpp + two kernel files), built without -Werror
+    (the unused parameter warns, not fatal); hand-written code runs the arithmetic by default,
+    so the host's own check passes; --timing-only fails it with a note saying why."""
+    work = tmp_path / "sample"
+    shutil.copytree(FOLDER, work)
+    res = _invoke("profile", str(work))
+    assert res.exit_code == 0, res.output
+    assert "warning: unused parameter" in res.output and "compiled with the warnings above (not fatal)" in res.output
+    assert "full run" in res.output
+    assert "launch       scale_custom: AIV mode, blockDim 4" in res.output
+    assert "launch       bias_custom: AIV mode, blockDim 4" in res.output
+    assert "hazards      none" in res.output
+    assert (work / "output").is_dir()  # created, as the samples' run scripts do
+    res = _invoke("profile", str(work), "--timing-only")
+    assert res.exit_code == 2, res.output
+    assert "mismatch: 4096 of 4096" in res.output and "profile without --timing-only" in res.output
+
+
+@pytest.mark.slow
+def test_profile_of_a_handwritten_cpp_that_checks_itself(tmp_path: Path) -> None:
+    """A single .cpp with its own main and check profiles as it is (it failed with "mismatch"
+    when hand-written code defaulted to timing-only)."""
+    src = tmp_path / "scale.cpp"
+    src.write_text((FOLDER / "scale_custom.cpp").read_text() + """
+#include <cstdio>
+int32_t main()
+{
+    const size_t bytes = 4 * 1024 * sizeof(float);
+    float *x = reinterpret_cast<float *>(AscendC::GmAlloc(bytes));
+    float *y = reinterpret_cast<float *>(AscendC::GmAlloc(bytes));
+    for (uint32_t i = 0; i < 4 * 1024; ++i) x[i] = static_cast<float>(i % 13);
+    ICPU_RUN_KF(scale_custom, 4, reinterpret_cast<GM_ADDR>(x), reinterpret_cast<GM_ADDR>(y), 0u);
+    for (uint32_t i = 0; i < 4 * 1024; ++i)
+        if (y[i] != 2.0f * x[i]) { std::printf("mismatch at %u\\n", i); return 1; }
+    AscendC::GmFree(x);
+    AscendC::GmFree(y);
+    return 0;
+}
+""")
+    res = _invoke("profile", str(src), "--json")
+    assert res.exit_code == 0, res.output
+    assert "warning: unused parameter" in res.output
+    body = json.loads(res.output[res.output.index("{"):res.output.rindex("}") + 1])
+    assert body["details"]["timing_only"] is False and body["cycles"] > 0

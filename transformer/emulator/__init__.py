@@ -25,7 +25,7 @@ from .trace import TraceEvent, parse_trace
 
 __all__ = [
     "DEFAULT_SCOPE_BYTES", "EMU_SCOPES", "MIX_AIV_PER_BLOCK", "ERROR_EXIT", "CompileError", "RunResult", "include_dir", "cflags",
-    "compile_source", "compile_files", "build_flags", "run_binary", "compile_and_run", "TraceEvent",
+    "compile_source", "compile_files", "build_warnings", "build_flags", "run_binary", "compile_and_run", "TraceEvent",
 ]
 
 #: The local memory scopes the headers size (`-DASCX_EMU_<SCOPE>_BYTES`).
@@ -178,10 +178,22 @@ def _cached_build(sources: Sequence[tuple[str, str]], flags: list[str], key_extr
         proc = subprocess.run([cxx, *flags, *map(str, paths), "-o", str(tmp_bin)], capture_output=True, text=True)
         if proc.returncode != 0:
             raise CompileError(f"{cxx} failed (exit {proc.returncode}) for {name}", proc.stderr)
+        # kept next to the binary, so a cached build still shows its warnings
+        (out.parent / _WARNINGS).write_text(proc.stderr)
         os.replace(tmp_bin, out)
         for src in paths:
             shutil.copyfile(src, out.parent / src.name)
     return out
+
+
+_WARNINGS = "compiler-warnings.txt"
+
+
+def build_warnings(binary: Path) -> str:
+    """The compiler's diagnostics of the (successful, possibly cached) build of ``binary``:
+    without ``-Werror`` a user's source may warn, and a caller shows the warnings."""
+    p = Path(binary).parent / _WARNINGS
+    return p.read_text() if p.is_file() else ""
 
 
 def compile_source(

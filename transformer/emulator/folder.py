@@ -13,11 +13,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from . import RunResult, compile_files, run_binary
 
-__all__ = ["FolderSources", "FolderError", "find_sources", "build_folder", "run_folder"]
+__all__ = ["FolderSources", "FolderError", "find_sources", "build_folder", "make_output_dir", "run_folder"]
 
 _MAIN = re.compile(r"^\s*(?:int|int32_t|auto)\s+main\s*\(", re.MULTILINE)
 _SOURCE_SUFFIXES = (".cpp", ".cc", ".cxx")
@@ -61,16 +61,25 @@ def find_sources(root: Path) -> FolderSources:
 
 
 def build_folder(root: Path, *, sanitize: bool = False, warnings_as_errors: bool = False,
-                 extra_flags: Sequence[str] = (), cache_dir: Path | None = None) -> tuple[FolderSources, Path]:
+                 extra_flags: Sequence[str] = (), cache_dir: Path | None = None,
+                 scope_bytes: Mapping[str, int] | None = None) -> tuple[FolderSources, Path]:
     """Compile the folder's host program and kernels into one cached binary.
+
+    ``scope_bytes`` sizes the local memories (a target table's, for a profile).
 
     Raises :class:`FolderError` for a folder without a host program and
     :class:`transformer.emulator.CompileError` when g++ rejects the sources.
     """
     src = find_sources(root)
     binary = compile_files(list(src.all), include=[root.resolve()], cache_dir=cache_dir, name=root.resolve().name or "sample",
-                           sanitize=sanitize, warnings_as_errors=warnings_as_errors, extra_flags=extra_flags)
+                           sanitize=sanitize, warnings_as_errors=warnings_as_errors, extra_flags=extra_flags,
+                           scope_bytes=scope_bytes)
     return src, binary
+
+
+def make_output_dir(root: Path) -> None:
+    """Create the folder's ``output/`` (the sample hosts write there without creating it)."""
+    (root / "output").mkdir(exist_ok=True)
 
 
 def run_folder(root: Path, binary: Path, args: Sequence[str] = (), *, timeout: float = 300.0) -> RunResult:
@@ -78,5 +87,5 @@ def run_folder(root: Path, binary: Path, args: Sequence[str] = (), *, timeout: f
 
     ``output/`` is created first, as the samples' run scripts do.
     """
-    (root / "output").mkdir(exist_ok=True)
+    make_output_dir(root)
     return run_binary(binary, args, timeout=timeout, cwd=root)

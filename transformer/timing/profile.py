@@ -130,7 +130,7 @@ def run_profiled(binary: Path, target: Target, args: Sequence[str] = (), *, timi
                "ASCX_TIMING_ONLY": "1" if timing_only else "0"}
         if trace is not None:
             env["ASCX_TIMELINE"] = str(Path(trace).resolve())
-        r = run_binary(binary, list(args), env=env, timeout=timeout if timeout is not None else 3600.0)
+        r = run_binary(binary, list(args), env=env, timeout=timeout if timeout is not None else 3600.0, cwd=cwd)
         if r.returncode != 0 or not out.is_file():
             raise ProfileError(f"the profiled program failed (exit {r.returncode}):\n" + (r.stderr.strip() or r.stdout.strip())[:4000])
         return json.loads(out.read_text()), r
@@ -167,18 +167,45 @@ def profile_kernel(kernel: Any, target: Target | str, *, timing_only: bool | Non
                                   "hot_all": [(h["line"], h["pipe"], float(h["cycles"])) for h in summary.get("hot", [])]})
 
 
+#: User code is compiled with the usual warnings, shown but not fatal (no -Werror).
+_USER_WARNINGS = ("-Wall", "-Wextra")
+
+
 def profile_source(cpp_path: str | Path, target: Target | str, *, args: Sequence[str] = (), timeout: float | None = None,
                    timing_only: bool = False, trace: str | Path | None = None) -> ProfileResult:
-    """Profile a hand-written Ascend C source with its own `main` on the same model."""
-    from ..emulator import compile_source
+    """Profile hand-written Ascend C on the same model: a `.cpp` with its own `main`, or a
+    sample folder (the `.cpp` defining `main` plus its kernel files, run in the folder, which
+    it reads `input/` from: `transformer.emulator.folder`).
+
+    User code is built without `-Werror` (public samples warn, e.g. on unused parameters);
+    the compiler's warnings are in `details["warnings"]`. The default runs the arithmetic
+    too: hand-written hosts often check their own results, which a timing-only run (the
+    arithmetic skipped) would fail."""
+    from ..emulator import build_warnings, compile_source
+    from ..emulator.folder import build_folder, make_output_dir
     from ..targets import resolve_target
 
     tgt = resolve_target(target)
     path = Path(cpp_path)
     scope = {s.upper(): int(tgt.scope(s).physical_bytes) for s in ("ub", "l1", "l0a", "l0b", "l0c")}
-    binary = compile_source(path, scope_bytes=scope, name=re.sub(r"\W", "_", path.stem) or "kernel")
-    summary, _ = run_profiled(binary, tgt, args, timing_only=timing_only, timeout=timeout, trace=trace)
-    return parse_summary(summary, tgt, kernel=path.stem, details={"source": str(path)})
+    cwd = None
+    if path.is_dir():
+        _, binary = build_folder(path, scope_bytes=scope, warnings_as_errors=False, extra_flags=_USER_WARNINGS)
+        cwd = path
+        make_output_dir(path)
+        kernel = path.resolve().name
+    else:
+        binary = compile_source(path, scope_bytes=scope, warnings_as_errors=False, extra_flags=_USER_WARNINGS,
+                                name=re.sub(r"\W", "_", path.stem) or "kernel")
+        kernel = path.stem
+    try:
+        summary, _ = run_profiled(binary, tgt, args, timing_only=timing_only, timeout=timeout, trace=trace, cwd=cwd)
+    except ProfileError as e:
+        if timing_only:
+            raise ProfileError(f"{e}\n(a timing-only run skips the arithmetic, so a program that checks its own "
+                               "results fails; profile without --timing-only)") from None
+        raise
+    return parse_summary(summary, tgt, kernel=kernel, details={"source": str(path), "warnings": build_warnings(binary)})
 
 
 __all__ = ["ProfileError", "parse_summary", "profile_kernel", "profile_source", "run_profiled"]
