@@ -240,6 +240,16 @@ class Lowering:
         for i, ph in enumerate(phases):
             if i and not why[i] and ph.core != phases[i - 1].core:
                 why[i] = f"it runs on {ph.core} cores after a {phases[i - 1].core} phase"
+        if self.flash is None:  # a barrier waits for every block: the launch must be one wave
+            from .spread import kind_cores, one_wave
+
+            caps = one_wave([p.cores for p in phases], [p.core for p in phases], any(why),
+                            kind_cores(self.target, "vec")[0], kind_cores(self.target, "cube")[0])
+            for ph, n in zip(phases, caps):
+                if n < ph.cores:
+                    ph.spread += (f"; {ph.cores} workers capped at {n}, the cores that run at once: a cross-block "
+                                  "barrier cannot wait for blocks of a later wave")
+                    ph.cores = n
             if why[i] and max(p.cores for p in phases) > 1:
                 ph.spread += f"; a cross-block barrier before it: {why[i]}"
         return why
@@ -287,25 +297,16 @@ class Lowering:
         cores_of = {"vec": [p for p in phases if p.core == "vec"], "cube": [p for p in phases if p.core == "cube"]}
         has_cube = bool(cores_of["cube"])
         kind = ("mix" if cores_of["vec"] else "cube") if has_cube else "vector"
-        max_vec = max([p.cores for p in cores_of["vec"]] or [1])
-        max_cube = max([p.cores for p in cores_of["cube"]] or [1])
         if self.flash is not None:
             kind, block_dim = "mix", phases[0].cores
             mode = "MIX_MODE"
-        elif kind == "mix":
-            block_dim = max(max_cube, -(-max_vec // self.mix_vectors))
-            mode = "MIX_MODE"
-        elif kind == "cube":
-            block_dim = max_cube
-            mode = "AIC_MODE"
         else:
-            block_dim = max_vec
-            mode = "AIV_MODE"
-            if block_dim > 1 and any(self.cross):
-                # phases that hand data through GM need an all-core barrier between them; the
-                # emulator runs AIV_MODE blocks one after another, so the barrier runs as a mix launch
-                mode = "MIX_MODE"
-                block_dim = -(-block_dim // self.mix_vectors)
+            # phases that hand data through GM need an all-core barrier between them; the
+            # emulator runs AIV_MODE blocks one after another, so the barrier runs as a mix launch
+            from .spread import launch_shape
+
+            mode, block_dim = launch_shape([p.cores for p in phases], [p.core for p in phases], any(self.cross),
+                                           self.mix_vectors)
         self.kind, self.mode, self.block_dim = kind, mode, block_dim
 
         # GM parameters, workspace, scalars

@@ -16,6 +16,8 @@ temp, a local demoted to the GM workspace) then run on different cores, so a cro
 barrier separates them (`phase_barriers`; lowering emits it as the all-core flag pair
 `multicore` kernels use, priced by the timing model at `timing_xcore_latency_cycles`).
 Phases that share nothing in GM need none: a core goes on to its share of the next phase.
+A launch with a barrier must fit in one wave (`one_wave`): a barrier cannot wait for blocks
+the chip has not started yet.
 
 A phase is not spread, with the reason in the plan (`ascx emit --plan`), when
 - the outermost statement is not a loop, its bounds are not constant, or it runs once;
@@ -238,6 +240,34 @@ def phase_barriers(kernel: ir.Kernel, phases: list[tuple[ir.Stmt, ...]], cores: 
     return out
 
 
+def one_wave(workers: list[int], kinds: list[str], barrier: bool, vec_cap: int, cube_cap: int) -> list[int]:
+    """The workers of each phase (core kind "vec" or "cube"), capped so that a launch with a
+    cross-block barrier (`barrier`) fits in one wave: at most `vec_cap` vector and `cube_cap`
+    cube workers (`kind_cores`: the cores that run at once). The chip runs `blockDim` blocks
+    beyond its cores in waves, a later wave starting only when a block of an earlier one
+    ends; a barrier that waits for every block then never completes (the blocks it waits for
+    have not started). An explicit `@cores(N)` above the cap is lowered to the cap (each
+    worker takes a larger share). Without a barrier, waves are fine and nothing changes."""
+    if not barrier:
+        return list(workers)
+    return [min(n, vec_cap if k == "vec" else cube_cap) if k in ("vec", "cube") else n for n, k in zip(workers, kinds)]
+
+
+def launch_shape(workers: list[int], kinds: list[str], barrier: bool, mix_vectors: int) -> tuple[str, int]:
+    """(kernel mode, blockDim) of a launch whose phases have core kinds `kinds` ("vec",
+    "cube") and `workers` each. Vector only: AIV_MODE over the widest phase, unless phases
+    hand data through GM across blocks (`barrier`): then the all-AIV barrier runs as a MIX
+    launch of `mix_vectors` AIV per block. Cube only: AIC_MODE. Both: MIX_MODE, enough
+    blocks for the widest cube phase and for the widest vector phase."""
+    vec = max([n for n, k in zip(workers, kinds) if k == "vec"] or [1])
+    cube = max([n for n, k in zip(workers, kinds) if k == "cube"] or [1])
+    if "cube" in kinds:
+        return ("MIX_MODE", max(cube, -(-vec // mix_vectors))) if "vec" in kinds else ("AIC_MODE", cube)
+    if vec > 1 and barrier:
+        return "MIX_MODE", -(-vec // mix_vectors)
+    return "AIV_MODE", vec
+
+
 def phase_label(kernel: ir.Kernel, stmts: tuple[ir.Stmt, ...], index: int) -> str:
     last = stmts[-1] if stmts else None
     if isinstance(last, ir.For):
@@ -258,5 +288,5 @@ def worker_bounds(lo: int, trip: int, n: int) -> tuple[int, int, str]:
     return q, r, f"worker w runs {q + 1} iterations if w < {r}, else {q}, contiguous from {lo}"
 
 
-__all__ = ["Spread", "const_trip", "decide", "is_prologue_copy", "kernel_spread", "kind_cores", "phase_barriers",
-           "phase_spans", "worker_bounds", "written"]
+__all__ = ["Spread", "const_trip", "decide", "is_prologue_copy", "kernel_spread", "kind_cores", "launch_shape",
+           "one_wave", "phase_barriers", "phase_spans", "worker_bounds", "written"]

@@ -1,6 +1,8 @@
 // Failure-mode kernels: `./negative <case>` runs one kernel that breaks a hardware rule.
-// Every case must stop with exit status 3 and an "ascx-emu: error:" message.
+// Every case must stop with exit status 3 and an "ascx-emu: error:" message, except
+// `slow_barrier`, which must finish ("no error").
 #include "kernel_operator.h"
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -96,6 +98,17 @@ extern "C" __global__ __aicore__ void neg_kernel(GM_ADDR gm) {
         if ASCEND_IS_AIV {
             CrossCoreWaitFlag(5);
         }
+    } else if (c == "barrier_waves" || c == "slow_barrier") {
+        // an all-AIV barrier over 3 blocks; in `slow_barrier` one AIV works for 0.3 s first
+        // while the others wait (run with a shorter ASCX_EMU_DEADLOCK_TIMEOUT: not a hang)
+        if ASCEND_IS_AIV {
+            if (c == "slow_barrier" && GetBlockIdx() == 0) {
+                auto t0 = std::chrono::steady_clock::now();
+                while (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(300)) PipeBarrier<PIPE_V>();
+            }
+            CrossCoreSetFlag<0x0, PIPE_MTE3>(1);
+            CrossCoreWaitFlag(1);
+        }
     } else {
         std::fprintf(stderr, "unknown case %s\n", c.c_str());
     }
@@ -107,9 +120,11 @@ int main(int argc, char** argv) {
     g_gm = GmAlloc(512);
     KernelMode m = KernelMode::AIV_MODE;
     if (g_case == "l0a_overalloc" || g_case == "fixpipe_quant") m = KernelMode::AIC_MODE;
+    uint32_t blocks = 1;
     if (g_case == "deadlock") m = KernelMode::MIX_MODE;
+    if (g_case == "barrier_waves" || g_case == "slow_barrier") m = KernelMode::MIX_MODE, blocks = 3;
     SetKernelMode(m);
-    ICPU_RUN_KF(neg_kernel, 1, g_gm);
+    ICPU_RUN_KF(neg_kernel, blocks, g_gm);
     GmFree(g_gm);
     std::printf("no error\n");
     return 0;

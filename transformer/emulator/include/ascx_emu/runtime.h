@@ -3,6 +3,7 @@
 // Clean-room implementation written for the ascx project from the public Ascend C
 // API documentation (Apache-2.0). No Huawei header text is used.
 #pragma once
+#include <atomic>
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
@@ -211,9 +212,18 @@ inline std::string core_desc() {
     return b;
 }
 
+// Every API call of every core counts one step: a core waiting for a cross-core flag times
+// out only when no core has made a step for the timeout (a slow launch whose other cores
+// are still computing is not a hang; `cross_wait_until`).
+inline std::atomic<uint64_t>& work_steps() {
+    static std::atomic<uint64_t> n{0};
+    return n;
+}
+
 inline CoreState& core(const char* api, SrcLoc loc) {
     CoreState* c = cur_core();
     if (!c) fail(api, loc, "called outside a kernel launched by ICPU_RUN_KF (no emulated core is running)");
+    work_steps().fetch_add(1, std::memory_order_relaxed);
     return *c;
 }
 
@@ -1149,7 +1159,8 @@ inline void cross_wait_until(ascx_emu::CrossCore& x, std::unique_lock<std::mutex
                              const std::function<std::string()>& what, SrcLoc loc, const char* api = "CrossCoreWaitFlag") {
     if (ready()) return;
     x.blocked++;
-    auto t0 = std::chrono::steady_clock::now();
+    auto t0 = std::chrono::steady_clock::now();  // the last time this core saw another core progress
+    uint64_t steps = ascx_emu::work_steps().load(std::memory_order_relaxed), seen_progress = x.progress;
     while (!ready()) {
         if (x.blocked >= x.live) {
             // Every live core is in a wait, but a core just released by a set may not have
@@ -1162,9 +1173,17 @@ inline void cross_wait_until(ascx_emu::CrossCore& x, std::unique_lock<std::mutex
             continue;
         }
         x.cv.wait_for(lk, std::chrono::milliseconds(50));
+        uint64_t now_steps = ascx_emu::work_steps().load(std::memory_order_relaxed);
+        if (now_steps != steps || x.progress != seen_progress) {  // some core is still working: not a hang
+            steps = now_steps;
+            seen_progress = x.progress;
+            t0 = std::chrono::steady_clock::now();
+            continue;
+        }
         double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         if (el > x.timeout_s && !ready())
-            ascx_emu::fail(api, loc, "timeout after %.1f s waiting for %s (ASCX_EMU_DEADLOCK_TIMEOUT)", el, what().c_str());
+            ascx_emu::fail(api, loc, "timeout: no core made progress for %.1f s while this core waits for %s "
+                           "(ASCX_EMU_DEADLOCK_TIMEOUT)", el, what().c_str());
     }
     x.blocked--;
 }
@@ -1225,6 +1244,12 @@ template <uint8_t MODE = 0, pipe_t P = PIPE_S> inline void CrossCoreWaitFlag(uin
         std::string key = mode == 0 ? std::string("m0/") + (c.kind == ascx_emu::CoreKind::AIV ? "AIV" : "AIC")
                                     : "m1/b" + std::to_string(c.group);
         uint64_t n = mode == 0 ? static_cast<uint64_t>(c.kind == ascx_emu::CoreKind::AIV ? x->n_aiv : x->n_aic) : 2;
+        const auto& cfg = ascx_emu::tm::config();
+        if (mode == 0 && cfg.timing && c.block_num > cfg.aic_cores)  // the target's core counts are known
+            ascx_emu::fail("CrossCoreWaitFlag", loc, "a mode-0 barrier waits for all %d blocks of the launch, but the "
+                           "chip runs %d at once: later blocks start only when earlier ones end (waves), so this "
+                           "barrier never completes on the chip; launch at most %d blocks", c.block_num,
+                           cfg.aic_cores, cfg.aic_cores);
         uint64_t k = ++c.cc_wait_count[flagId];
         std::snprintf(what, sizeof what, "cross-core flag %u (mode %d barrier, %llu sets needed)", flagId, mode, (unsigned long long)(k * n));
         auto& v = x->bar[key];
