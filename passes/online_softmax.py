@@ -134,11 +134,9 @@ def rewrite(kernel: ir.Kernel, block: int, trace: TraceEntry) -> ir.Kernel:
     mx_stmt = next((s for s in rows for s in ([s] + (list(s.body) if isinstance(s, ir.For) else []))
                     if isinstance(s, ir.Assign) and s.op == "max="), None)
     if mx_stmt is None:
-        deep = next((s for s in ir.iter_stmts(kernel.body) if isinstance(s, ir.Assign) and s.op == "max="), None)
+        deep = _deep_row_max(kernel)
         if deep is not None:
-            raise NothingToDo("online_softmax", "looked for the row max (`MX max= ...`) in the row loop or the loops "
-                              "directly in it; it is nested deeper, inside tiled loops", deep.loc,
-                              hint="run `online_softmax` before `tile` (e.g. `online_softmax,tile`)")
+            raise _deep_row_max_refusal(*deep)
         raise _fail("looked for a row max (`MX max= ...`); the kernel has none", first)
     MX = _row_name(mx_stmt.target)
     # position of the exp loop
@@ -304,6 +302,35 @@ def rewrite(kernel: ir.Kernel, block: int, trace: TraceEntry) -> ir.Kernel:
     trace.decisions.append(f"running max `{MX}`, rescaled sum `{SM}` and accumulator `{acc_t.tensor}` "  # type: ignore[union-attr]
                            f"with the safe max `{ms}` and rescale factor `{al}`")
     return dataclasses.replace(kernel, body=(nest,), buffers=tuple(buffers))
+
+
+def _deep_row_max(kernel: ir.Kernel) -> tuple[ir.Assign, tuple[ir.For, ...]] | None:
+    """The first `max=` of the kernel with the loops enclosing it (outermost first)."""
+
+    def walk(stmts: tuple[ir.Stmt, ...], outer: tuple[ir.For, ...]) -> tuple[ir.Assign, tuple[ir.For, ...]] | None:
+        for s in stmts:
+            if isinstance(s, ir.Assign) and s.op == "max=":
+                return s, outer
+            if isinstance(s, ir.For):
+                got = walk(s.body, outer + (s,))
+                if got is not None:
+                    return got
+        return None
+
+    return walk(kernel.body, ())
+
+
+def _deep_row_max_refusal(stmt: ir.Assign, outer: tuple[ir.For, ...]) -> PassError:
+    """Why a row max nested below the loops directly in the row loop is not rewritten:
+    the rows are loops nested in one another (heads x query rows of grouped-query decode
+    attention). A tiled kernel is refused earlier (it has staged locals)."""
+    rows = outer[:-1]  # the innermost enclosing loop runs over the keys
+    names = ", ".join(f"`{lp.var}`" for lp in rows)
+    return NothingToDo("online_softmax", "looked for the row max (`MX max= ...`) in the row loop or the loops "
+                       f"directly in it; it is {len(outer)} loops deep, in the row loops {names} nested in one "
+                       "another, and online_softmax rewrites rows of one loop", stmt.loc,
+                       hint="write the rows as one loop (one query row per iteration, its keys in the loops "
+                       "directly inside it)")
 
 
 def Check_block_divides(block: int, n: int, loop: ir.For) -> None:

@@ -186,3 +186,110 @@ def test_one_phase_over_the_queue_limit_is_demoted_and_fits() -> None:
             + " + ".join(f"x{k}[i]" for k in range(9)) + "\n  }\n}\n")
     fits, warned = _fits_and_queue_warnings(text, "tile{e=256}")
     assert fits and len(warned) == 1, warned
+
+
+# ---- issue 29: what a new user trips on (items 2-5, 10; item 1 in tests/passes)
+
+DECODE_GQA = """kernel decode(Q: f16[G, R, D], K: f16[G, L, D], V: f16[G, L, D]) -> (O: f16[G, R, D]) {
+  size G = 2
+  size R = 4
+  size L = 4096
+  size D = 128
+  const scale: f32 = 0.088
+  temp s: f32[G, R, L]
+  temp mx: f32[G, R]
+  temp sm: f32[G, R]
+  temp acc: f32[G, R, D]
+  qk: for g in 0..G {
+    for r in 0..R {
+      for t in 0..L {
+        s[g, r, t] = 0.0
+        for d in 0..D { s[g, r, t] += f32(Q[g, r, d]) * f32(K[g, t, d]) }
+        s[g, r, t] = s[g, r, t] * scale
+      }
+    }
+  }
+  rmax: for g in 0..G {
+    for r in 0..R {
+      mx[g, r] = -inf
+      for t in 0..L { mx[g, r] max= s[g, r, t] }
+    }
+  }
+  expo: for g in 0..G {
+    for r in 0..R {
+      sm[g, r] = 0.0
+      for t in 0..L {
+        s[g, r, t] = exp(s[g, r, t] - mx[g, r])
+        sm[g, r] += s[g, r, t]
+      }
+    }
+  }
+  pv: for g in 0..G {
+    for r in 0..R {
+      for d in 0..D {
+        acc[g, r, d] = 0.0
+        for t in 0..L { acc[g, r, d] += s[g, r, t] * f32(V[g, t, d]) }
+        O[g, r, d] = f16(acc[g, r, d] / sm[g, r])
+      }
+    }
+  }
+}
+"""
+
+BMM = """kernel bmm(A: f16[B, M, K], W: f16[B, K, N]) -> (C: f32[B, M, N]) {
+  size B = 2
+  size M = 64
+  size K = 32
+  size N = 64
+  mm: for b in 0..B {
+    for i in 0..M {
+      for j in 0..N {
+        C[b, i, j] = 0.0
+        for k in 0..K { C[b, i, j] += f32(A[b, i, k]) * f32(W[b, k, j]) }
+      }
+    }
+  }
+}
+"""
+
+
+def _write(tmp_path, name: str, text: str) -> str:  # type: ignore[no-untyped-def]
+    f = tmp_path / name
+    f.write_text(text)
+    return str(f)
+
+
+def test_online_softmax_on_two_deep_row_loops_says_so_not_tiled(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Item 3: after `fuse` on GQA decode attention (rows `g` x `r`) the note said the row max
+    was "nested deeper, inside tiled loops; run `online_softmax` before `tile`": nothing was tiled."""
+    f = _write(tmp_path, "decode.ir", DECODE_GQA)
+    r = _note_run(["transform", f, "--passes", "fuse,online_softmax"])
+    assert r.exit_code == 0, r.output
+    assert "note: online_softmax did nothing" in r.output
+    assert "tiled" not in r.output and "before `tile`" not in r.output
+    assert "row loops `g`, `r` nested in one another" in r.output
+
+
+def test_tile_of_a_batch_loop_is_not_a_fractal_dim(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Item 4: `tile{mm=1}` on a batched matmul failed with "A_l0a ... dim 0 = 1 is not a
+    multiple of 16": the batch axis of a cube operand is not one of its matrix dims."""
+    from transformer import api
+
+    f = _write(tmp_path, "bmm.ir", BMM)
+    r = _note_run(["transform", f, "--passes", "tile{mm=1}"])
+    assert r.exit_code == 0, r.output
+    k = parse(BMM)
+    out, _ = run_pipeline(k, parse_pipeline("tile{mm=1}"), None)
+    assert any(d.scope == "l0a" and len(d.shape) == 3 for d in out.buffers)
+    assert api.check(out).status == "sat"
+    assert api.verify(k, out, trials=1).ok
+
+
+def test_a_cube_capacity_error_on_a_staged_local_is_located(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Item 4: the capacity error about a local `tile` made had no FILE:LINE:COL (the local
+    has no declaration in the source): it points at the nest now."""
+    f = _write(tmp_path, "bmm.ir", BMM)
+    r = _note_run(["transform", f, "--passes", "tile{mm.i=8}"])
+    assert r.exit_code == 1, r.output
+    assert f"{f}:6:3: error: kernel `bmm` does not fit" in r.output and "dim 0 = 8 is not a multiple of 16" in r.output
+    assert "dim 0 = 1" not in r.output

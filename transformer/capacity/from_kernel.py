@@ -48,6 +48,7 @@ from ..diagnostics import AscxError
 from ..loops import buffer_stages, loop_names_by_path
 from ..regions import max_slice_extent
 from ..targets import Target
+from ..walk import sites, uses
 from .buffer import Buffer, CopyLen, Dim
 from .result import CapacityResult
 from .solve import DEFAULT_TIMEOUT_MS, check, resolve_target
@@ -512,15 +513,26 @@ def capacity_gate(kernel: ir.Kernel, target: Target | str | None = None, *,
             f"({res.reason or 'solver gave up'})", res,
             hint="raise the solver budget (--timeout-ms) or run `ascx check`")
     e0 = res.explanations[0] if res.explanations else None
-    loc = None
-    if e0 is not None and e0.buffers:
-        t = kernel.tensor(e0.buffers[0])
-        loc = t.loc if t is not None else None
+    loc = _buffer_loc(kernel, e0.buffers[0]) if e0 is not None and e0.buffers else None
     msg = f"kernel `{kernel.name}` does not fit {res.target}: {res.message}"
     notes = [(None, f"also: {e.sentence}") for e in res.explanations[1:]]
     return _raise(CapacityUnsatKernelError(
         msg, res, loc, notes=notes,
         hint="`ascx check` prints the per-scope table; pick smaller tiles or fewer stages"))
+
+
+def _buffer_loc(kernel: ir.Kernel, name: str) -> ir.Loc | None:
+    """Where to point at buffer `name`: its declaration when it has a source location,
+    else (a local `tile` staged) the first located statement that uses it, or the
+    top-level nest that holds that use (the loop written in the source)."""
+    t = kernel.tensor(name)
+    if t is not None and t.loc is not None:
+        return t.loc
+    for top in kernel.body:
+        for site in sites((top,)):
+            if any(u.tensor == name for u in uses(site.stmt)):
+                return getattr(site.stmt, "loc", None) or top.loc
+    return None
 
 
 def _raise(e: Exception) -> CapacityResult:

@@ -10,7 +10,7 @@ Formal conditions (b ranges over buffers, bytes(b) = sizeof(dtype) * prod(shape)
                      A_s = max(32, alignment of s) (InitBuffer rounds to 32 B; L0 to fractals)
                      U_s = usable(s) - (api_temp_bytes if s = ub and the API temp is reserved)
   fractal:{b}        bytes(b) mod F_s == 0          (L0A/L0B 512 B, L0C 16x16 fp32 = 1024 B)
-  cube16:{b}[i]      shape(b)[i] mod 16 == 0         (cube operands are 16x16 fractals)
+  cube16:{b}[i]      shape(b)[i] mod 16 == 0         (cube operands are 16x16 fractals; i: the last two dims)
   cubemax:{b}[i]     shape(b)[i] <= 4095             (Mmad m, n, k <= 4095)
   copy32:{b}#k       sizeof(dtype) * len_k mod 32 == 0  (DataCopy; soft if DataCopyPad allowed)
   queue:{P}[@p]      sum_{queue buffers at TPosition P, live at p} stages(b) <= 8
@@ -205,9 +205,12 @@ def build_system(buffers: Iterable[Buffer], target: Target, *, api_temp: bool = 
         if sc.fractal_bytes:
             cons.append(Constraint(f"fractal:{b.name}", "fractal", bytes_expr(b), "dvd",
                                    sc.fractal_bytes, scope=b.scope, buffers=(b.name,)))
-        # cube16 / cubemax: every dim of a cube operand is a multiple of 16 and <= 4095
+        # cube16 / cubemax: the two matrix dims of a cube operand (its last two) are
+        # multiples of 16 and <= 4095; leading dims are batch dims (one matrix each)
         if b.cube_operand:
             for i, d in enumerate(b.shape):
+                if i < len(b.shape) - 2:
+                    continue
                 de = E.var(d) if isinstance(d, str) else E.const(d)
                 cons.append(Constraint(f"cube16:{b.name}[{i}]", "cube16", de, "dvd",
                                        target.cube_m, scope=b.scope, buffers=(b.name,),
