@@ -14,7 +14,11 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
+
+if TYPE_CHECKING:
+    from ..targets import Target
+    from .result import ProfileResult
 
 DATA = Path(__file__).parent / "data"
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -106,7 +110,7 @@ def load_dataset(name_or_path: str | Path = "published") -> list[Point]:
     return out
 
 
-def profile_point(point: Point, target: Any = None, *, timeout: float | None = None) -> Any:
+def profile_point(point: Point, target: "Target | str | None" = None, *, timeout: float | None = None) -> "ProfileResult":
     """Run `point`'s reproduction on the timing model (timing-only) and return its
     `ProfileResult`.  `target` (a Target or name) defaults to the point's own."""
     from ..targets import resolve_target
