@@ -174,8 +174,11 @@ class Agent(Strategy):
             for c in self.space.candidates:
                 self._p(c)
         else:
+            # ties in the estimate are broken by the order nodes were pushed (a counter), so
+            # the same space and seed always price the same candidates (never by `id()`)
             root = self.space.root()
             heap: list[tuple[float, int, Node]] = [(self._p(self.space.reach(root)), 0, root)]
+            pushed = 1
             n = 0
             seen: set[tuple[str, int]] = set()
             while heap and n < self.PRICE_EXPANSIONS:
@@ -187,7 +190,8 @@ class Agent(Strategy):
                 n += 1
                 for st in [None, *node.actions()]:
                     ch = node.child(st)
-                    heapq.heappush(heap, (self._p(self.space.reach(ch)), id(ch), ch))
+                    heapq.heappush(heap, (self._p(self.space.reach(ch)), pushed, ch))
+                    pushed += 1
         ranked = sorted(self.priced.items(), key=lambda kv: kv[1])
         self.decide("price", None, candidates=len(ranked),
                     top=[(self.space.by_key[k].pipeline, round(v, 3)) for k, v in ranked[:5]])
