@@ -246,12 +246,12 @@ def db_list(db_path: str | None, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True)
 @handle_errors
 def db_show(run_id: int, db_path: str | None, as_json: bool) -> None:
-    """A run: its evaluations (fastest first) and its decisions."""
+    """A run: the evaluations it used (fastest first) and its decisions."""
     db = _db(db_path)
     run = db.run(run_id)
     if run is None:
         raise UsageError(f"no run {run_id} in {db.path}", hint="`ascx db list` shows the runs")
-    evs = sorted(db.evaluations(run["source"], run["model_version"]),
+    evs = sorted(db.run_evaluations(run_id),
                  key=lambda e: (e.measurement.time_us is None, e.measurement.time_us or 0))
     decisions = db.decisions(run_id)
     if as_json:
@@ -274,10 +274,10 @@ def db_show(run_id: int, db_path: str | None, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="JSON (the only format; accepted for symmetry).")
 @handle_errors
 def db_export(db_path: str | None, as_json: bool) -> None:
-    """Every evaluation and run as one JSON document."""
-    db = _db(db_path)
-    click.echo(json.dumps({"runs": [{k: v for k, v in r.items()} for r in db.runs()],
-                           "evaluations": [e.to_json() for e in db.evaluations()]}, indent=2))
+    """Every evaluation and run (with its decisions) as one JSON document."""
+    from .tune.db import export
+
+    click.echo(json.dumps(export(_db(db_path)), indent=2))
 
 
 def register(group: click.Group) -> None:

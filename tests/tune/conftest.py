@@ -25,14 +25,18 @@ class FakeMeasurer:
     version: str = "1"
     sleep: float = 0.0
     fail_on: str = ""  # a pipeline substring that makes the measurement fail
+    log: str = ""  # a file each measurement appends its kernel's hash to (one line)
 
     def measure(self, kernel, target) -> Measurement:
         from transformer.printer import print_kernel
         from transformer.tune.estimate import estimate
 
+        text = print_kernel(kernel)
+        if self.log:
+            with open(self.log, "a") as f:
+                f.write(hashlib.sha256(text.encode()).hexdigest()[:16] + "\n")
         if self.sleep:
             time.sleep(self.sleep)
-        text = print_kernel(kernel)
         if self.fail_on and self.fail_on in text:
             return Measurement.failure("emulator error: fake failure", backend=self.name)
         h = int(hashlib.sha256(text.encode()).hexdigest()[:8], 16) / 2**32

@@ -81,3 +81,26 @@ def test_bad_input_is_exit_2_without_traceback(tmp_path):
     (tmp_path / "junk.sqlite").write_text("not a database")
     r = _run("db", "list", "--db", str(tmp_path / "junk.sqlite"))
     assert r.exit_code == 2 and "Traceback" not in r.output
+
+
+def test_db_show_and_explain_show_only_that_runs_evaluations(tmp_path):
+    db = str(tmp_path / "t.sqlite")
+    assert _run("tune", SOFTMAX, *SMALL, "--budget", "3", "--strategy", "grid", "--measure", "estimate",
+                "--db", db).exit_code == 0
+    assert _run("tune", SOFTMAX, *SMALL, "--budget", "8", "--measure", "estimate", "--db", db).exit_code == 0
+    first = json.loads(_run("db", "show", "1", "--db", db, "--json").output)
+    second = json.loads(_run("db", "show", "2", "--db", db, "--json").output)
+    assert len(first["evaluations"]) == 3 and len(second["evaluations"]) == 8  # run 2 resumed run 1's three
+    mine = {e["pipeline"] for e in first["evaluations"]}
+    e = json.loads(_run("explain", "1", "--db", db, "--json").output)
+    assert e["best_pipeline"] == first["run"]["best_pipeline"]
+    assert {t["pipeline"] for t in e["top"]} <= mine  # no alternative run 1 never saw
+
+
+def test_db_export_includes_each_runs_decisions(tmp_path):
+    db = str(tmp_path / "t.sqlite")
+    assert _run("tune", SOFTMAX, *SMALL, "--budget", "4", "--measure", "estimate", "--db", db).exit_code == 0
+    exp = json.loads(_run("db", "export", "--db", db).output)
+    (run,) = exp["runs"]
+    assert {d["kind"] for d in run["decisions"]} >= {"price", "reference"}
+    assert sorted(run["evaluation_ids"]) == sorted(e["id"] for e in exp["evaluations"])

@@ -65,29 +65,51 @@ _SCRIPT = textwrap.dedent("""
     from transformer.tune.db import TuningDB
     from transformer.tune.tuner import tune
     r = tune(small("add", M=16, N=256), get_target("ascend910b2"), budget={budget}, strategy="grid",
-             measurer=FakeMeasurer(sleep={sleep}), db=TuningDB({db!r}), seed=0)
+             measurer=FakeMeasurer(sleep={sleep}, log={log!r}), db=TuningDB({db!r}), seed=0, jobs={jobs})
     print(r.evaluations_new)
 """)
+
+
+def _script(budget: int, sleep: float, db: str, *, jobs: int = 1, log: str = "") -> str:
+    return _SCRIPT.format(tests=str(ROOT / "tests"), budget=budget, sleep=sleep, db=db, jobs=jobs, log=log)
+
+
+def _wait_for_rows(path: str, n: int, p: subprocess.Popen, limit: float = 120) -> int:
+    """Wait until the DB at `path` holds `n` evaluations (the driver `p` runs meanwhile)."""
+    deadline = time.time() + limit
+    have = 0
+    while time.time() < deadline and have < n:
+        if os.path.exists(path):
+            try:
+                have = len(TuningDB(path).evaluations())
+            except Exception:
+                have = 0
+        time.sleep(0.1)
+    assert have >= n, p.stderr.read().decode() if p.poll() is not None else "too slow"
+    return have
+
+
+def _children(pid: int) -> list[int]:
+    """Pids whose parent is `pid` (from /proc)."""
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    if int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
+                        out.append(int(d))
+            except (OSError, ValueError, IndexError):
+                pass
+    return out
 
 
 def test_kill_9_mid_run_loses_at_most_the_evaluation_in_flight_and_resumes(tmp_path):
     path = str(tmp_path / "k.sqlite")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    script = _SCRIPT.format(tests=str(ROOT / "tests"), budget=12, sleep=0.4, db=path)
-    p = subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p = subprocess.Popen([sys.executable, "-c", _script(12, 0.4, path)], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
     try:
-        deadline = time.time() + 120
-        n = 0
-        while time.time() < deadline:
-            if os.path.exists(path):
-                try:
-                    n = len(TuningDB(path).evaluations())
-                except Exception:
-                    n = 0
-                if n >= 3:
-                    break
-            time.sleep(0.1)
-        assert n >= 3, p.stderr.read().decode() if p.poll() is not None else "too slow"
+        _wait_for_rows(path, 3, p)
         os.kill(p.pid, signal.SIGKILL)
         p.wait(timeout=30)
     finally:
@@ -97,9 +119,101 @@ def test_kill_9_mid_run_loses_at_most_the_evaluation_in_flight_and_resumes(tmp_p
     assert db.integrity() == "ok"
     kept = len(db.evaluations())
     assert 3 <= kept < 12
-    assert [r["status"] for r in db.runs()] == ["running"]  # killed: never finished
-    fast = subprocess.run([sys.executable, "-c", _SCRIPT.format(tests=str(ROOT / "tests"), budget=12, sleep=0, db=path)],
+    assert [r["status"] for r in db.runs()] == ["killed"]  # its pid is gone: not `running` forever
+    fast = subprocess.run([sys.executable, "-c", _script(12, 0, path)],
                           env=env, capture_output=True, text=True, timeout=300)
     assert fast.returncode == 0, fast.stderr
     assert int(fast.stdout.strip()) == 12 - kept
     assert len(TuningDB(path).evaluations()) == 12
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_kill_9_of_a_pool_driver_leaves_no_orphan_workers(tmp_path):
+    path = str(tmp_path / "j.sqlite")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    p = subprocess.Popen([sys.executable, "-c", _script(12, 0.5, path, jobs=2)], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    try:
+        _wait_for_rows(path, 2, p)
+        workers = _children(p.pid)
+        assert len(workers) >= 2
+        os.kill(p.pid, signal.SIGKILL)
+        p.wait(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    deadline = time.time() + 15
+    while time.time() < deadline and any(_alive(w) for w in workers):
+        time.sleep(0.1)
+    left = [w for w in workers if _alive(w)]
+    for w in left:  # do not leave them behind even when the test fails
+        os.kill(w, signal.SIGKILL)
+    assert not left, f"orphaned pool workers: {left}"
+    assert [r["status"] for r in TuningDB(path).runs()] == ["killed"]
+
+
+def test_two_tunes_on_one_db_never_measure_a_candidate_twice(tmp_path):
+    path, log = str(tmp_path / "two.sqlite"), str(tmp_path / "measured.log")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    TuningDB(path).close()  # the schema exists before the two drivers race for it
+    procs = [subprocess.Popen([sys.executable, "-c", _script(6, 0.3, path, log=log)], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [e.decode() for _, e in outs]
+    measured = open(log).read().split()
+    assert len(measured) == len(set(measured)) == 6  # each candidate once, by one of the two
+    assert sum(int(o.decode().strip()) for o, _ in outs) == 6
+    db = TuningDB(path)
+    assert [r["status"] for r in db.runs()] == ["done", "done"]
+    assert all(len(db.run_evaluations(r["id"])) == 6 for r in db.runs())
+
+
+def test_a_timeout_is_not_reused_for_other_problems_and_is_measured_again(tmp_path, target, fake):
+    from transformer.tune.measure import TIMEOUT
+
+    db = TuningDB(tmp_path / "t.sqlite")
+    k = small("add", M=16, N=256)
+    r = tune(k, target, budget=3, strategy="grid", measurer=fake, db=db, seed=0)
+    slow = next(e for e in db.evaluations(r.source) if e.pipeline)
+    db.conn.execute("UPDATE evaluations SET time_us=NULL, error=? WHERE id=?",
+                    (f"{TIMEOUT}: over 120 s: loaded machine", slow.id))
+    assert db.lookup(slow.candidate, r.model_version) is None  # never offered to another problem
+    r2 = tune(k, target, budget=3, strategy="grid", measurer=fake, db=TuningDB(db.path), seed=0)
+    assert r2.evaluations_new == 1  # the timed-out candidate, measured again
+    again = next(e for e in TuningDB(db.path).evaluations(r.source) if e.candidate == slow.candidate)
+    assert again.measurement.ok and again.id == slow.id  # the new measurement replaced it
+    # a real failure stays final
+    db.record(source="s", candidate="c", model_version="m", kernel_name="k", sizes={}, target="t", pipeline="p",
+              m=Measurement.failure("mismatch: output differs"))
+    db.record(source="s", candidate="c", model_version="m", kernel_name="k", sizes={}, target="t", pipeline="p",
+              m=Measurement(1.0))
+    assert db.evaluations("s")[0].measurement.error == "mismatch: output differs"
+
+
+def test_time_limits_are_relative_to_the_best_so_far(tmp_path, target):
+    from dataclasses import dataclass
+
+    from transformer.tune.tuner import TIMEOUT_FACTOR, TIMEOUT_FLOOR_S
+
+    limits: list[float] = []
+
+    @dataclass(frozen=True)
+    class Timed(FakeMeasurer):
+        timeout: float = 1000.0
+        wall: float = 5.0
+
+        def measure(self, kernel, target):
+            limits.append(self.timeout)
+            m = super().measure(kernel, target)
+            return Measurement(m.time_us, m.cycles, m.bound, m.pipes, m.roofline_us, True, None, self.wall, "fake")
+
+    tune(small("add", M=16, N=256), target, budget=4, strategy="grid", measurer=Timed(), db=TuningDB(tmp_path / "t.sqlite"))
+    assert limits[0] == 1000.0  # nothing measured yet: the measurer's own limit
+    assert limits[1:] == [max(TIMEOUT_FLOOR_S, TIMEOUT_FACTOR * 5.0)] * 3

@@ -16,11 +16,12 @@
 from __future__ import annotations
 
 import math
+import subprocess
 import time
 from dataclasses import dataclass
 
 from .. import ir
-from .measure import Measurement
+from .measure import TIMEOUT, Measurement
 from ..targets import Target
 
 VERIFY_MAX_ELEMS = 1 << 16  # verify by running the emitted code when tensors are this small
@@ -66,8 +67,9 @@ class EmulatorMeasurer:
             p = profile_kernel(kernel, target, timing_only=True, timeout=self.timeout, emitted=em)
         except AscxError as e:
             return Measurement.failure(_first_line(str(e)), backend=self.name, wall_s=time.perf_counter() - t0)
-        except TimeoutError as e:
-            return Measurement.failure(f"timeout: {e}", backend=self.name, wall_s=time.perf_counter() - t0)
+        except (TimeoutError, subprocess.TimeoutExpired) as e:  # the emulator run exceeded `self.timeout`
+            return Measurement.failure(f"{TIMEOUT}: over {self.timeout:g} s: {_first_line(str(e))}", backend=self.name,
+                                       wall_s=time.perf_counter() - t0)
         except Exception as e:  # subprocess errors and the like: recorded, never raised
             return Measurement.failure(f"{type(e).__name__}: {_first_line(str(e))}", backend=self.name,
                                        wall_s=time.perf_counter() - t0)

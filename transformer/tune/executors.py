@@ -4,11 +4,18 @@ on an existing cluster (`--executor ray`, `pip install ascx[ray]`).
 All three expose `submit(measurer, kernel, target) -> concurrent.futures.Future` of a
 `Measurement`; the driver alone writes the DB as futures complete. A worker that dies
 (or a task that raises) becomes a recorded failure, never a stopped search.
+
+A pool worker never outlives its driver: each worker leads its own process group (its
+compiler and emulator subprocesses join it) and a watchdog thread kills that group as
+soon as the driver is gone (`kill -9` of `ascx tune --jobs 2` leaves no orphans).
 """
 
 from __future__ import annotations
 
 import concurrent.futures as cf
+import os
+import signal
+import threading
 import time
 from typing import Any
 
@@ -40,6 +47,21 @@ class SerialExecutor:
         pass
 
 
+WATCH_S = 0.5  # how often a pool worker checks that its driver is alive
+
+
+def _watch_driver(driver: int) -> None:
+    """Pool worker initializer: lead a process group, and kill it when the driver dies."""
+    os.setpgrp()
+
+    def watch() -> None:
+        while os.getppid() == driver:
+            time.sleep(WATCH_S)
+        os.killpg(os.getpgrp(), signal.SIGKILL)  # this worker and its subprocesses
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
 class PoolExecutor:
     """A process pool of `jobs` workers (fork-free `spawn` is not needed: workers only
     run measurers, which start their own compiler and emulator subprocesses)."""
@@ -48,13 +70,16 @@ class PoolExecutor:
 
     def __init__(self, jobs: int) -> None:
         self.jobs = jobs
-        self.pool = cf.ProcessPoolExecutor(max_workers=jobs)
+        self.pool = self._pool()
+
+    def _pool(self) -> cf.ProcessPoolExecutor:
+        return cf.ProcessPoolExecutor(max_workers=self.jobs, initializer=_watch_driver, initargs=(os.getpid(),))
 
     def submit(self, measurer: Any, kernel: Any, target: Target) -> "cf.Future[Measurement]":
         try:
             return self.pool.submit(_run, measurer, kernel, target)
         except cf.process.BrokenProcessPool:
-            self.pool = cf.ProcessPoolExecutor(max_workers=self.jobs)
+            self.pool = self._pool()
             return self.pool.submit(_run, measurer, kernel, target)
 
     def close(self) -> None:

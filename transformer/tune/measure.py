@@ -14,6 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+# The error text of a measurement cut short by a time limit. Such a failure is *transient*:
+# it says "slower than the limit under the load of that moment", not "this kernel is
+# broken", so the DB never reuses it for another problem and a later run re-measures it.
+TIMEOUT = "timeout"
+
 from .. import ir
 from ..targets import Target
 
@@ -35,6 +40,11 @@ class Measurement:
     @property
     def ok(self) -> bool:
         return self.error is None and self.time_us is not None
+
+    @property
+    def transient(self) -> bool:
+        """A failure by time limit (see `TIMEOUT`): not final, measured again later."""
+        return self.error is not None and self.error.startswith(TIMEOUT)
 
     @staticmethod
     def failure(reason: str, *, backend: str = "", wall_s: float = 0.0) -> "Measurement":

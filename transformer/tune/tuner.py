@@ -9,11 +9,20 @@ evaluations resumes with 13 new ones, and a problem already tuned to the budget 
 from the DB without measuring anything. The untransformed kernel (the baseline) and the
 documented pipeline (when given) are always among the evaluations. A kernel already
 measured for another problem (same canonical kernel) is reused, not re-measured.
+
+Several tunes may share one DB: a candidate is *claimed* before it is measured, and a
+candidate another live run has claimed is awaited (its row is then reused), never measured
+twice. A failure by time limit is transient (`Measurement.transient`): a resumed run
+measures it again. The time limit of a measurer with a `timeout` field is relative to the
+best so far: TIMEOUT_FACTOR x the wall time of the fastest candidate's evaluation (at least
+TIMEOUT_FLOOR_S, at most the measurer's own limit), so one slow candidate under load costs
+little and says why.
 """
 
 from __future__ import annotations
 
 import concurrent.futures as cf
+import dataclasses
 import math
 import time
 from dataclasses import dataclass, field
@@ -21,13 +30,17 @@ from typing import Any, Callable
 
 from .. import ir
 from ..printer import print_kernel
-from .db import TuningDB
+from .db import Heartbeat, TuningDB
 from .executors import make_executor, result_of
 from .measure import Measurement, Measurer
 from .measurers import default_measurer
 from .space import DEFAULT_STAGES, Candidate, SearchSpace, kernel_key
 from .strategies import Strategy, make_strategy, nearest_pipelines
 from ..targets import Target
+
+TIMEOUT_FACTOR = 10.0
+TIMEOUT_FLOOR_S = 30.0
+POLL_S = 0.5  # how often a run waiting on another run's claimed candidate looks again
 
 
 @dataclass
@@ -105,10 +118,14 @@ def tune(kernel: ir.Kernel, target: Target, *, budget: int = 20, strategy: str |
 
     # ---- resume: this problem's past evaluations ------------------------------------
     past = db.evaluations(source, mv)
+    used: list[int] = []
     for e in past:
+        if e.measurement.transient:  # a timeout is not final: measured again
+            continue
         c = space.candidate_for(e.pipeline)
-        if c is not None:
-            history.setdefault(c.key, (c, e.measurement))
+        if c is not None and c.key not in history:
+            history[c.key] = (c, e.measurement)
+            used.append(e.id)
     warm: list[str] = []
     if not past:
         rows = [(e.sizes, e.pipeline, e.measurement.time_us) for e in
@@ -120,6 +137,8 @@ def tune(kernel: ir.Kernel, target: Target, *, budget: int = 20, strategy: str |
         strat.observe(c, m)
     run_id = db.start_run(source=source, model_version=mv, kernel_name=kernel.name, sizes=sizes, target=tname,
                           strategy=strat.name, budget=budget, seed=seed, source_text=print_kernel(kernel))
+    db.link(run_id, used)
+    heart = Heartbeat(db.path, run_id)
     baseline = space.reach(space.root())
     doc = space.candidate_for(documented) if documented else None
     must = [c for c in (baseline, doc) if c is not None]
@@ -129,6 +148,7 @@ def tune(kernel: ir.Kernel, target: Target, *, budget: int = 20, strategy: str |
     t_start = time.perf_counter()
     ex = make_executor(executor, jobs) if len(history) < budget else None
     busy: dict[cf.Future[Measurement], Candidate] = {}
+    waiting: dict[str, Candidate] = {}  # claimed by another live run: its result is awaited
 
     def flush_decisions() -> None:
         db.decisions_add(run_id, [(step, k, p, d) for k, p, d in strat.decisions])
@@ -138,10 +158,33 @@ def tune(kernel: ir.Kernel, target: Target, *, budget: int = 20, strategy: str |
         ts = [m.time_us for _, m in history.values() if m.ok and m.time_us is not None]
         return min(ts) if ts else None
 
+    def reuse(c: Candidate, hit: Measurement, why: str) -> None:
+        _store(db, source, mv, kernel, tname, c, hit, run_id, measured=False)
+        history[c.key] = (c, hit)
+        strat.observe(c, hit)
+        strat.decide("reuse", c, why=why)
+
+    def submit(c: Candidate) -> None:
+        busy[ex.submit(_limited(measurer, history), c.kernel, target)] = c
+
+    def settle_waiting() -> None:
+        for key, c in list(waiting.items()):
+            hit = db.lookup(key, mv)
+            if hit is not None:
+                del waiting[key]
+                reuse(c, hit, "measured meanwhile by another run on this DB")
+            elif db.claim(key, mv, run_id):  # the other run died (or failed it by timeout)
+                del waiting[key]
+                submit(c)
+
+    def planned() -> int:
+        return len(history) + len(busy) + len(waiting)
+
     try:
-        while ex is not None and (len(history) + len(busy) < budget or busy):
-            while len(history) + len(busy) < budget and len(busy) < max(1, jobs):
-                busy_keys = {c.key for c in busy.values()}
+        while ex is not None and (planned() < budget or busy or waiting):
+            settle_waiting()
+            while planned() < budget and len(busy) < max(1, jobs):
+                busy_keys = {c.key for c in busy.values()} | set(waiting)
                 c = next((x for x in must if x.key not in history and x.key not in busy_keys), None)
                 if c is not None:
                     strat.decide("reference", c, why="baseline" if c is baseline else "documented pipeline")
@@ -151,16 +194,20 @@ def tune(kernel: ir.Kernel, target: Target, *, budget: int = 20, strategy: str |
                     break
                 hit = db.lookup(c.key, mv)
                 if hit is not None:  # the same kernel measured for another problem
-                    _store(db, source, mv, kernel, tname, c, hit, run_id, measured=False)
-                    history[c.key] = (c, hit)
-                    strat.observe(c, hit)
-                    strat.decide("reuse", c, why="same canonical kernel already measured")
+                    reuse(c, hit, "same canonical kernel already measured")
                     continue
-                busy[ex.submit(measurer, c.kernel, target)] = c
+                if not db.claim(c.key, mv, run_id):
+                    waiting[c.key] = c
+                    strat.decide("wait", c, why="another run on this DB is measuring it")
+                    continue
+                submit(c)
             flush_decisions()
             if not busy:
+                if waiting:
+                    time.sleep(POLL_S)
+                    continue
                 break
-            done, _ = cf.wait(list(busy), return_when=cf.FIRST_COMPLETED)
+            done, _ = cf.wait(list(busy), timeout=POLL_S if waiting else None, return_when=cf.FIRST_COMPLETED)
             for f in done:
                 c = busy.pop(f)
                 m = result_of(f)
@@ -175,6 +222,7 @@ def tune(kernel: ir.Kernel, target: Target, *, budget: int = 20, strategy: str |
     finally:
         if ex is not None:
             ex.close()
+        heart.close()
         flush_decisions()
 
     ok = [(c, m) for c, m in history.values() if m.ok]
@@ -188,6 +236,18 @@ def tune(kernel: ir.Kernel, target: Target, *, budget: int = 20, strategy: str |
                   baseline_us=base_m.time_us if base_m else None, documented_pipeline=documented,
                   documented_us=doc_m.time_us if doc_m else None, evaluations_new=new)
     return res
+
+
+def _limited(measurer: Measurer, history: dict[str, tuple[Candidate, Measurement]]) -> Measurer:
+    """`measurer` with its time limit relative to the best so far (see the module
+    docstring); unchanged when it has no `timeout` field or nothing succeeded yet."""
+    limit = getattr(measurer, "timeout", None)
+    ok = [m for _, m in history.values() if m.ok and m.time_us is not None and m.wall_s > 0]
+    if limit is None or not ok or not dataclasses.is_dataclass(measurer):
+        return measurer
+    best = min(ok, key=lambda m: m.time_us or math.inf)
+    rel = min(float(limit), max(TIMEOUT_FLOOR_S, TIMEOUT_FACTOR * best.wall_s))
+    return dataclasses.replace(measurer, timeout=rel) if rel < limit else measurer  # type: ignore[type-var]
 
 
 def _store(db: TuningDB, source: str, mv: str, kernel: ir.Kernel, target: str, c: Candidate, m: Measurement,
@@ -211,7 +271,7 @@ def result_from_db(db: TuningDB, run_id: int) -> tuple[TuneResult, Measurer, Any
     target = get_target(run["target"])
     space = SearchSpace(kernel, target)
     history: dict[str, tuple[Candidate, Measurement]] = {}
-    for e in db.evaluations(run["source"], run["model_version"]):
+    for e in db.run_evaluations(run_id):
         c = space.candidate_for(e.pipeline)
         if c is not None:
             history.setdefault(c.key, (c, e.measurement))
