@@ -44,3 +44,25 @@ def test_skipping_everything_is_the_baseline_with_zero_reward(target):
     while not done:
         _, reward, done, _, info = env.step(0)
     assert info["pipeline"] == "" and reward == 0.0
+
+
+def test_gymnasium_check_env_passes(target):
+    gym = pytest.importorskip("gymnasium", reason="gymnasium is in the test extra (pip install -e '.[test]')")
+    from gymnasium.utils.env_checker import check_env
+
+    env = TuneEnv(small("add", M=16, N=64), target, FakeMeasurer())
+    assert isinstance(env, gym.Env)
+    check_env(env, skip_render_check=True)
+    # the action space never samples a masked action, whatever the state
+    _, info = env.reset(seed=3)
+    for _ in range(20):
+        a = env.action_space.sample()
+        assert info["action_mask"][a]
+        _, _, done, _, info = env.step(a)
+        if done:
+            _, info = env.reset()
+    # the same seed, the same draws
+    env.reset(seed=5)
+    first = [int(env.action_space.sample()) for _ in range(5)]
+    env.reset(seed=5)
+    assert [int(env.action_space.sample()) for _ in range(5)] == first

@@ -22,8 +22,13 @@ nests, deepest nest, on-chip buffers, staged (`@pipeline`) loops, `@cores` loops
 GM bytes and of arithmetic operations, and the analytic estimate's bound (one-hot over the
 pipes and HBM) and per-pipe utilisation.
 
-With `gymnasium` installed, `TuneEnv` is a `gymnasium.Env` (`action_space` Discrete,
-`observation_space` Box); without it the same class works as plain Python.
+With `gymnasium` installed, `TuneEnv` is a `gymnasium.Env` that passes
+`gymnasium.utils.env_checker.check_env`: `reset(seed=...)` seeds `np_random`, the
+`observation_space` is a Box and the `action_space` a `MaskedDiscrete`: a Discrete whose
+`sample()` without a mask draws among the actions legal in the current state (so the
+checker and a random agent never draw a masked action), and the env exposes
+`action_masks()` as maskable RL agents (sb3-contrib's MaskablePPO) expect. Without
+gymnasium the same class works as plain Python.
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ from ..targets import Target
 
 MAX_ACTIONS = 64
 FAILURE_REWARD = -1.0
+OBS_HIGH = 1e6
 BOUNDS = (*PIPES, "HBM")
 OBS_NAMES: tuple[str, ...] = (
     "stage", "passes", "nests", "depth", "locals", "pipelined", "multicore", "log2_gm_bytes", "log2_ops",
@@ -50,8 +56,22 @@ OBS_NAMES: tuple[str, ...] = (
 
 try:  # the gymnasium API when available
     import gymnasium as _gym
+    from gymnasium import spaces as _spaces
 
     _Base: Any = _gym.Env
+
+    class MaskedDiscrete(_spaces.Discrete):
+        """Discrete(n) whose `sample()` with no mask draws among the actions
+        `legal()` allows now (an explicit mask is honoured as Discrete does)."""
+
+        def __init__(self, n: int, legal: Any, seed: int | None = None) -> None:
+            super().__init__(n, seed=seed)
+            self._legal = legal
+
+        def sample(self, mask: Any = None, probability: Any = None) -> Any:
+            if mask is None and probability is None:
+                mask = self._legal().astype(np.int8)
+            return super().sample(mask=mask, probability=probability)
 except ImportError:  # plain Python otherwise
     _gym = None
     _Base = object
@@ -112,15 +132,16 @@ class TuneEnv(_Base):  # type: ignore[misc]
         self.baseline: Measurement | None = None
         self.measured: dict[str, Measurement] = {}
         if _gym is not None:
-            from gymnasium import spaces
-
-            self.action_space = spaces.Discrete(MAX_ACTIONS)
-            self.observation_space = spaces.Box(-np.inf, np.inf, (len(OBS_NAMES),), np.float32)
+            self.action_space = MaskedDiscrete(MAX_ACTIONS, self.action_masks)
+            # every feature is a non-negative count, share, one-hot or log2 (of < 2^64)
+            self.observation_space = _spaces.Box(0.0, OBS_HIGH, (len(OBS_NAMES),), np.float32)
 
     # ---- the API ------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
-        if seed is not None:
-            random.seed(seed)
+        if _gym is not None:
+            super().reset(seed=seed)  # seeds self.np_random
+            if seed is not None:
+                self.action_space.seed(seed)
         if self.baseline is None:
             self.baseline = self._measure(self.space.reach(self.space.root()))
         self.node = self.space.root()
@@ -142,6 +163,13 @@ class TuneEnv(_Base):  # type: ignore[misc]
         info = self._info() | {"pipeline": cand.pipeline, "time_us": m.time_us, "error": m.error}
         return self._observe(), float(reward), True, False, info
 
+    def action_masks(self) -> np.ndarray:
+        """The legal actions of the current state (bool, MAX_ACTIONS slots; none once the
+        episode has ended: `reset` first)."""
+        mask = np.zeros(MAX_ACTIONS, dtype=bool)
+        mask[: len(self.options)] = True
+        return mask
+
     # ---- helpers ----------------------------------------------------------------------
     def _measure(self, cand: Any) -> Measurement:
         if cand.key not in self.measured:
@@ -156,9 +184,7 @@ class TuneEnv(_Base):  # type: ignore[misc]
 
     def _info(self) -> dict[str, Any]:
         self.options = [None, *self.node.actions()][:MAX_ACTIONS] if not self.node.done else []
-        mask = np.zeros(MAX_ACTIONS, dtype=bool)
-        mask[: len(self.options)] = True
-        return {"action_mask": mask, "actions": ["skip"] + [o.text for o in self.options[1:]],
+        return {"action_mask": self.action_masks(), "actions": ["skip"] + [o.text for o in self.options[1:]],
                 "stage": self.space.stages[self.node.stage] if not self.node.done else None,
                 "passes": ",".join(self.node.passes)}
 

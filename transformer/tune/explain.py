@@ -3,7 +3,9 @@
 For the winner:
 - each pass's contribution, by ablation: drop that pass from the pipeline, re-evaluate
   (DB first, else measured with the same measurer, and stored), report the slowdown; a
-  pass whose removal makes a later pass refuse is said so;
+  pass whose removal makes a later pass refuse or do nothing (`double_buffer` without
+  `tile` has nothing to pipeline) is "needed", never priced as the kernel the other
+  passes happen to leave;
 - the bound before (untransformed kernel) and after (e.g. `S-bound -> V-bound`);
 - the alternatives the mask pruned along the winner's path, each with its one-line reason
   (illegal: the pass's refusal; capacity: the solver's verdict);
@@ -77,10 +79,9 @@ def explain(res: TuneResult, measurer: Measurer, db: TuningDB, *, max_pruned: in
     base_t = res.best_m.time_us or math.nan
     for i, text in enumerate(best.passes):
         rest = best.passes[:i] + best.passes[i + 1:]
-        c = space.candidate_for(list(rest)) if rest else space.reach(space.root())
+        c, why = _without(space, rest)
         if c is None:
-            ex.ablations.append(Ablation(text, ",".join(rest), None, None,
-                                         "needed: without it the later passes are refused"))
+            ex.ablations.append(Ablation(text, ",".join(rest), None, None, f"needed: without it {why}"))
             continue
         m = _measure(c, res, measurer, db)
         if not m.ok or m.time_us is None:
@@ -104,6 +105,15 @@ def explain(res: TuneResult, measurer: Measurer, db: TuningDB, *, max_pruned: in
     ex.pruned = ex.pruned[:max_pruned]
     ex.top = [(c.pipeline, m.time_us or math.nan) for c, m in res.top(6) if c.key != best.key][:5]
     return ex
+
+
+def _without(space: SearchSpace, passes: tuple[str, ...]) -> tuple[Candidate | None, str]:
+    """The candidate `passes` reach when every one of them still applies, else (None, why)."""
+    kernel, _, refused = space.apply_all(passes, strict=True)
+    if refused is not None:
+        what = "does nothing" if refused.reason == "no change" else f"is refused ({refused.reason})"
+        return None, f"`{refused.text}` {what}"
+    return space.add(kernel, passes), ""
 
 
 def _bound(m: Measurement | None) -> str:

@@ -304,27 +304,36 @@ class SearchSpace:
     def candidate_for(self, pipeline: str | Iterable[str]) -> Candidate | None:
         """The candidate a pipeline text reaches (applied for real, capacity checked;
         None when a pass refuses or the result does not fit)."""
-        from passes.base import parse_pipeline
-
         texts = pipeline if not isinstance(pipeline, str) else ([pipeline] if pipeline else [])
-        kernel = self.kernel
-        done: list[str] = []
         try:
-            for t in texts:
-                for p in parse_pipeline(t):
-                    st = apply_masked(kernel, p, self.target)
-                    if st.kernel is None:
-                        if st.reason == "no change":
-                            continue
-                        return None
-                    kernel = st.kernel
-                    done.append(st.text)
+            kernel, done, refused = self.apply_all(texts, strict=False)
         except Exception:
+            return None
+        if refused is not None:
             return None
         key = kernel_key(kernel, self.target)
         if key in self.by_key:
             return self.by_key[key]
         return self.add(kernel, tuple(done))
+
+    def apply_all(self, texts: Iterable[str], *, strict: bool) -> tuple[ir.Kernel, list[str], Step | None]:
+        """Apply pipeline texts to the space's kernel, masked: (kernel, the instances that
+        applied, the first step refused or None). A pass that changes nothing is skipped,
+        unless `strict` (then it is the refused step, reason "no change")."""
+        from passes.base import parse_pipeline
+
+        kernel = self.kernel
+        done: list[str] = []
+        for t in texts:
+            for p in parse_pipeline(t):
+                st = apply_masked(kernel, p, self.target)
+                if st.kernel is None:
+                    if st.reason == "no change" and not strict:
+                        continue
+                    return kernel, done, st
+                kernel = st.kernel
+                done.append(st.text)
+        return kernel, done, None
 
     def iter_dfs(self) -> Any:
         """Candidates in depth-first order of the staged tree (skip first), lazily."""
