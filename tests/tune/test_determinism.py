@@ -39,5 +39,5 @@ def _trace(path) -> tuple[str, list[str]]:
 
 def test_same_seed_same_search_on_fresh_dbs(tmp_path):
     first = _trace(tmp_path / "0.sqlite")
-    for i in range(1, 4):
+    for i in (1, 2):
         assert _trace(tmp_path / f"{i}.sqlite") == first
