@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextvars
 import functools
 import os
+import re
 import sys
 import traceback
 from typing import Any, Callable, Iterable, TypeVar
@@ -257,6 +258,35 @@ def device_option(f: F) -> F:
         "--device", type=click.IntRange(min=0), default=None, metavar="N",
         help="With --backend npu: the NPU device id (default 0).",
     )(f)
+
+
+def no_auto_sync_option(f: F) -> F:
+    """`--no-auto-sync`: build hand-written Ascend C without the compiler's automatic
+    synchronisation (bisheng's `--cce-auto-sync=off`; docs/emulator.md, "Auto-sync")."""
+    return click.option(
+        "--no-auto-sync", is_flag=True,
+        help="Check the code without the compiler's auto-sync (scalar unit after MTE2/MTE3/V): every "
+             "synchronisation must be in the source.",
+    )(f)
+
+
+def auto_sync_flags(no_auto_sync: bool) -> list[str]:
+    """The emulator build flag behind `--no-auto-sync`."""
+    return ["-DASCX_EMU_NO_AUTO_SYNC=1"] if no_auto_sync else []
+
+
+_MACRO = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(=.*)?")
+
+
+def define_flags(defines: Iterable[str]) -> list[str]:
+    """`-D NAME[=VALUE]` options as g++ flags; a malformed one is a usage error."""
+    out = []
+    for d in defines:
+        if not _MACRO.fullmatch(d):
+            raise UsageError(f"-D {d!r}: expected NAME or NAME=VALUE with NAME a C identifier",
+                             hint="e.g. -D SOC_VERSION=Ascend910B1")
+        out.append(f"-D{d}")
+    return out
 
 
 def npu_toolchain(backend: str, device: int | None, *, need_msprof: bool = False) -> Any:

@@ -16,11 +16,14 @@ import click
 
 from .cli_common import (  # noqa: F401  (check_harness_dir, write_emitted: re-exported)
     CheckFailed,
+    auto_sync_flags,
     check_harness_dir,
+    define_flags,
     check_output_path,
     handle_errors,
     load_kernel,
     load_target,
+    no_auto_sync_option,
     size_option,
     strict_option,
     target_file,
@@ -119,13 +122,19 @@ def emulator_cmd(ctx: click.Context, show_cflags: bool, target_name: str | None)
 @click.option("--sanitize", is_flag=True, help="Build with -fsanitize=address,undefined.")
 @click.option("--werror", is_flag=True, help="Build with -Wall -Wextra -Werror.")
 @click.option("--timeout", type=click.FloatRange(min=1.0), default=300.0, show_default=True, help="Run time limit in seconds.")
+@click.option("-D", "--define", "defines", multiple=True, metavar="NAME[=VALUE]",
+              help="Define a macro for the build, as CMake would (e.g. -D SOC_VERSION=Ascend910B1); repeatable.")
+@no_auto_sync_option
 @click.argument("args", nargs=-1)
 @handle_errors
-def emulator_build_cmd(folder: str, no_run: bool, sanitize: bool, werror: bool, timeout: float, args: tuple[str, ...]) -> None:
+def emulator_build_cmd(folder: str, no_run: bool, sanitize: bool, werror: bool, timeout: float, defines: tuple[str, ...],
+                       no_auto_sync: bool, args: tuple[str, ...]) -> None:
     """Build a sample FOLDER (the .cpp defining main + its kernels) with the emulator flags and
     run it there (it reads input/ and writes output/). Exit 0 when it builds and exits 0,
     1 when the build or the run fails (the emulator stops a kernel that breaks a hardware rule
-    with exit 3), 2 for a folder without a host program. ARGS go to the program."""
+    with exit 3), 2 for a folder without a host program. ARGS go to the program. Hand-written
+    code runs with the compiler's auto-sync (scalar unit after MTE2/MTE3/V), as bisheng's
+    default; --no-auto-sync turns it off."""
     import subprocess
     from pathlib import Path
 
@@ -134,7 +143,8 @@ def emulator_build_cmd(folder: str, no_run: bool, sanitize: bool, werror: bool, 
 
     root = Path(folder)
     try:
-        src, binary = build_folder(root, sanitize=sanitize, warnings_as_errors=werror)
+        src, binary = build_folder(root, sanitize=sanitize, warnings_as_errors=werror,
+                                   extra_flags=define_flags(defines) + auto_sync_flags(no_auto_sync))
     except FolderError as e:
         raise UsageError(str(e), hint="a sample folder holds main.cpp (defining main) and its *_custom.cpp kernels") from None
     except CompileError as e:

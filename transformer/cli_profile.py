@@ -29,11 +29,14 @@ from .cli_common import (
     device_option,
     npu_toolchain,
     CheckFailed,
+    auto_sync_flags,
     check_output_path,
+    define_flags,
     write_output_file,
     handle_errors,
     load_kernel,
     load_target,
+    no_auto_sync_option,
     size_option,
     target_option,
     transform_kernel,
@@ -98,6 +101,9 @@ def format_report(r: Any) -> str:
 @click.option("--full/--timing-only", "full", default=None,
               help="Run the arithmetic too, or skip it (same cycles, faster). Default: timing-only for an .ir kernel, "
                    "full for hand-written code (it may check its own results).")
+@click.option("-D", "--define", "defines", multiple=True, metavar="NAME[=VALUE]",
+              help="Hand-written code: define a macro for the build (e.g. -D SOC_VERSION=Ascend910B1); repeatable.")
+@no_auto_sync_option
 @backend_option
 @device_option
 @click.option("--record", "record_path", default=None, metavar="RUNS.csv",
@@ -106,7 +112,8 @@ def format_report(r: Any) -> str:
 @handle_errors
 def profile_cmd(file: str, pipeline: str | None, sizes: tuple[str, ...], target_name: str | None, as_json: bool,
                 trace_path: str | None, svg_path: str | None, full: bool | None,
-                backend: str, device: int | None, record_path: str | None) -> None:
+                defines: tuple[str, ...], no_auto_sync: bool, backend: str, device: int | None,
+                record_path: str | None) -> None:
     """Profile FILE (.ir after --passes, or a hand-written Ascend C .cpp with main) or DIR (a
     sample folder: main.cpp plus its kernels) on the pipe-level timing model: cycles, per-pipe busy time, bound, roofline, hot lines, hazards."""
     if svg_path and backend == "npu":
@@ -116,7 +123,8 @@ def profile_cmd(file: str, pipeline: str | None, sizes: tuple[str, ...], target_
     if svg_path:
         check_output_path(svg_path, "--svg", inputs=(file,), suffix=".svg")
     with _trace_file(trace_path, svg_path) as tp:
-        _profile(file, pipeline, sizes, target_name, as_json, tp, full, backend, device, record_path)
+        _profile(file, pipeline, sizes, target_name, as_json, tp, full, backend, device, record_path,
+                 define_flags(defines) + auto_sync_flags(no_auto_sync))
         if svg_path:
             _write_svg(Path(tp), Path(svg_path), file)
     if trace_path:
@@ -141,7 +149,8 @@ def _write_svg(trace: Path, svg: Path, file: str) -> None:
 
 
 def _profile(file: str, pipeline: str | None, sizes: tuple[str, ...], target_name: str | None, as_json: bool,
-             trace_path: str | None, full: bool | None, backend: str, device: int | None, record_path: str | None) -> None:
+             trace_path: str | None, full: bool | None, backend: str, device: int | None, record_path: str | None,
+             build_flags: list[str]) -> None:
     from .timing.profile import profile_kernel, profile_source
 
     if record_path and backend != "npu":
@@ -155,7 +164,10 @@ def _profile(file: str, pipeline: str | None, sizes: tuple[str, ...], target_nam
     toolchain = npu_toolchain(backend, device, need_msprof=True)
     target = load_target(target_name)
     if handwritten:
-        result = _profile_handwritten(file, pipeline, sizes, target, full, trace_path)
+        result = _profile_handwritten(file, pipeline, sizes, target, full, trace_path, build_flags)
+    elif build_flags:
+        raise UsageError("-D and --no-auto-sync apply to hand-written sources (emitted kernels carry their own flags "
+                         "and are always checked without auto-sync)")
     else:
         from .driver import emit
 
@@ -172,7 +184,7 @@ def _profile(file: str, pipeline: str | None, sizes: tuple[str, ...], target_nam
 
 
 def _profile_handwritten(file: str, pipeline: str | None, sizes: tuple[str, ...], target: Target, full: bool | None,
-                         trace_path: str | None) -> Any:
+                         trace_path: str | None, build_flags: list[str]) -> Any:
     """Profile a hand-written `.cpp` or sample folder; its compiler warnings go to stderr."""
     from .emulator import CompileError
     from .emulator.folder import FolderError
@@ -183,7 +195,7 @@ def _profile_handwritten(file: str, pipeline: str | None, sizes: tuple[str, ...]
     if not os.path.exists(file):
         raise UsageError(f"cannot read `{file}`: no such file or folder")
     try:
-        result = profile_source(file, target, timing_only=full is False, trace=trace_path)
+        result = profile_source(file, target, timing_only=full is False, trace=trace_path, extra_flags=build_flags)
     except FolderError as e:
         raise UsageError(str(e), hint="a sample folder holds main.cpp (defining main) and its kernel .cpp files") from None
     except CompileError as e:

@@ -89,3 +89,57 @@ int32_t main()
     assert "warning: unused parameter" in res.output
     body = json.loads(res.output[res.output.index("{"):res.output.rindex("}") + 1])
     assert body["details"]["timing_only"] is False and body["cycles"] > 0
+
+
+def test_malformed_define_is_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "main.cpp").write_text("int main() { return 0; }\n")
+    (tmp_path / "k_custom.cpp").write_text("void k() {}\n")
+    res = _invoke("emulator", "build", str(tmp_path), "-D", "1BAD=2")
+    assert res.exit_code == 2, res.output
+    assert "expected NAME or NAME=VALUE" in res.output and "hint: e.g. -D SOC_VERSION=" in res.output
+    res = _invoke("profile", "examples/add.ir", "--no-auto-sync")
+    assert res.exit_code == 2 and "apply to hand-written sources" in res.output, res.output
+
+
+AUTO_SYNC_KERNEL = """#include "kernel_operator.h"
+#ifndef SCALE
+#error "SCALE comes from -D"
+#endif
+using namespace AscendC;
+extern "C" __global__ __aicore__ void k_custom(GM_ADDR x, GM_ADDR y)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> b;
+    pipe.InitBuffer(b, 256);
+    LocalTensor<float> t = b.Get<float>();
+    GlobalTensor<float> xg, yg;
+    xg.SetGlobalBuffer((__gm__ float *)x, 64);
+    yg.SetGlobalBuffer((__gm__ float *)y, 64);
+    DataCopy(t, xg, 64);
+    yg.SetValue(0, t.GetValue(3) * SCALE);  // no MTE2_S flag: the compiler's auto-sync orders it
+}
+"""
+AUTO_SYNC_MAIN = """#include <cstdio>
+#include "tikicpulib.h"
+extern "C" __global__ __aicore__ void k_custom(GM_ADDR x, GM_ADDR y);
+int main()
+{
+    float *x = reinterpret_cast<float *>(AscendC::GmAlloc(256)), *y = reinterpret_cast<float *>(AscendC::GmAlloc(256));
+    for (int i = 0; i < 64; ++i) x[i] = static_cast<float>(i);
+    ICPU_RUN_KF(k_custom, 1, reinterpret_cast<GM_ADDR>(x), reinterpret_cast<GM_ADDR>(y));
+    std::printf("y0 %g\\n", static_cast<double>(y[0]));
+    return y[0] == 3.0f * SCALE ? 0 : 1;
+}
+"""
+
+
+@pytest.mark.slow
+def test_build_passes_defines_and_auto_sync_is_on_unless_turned_off(tmp_path: Path) -> None:
+    (tmp_path / "k_custom.cpp").write_text(AUTO_SYNC_KERNEL)
+    (tmp_path / "main.cpp").write_text(AUTO_SYNC_MAIN)
+    res = _invoke("emulator", "build", str(tmp_path), "-D", "SCALE=2")
+    assert res.exit_code == 0, res.output
+    assert "y0 6" in res.output and "hazard" not in res.output
+    res = _invoke("emulator", "build", str(tmp_path), "-D", "SCALE=2", "--no-auto-sync")
+    assert res.exit_code == 1, res.output
+    assert "sync hazard: RAW on UB" in res.output and "MTE2 at" in res.output and "and S at" in res.output

@@ -172,7 +172,8 @@ _USER_WARNINGS = ("-Wall", "-Wextra")
 
 
 def profile_source(cpp_path: str | Path, target: Target | str, *, args: Sequence[str] = (), timeout: float | None = None,
-                   timing_only: bool = False, trace: str | Path | None = None) -> ProfileResult:
+                   timing_only: bool = False, trace: str | Path | None = None,
+                   extra_flags: Sequence[str] = ()) -> ProfileResult:
     """Profile hand-written Ascend C on the same model: a `.cpp` with its own `main`, or a
     sample folder (the `.cpp` defining `main` plus its kernel files, run in the folder, which
     it reads `input/` from: `transformer.emulator.folder`).
@@ -180,7 +181,7 @@ def profile_source(cpp_path: str | Path, target: Target | str, *, args: Sequence
     User code is built without `-Werror` (public samples warn, e.g. on unused parameters);
     the compiler's warnings are in `details["warnings"]`. The default runs the arithmetic
     too: hand-written hosts often check their own results, which a timing-only run (the
-    arithmetic skipped) would fail."""
+    arithmetic skipped) would fail. `extra_flags` go to g++ (`-D` macros, `-DASCX_EMU_NO_AUTO_SYNC=1`)."""
     from ..emulator import build_warnings, compile_source
     from ..emulator.folder import build_folder, make_output_dir
     from ..targets import resolve_target
@@ -190,12 +191,12 @@ def profile_source(cpp_path: str | Path, target: Target | str, *, args: Sequence
     scope = {s.upper(): int(tgt.scope(s).physical_bytes) for s in ("ub", "l1", "l0a", "l0b", "l0c")}
     cwd = None
     if path.is_dir():
-        _, binary = build_folder(path, scope_bytes=scope, warnings_as_errors=False, extra_flags=_USER_WARNINGS)
+        _, binary = build_folder(path, scope_bytes=scope, warnings_as_errors=False, extra_flags=(*_USER_WARNINGS, *extra_flags))
         cwd = path
         make_output_dir(path)
         kernel = path.resolve().name
     else:
-        binary = compile_source(path, scope_bytes=scope, warnings_as_errors=False, extra_flags=_USER_WARNINGS,
+        binary = compile_source(path, scope_bytes=scope, warnings_as_errors=False, extra_flags=(*_USER_WARNINGS, *extra_flags),
                                 name=re.sub(r"\W", "_", path.stem) or "kernel")
         kernel = path.stem
     try:

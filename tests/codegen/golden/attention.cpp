@@ -1,6 +1,10 @@
 // Ascend C kernel `attention`, emitted by ascx from examples/attention.ir for ascend910b2.
 // Kind: vector (AIV_MODE, blockDim 16).
 // Regenerate instead of editing: ascx emit examples/attention.ir --passes fuse,online_softmax{block=64},tile{attn.i=64},double_buffer
+// The emulator checks emitted code as written: its own flags only (no compiler auto-sync) and
+// GlobalTensor views as hard bounds (docs/emulator.md, "Auto-sync and GM bounds").
+#define ASCX_EMU_NO_AUTO_SYNC 1
+#define ASCX_EMU_STRICT_GM_VIEWS 1
 #include "kernel_operator.h"
 
 #include <cmath>

@@ -1,6 +1,10 @@
 // Ascend C kernel `matmul`, emitted by ascx from examples/matmul.ir for ascend910b2.
 // Kind: cube (AIC_MODE, blockDim 4).
 // Regenerate instead of editing: ascx emit examples/matmul.ir --passes tile{mm.i=64,mm.j=64,mm.k=64},double_buffer
+// The emulator checks emitted code as written: its own flags only (no compiler auto-sync) and
+// GlobalTensor views as hard bounds (docs/emulator.md, "Auto-sync and GM bounds").
+#define ASCX_EMU_NO_AUTO_SYNC 1
+#define ASCX_EMU_STRICT_GM_VIEWS 1
 #include "kernel_operator.h"
 
 #include <cmath>

@@ -1,6 +1,10 @@
 // Ascend C kernel `softmax`, emitted by ascx from examples/softmax.ir for ascend910b2.
 // Kind: vector (AIV_MODE, blockDim 48).
 // Regenerate instead of editing: ascx emit examples/softmax.ir --passes fuse,tile,double_buffer
+// The emulator checks emitted code as written: its own flags only (no compiler auto-sync) and
+// GlobalTensor views as hard bounds (docs/emulator.md, "Auto-sync and GM bounds").
+#define ASCX_EMU_NO_AUTO_SYNC 1
+#define ASCX_EMU_STRICT_GM_VIEWS 1
 #include "kernel_operator.h"
 
 #include <cmath>

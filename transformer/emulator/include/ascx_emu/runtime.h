@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -124,6 +125,24 @@ std::string core_desc();
     va_list ap;
     va_start(ap, fmt);
     fail_v(api, loc, fmt, ap);
+}
+
+// A located warning, printed once per (api, location): the run goes on.
+inline void warn_once(const char* api, SrcLoc loc, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
+inline void warn_once(const char* api, SrcLoc loc, const char* fmt, ...) {
+    static std::mutex mu;
+    static std::set<std::pair<std::string, int>> seen;
+    {
+        std::lock_guard<std::mutex> g(mu);
+        if (!seen.insert({std::string(api) + "@" + (loc.file ? loc.file : "?"), loc.line}).second) return;
+    }
+    char buf[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    std::vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    std::fprintf(stderr, "ascx-emu: warning: %s: %s\n  at %s:%d (reported once per location)\n", api, buf,
+                 loc.file ? loc.file : "?", loc.line);
 }
 
 // ---------------------------------------------------------------- GM allocations
@@ -745,24 +764,44 @@ public:
     __gm__ T* GetPhyAddr() const { return ptr_; }
     __gm__ T* GetPhyAddr(uint64_t offset) const { return ptr_ + offset; }
     __gm__ T* address_() const { return ptr_; }
-    // Bounds check of elements [offset, offset + count) against SetGlobalBuffer's size and
-    // against the GmAlloc region containing the buffer.
+    // Bounds check of elements [offset, offset + count), as the device faults: outside the
+    // GmAlloc region holding the buffer is an error; past SetGlobalBuffer's size but inside the
+    // allocation only a warning (the device reads and writes there: public samples over-read
+    // their view inside its buffer on purpose), unless ASCX_EMU_STRICT_GM_VIEWS is defined
+    // (emitted kernels: a view overrun is our bug). Outside any known allocation (host memory
+    // not from GmAlloc) the view's size is the only bound, so it is an error.
     void Check(const char* api, uint64_t offset, uint64_t count, SrcLoc loc) const {
         if (!ptr_) ascx_emu::fail(api, loc, "GlobalTensor used before SetGlobalBuffer");
-        if (sized_ && (bad_off_ || offset + count > size_))
-            ascx_emu::fail(api, loc,
-                           "GM access out of bounds: elements [%llu, %llu) of a GlobalTensor<%s> view whose SetGlobalBuffer size "
-                           "leaves %llu elements (view offset %llu)",
-                           (unsigned long long)offset, (unsigned long long)(offset + count), ascx_emu::type_name<T>(),
-                           (unsigned long long)size_, (unsigned long long)off_);
-        uintptr_t st;
-        size_t len;
-        if (ascx_emu::gm_region_of(ptr_, st, len)) {
-            uintptr_t a = reinterpret_cast<uintptr_t>(ptr_ + offset), e = reinterpret_cast<uintptr_t>(ptr_ + offset + count);
-            if (a < st || e > st + len)
-                ascx_emu::fail(api, loc, "GM access out of the GmAlloc'ed region: bytes [%llu, %llu) of a %llu-byte allocation",
+        const bool past_view = sized_ && (bad_off_ || offset + count > size_);
+        uintptr_t st = 0;
+        size_t len = 0;
+        bool in_alloc = !past_view;
+        const bool known = ascx_emu::gm_region_of(ptr_, st, len);
+        uintptr_t a = reinterpret_cast<uintptr_t>(ptr_ + offset), e = reinterpret_cast<uintptr_t>(ptr_ + offset + count);
+        if (known) in_alloc = a >= st && e <= st + len;
+        if (past_view) {
+            char view[512];
+            std::snprintf(view, sizeof view,
+                          "GM access out of bounds: elements [%llu, %llu) of a GlobalTensor<%s> view whose SetGlobalBuffer size "
+                          "leaves %llu elements (view offset %llu)",
+                          (unsigned long long)offset, (unsigned long long)(offset + count), ascx_emu::type_name<T>(),
+                          (unsigned long long)size_, (unsigned long long)off_);
+#ifndef ASCX_EMU_STRICT_GM_VIEWS
+            if (known && in_alloc) {
+                ascx_emu::warn_once(api, loc, "%s; bytes [%llu, %llu) are inside the %llu-byte GmAlloc allocation, which the "
+                                    "device reads and writes (only outside it is an error)", view,
+                                    (unsigned long long)(a - st), (unsigned long long)(e - st), (unsigned long long)len);
+                return;
+            }
+#endif
+            if (known && !in_alloc)
+                ascx_emu::fail(api, loc, "%s, and bytes [%llu, %llu) are outside its %llu-byte GmAlloc allocation", view,
                                (unsigned long long)(a - st), (unsigned long long)(e - st), (unsigned long long)len);
+            ascx_emu::fail(api, loc, "%s", view);
         }
+        if (known && !in_alloc)
+            ascx_emu::fail(api, loc, "GM access out of the GmAlloc'ed region: bytes [%llu, %llu) of a %llu-byte allocation",
+                           (unsigned long long)(a - st), (unsigned long long)(e - st), (unsigned long long)len);
     }
 
 private:

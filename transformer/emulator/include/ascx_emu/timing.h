@@ -22,6 +22,17 @@
 //   ASCX_TIMELINE=path        write a Chrome trace-event timeline (JSON) after every launch
 //   ASCX_TIMING_ONLY=1        skip the arithmetic of data instructions (same cycles)
 //   ASCX_HAZARDS=error|report|off   sync-hazard detection (default error: exit 4 after the launch)
+//   ASCX_AUTO_SYNC=off        run without the compiler's auto-sync (as -DASCX_EMU_NO_AUTO_SYNC)
+//
+// Auto-sync (on unless a translation unit defines ASCX_EMU_NO_AUTO_SYNC: `--no-auto-sync`,
+// emitted kernels): the bisheng compiler's --cce-auto-sync, on by default in kernel-launch
+// and op projects, inserts the synchronisation between the scalar unit and MTE2, MTE3 and V
+// (both directions; V after V is in order anyway). Here a scalar access (GetValue/SetValue on
+// a local tensor) that would race with an earlier MTE2, MTE3 or V access of the same bytes
+// waits for that pipe instead (as an inserted wait_flag: the pipe's clock plus
+// sync_latency); the other direction (S before those pipes) is already program order in
+// this model. Every other pair (MTE2 -> V, V -> MTE3, the cube pipes...) still needs the
+// program's own flags or queues, as on the device.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -79,6 +90,7 @@ struct Config {
     int aiv_cores = 1, aic_cores = 1;
     bool timing_only = false;
     int hazards = HZ_ERROR;
+    bool auto_sync = true;  // the compiler's automatic S <-> MTE2/MTE3/V synchronisation
     uint64_t drop_wait = 0;  // test-only: the k-th wait of each core orders nothing (ASCX_EMU_TEST_DROP_WAIT)
     std::string profile_path, timeline_path;
 };
@@ -98,6 +110,7 @@ inline Config& config() {
         e = std::getenv("ASCX_HAZARDS");
         if (e && *e) c.hazards = std::strcmp(e, "off") == 0 ? HZ_OFF : std::strcmp(e, "report") == 0 ? HZ_REPORT : HZ_ERROR;
         if ((e = std::getenv("ASCX_PROFILE")) && *e) c.profile_path = e;
+        if ((e = std::getenv("ASCX_AUTO_SYNC")) && *e) c.auto_sync = std::strcmp(e, "off") != 0 && std::strcmp(e, "0") != 0;
         if ((e = std::getenv("ASCX_EMU_TEST_DROP_WAIT")) && *e) c.drop_wait = std::strtoull(e, nullptr, 10);
         if ((e = std::getenv("ASCX_TIMELINE")) && *e) c.timeline_path = e;
         const char* path = std::getenv("ASCX_TIMING_PARAMS");
@@ -348,6 +361,20 @@ inline void note_hazard(TimingCore& t, const char* kind, int scope, int64_t lo, 
     t.hazards.emplace(key, HazardRec{kind, scope, lo, hi, p1, p2, l1, l2, 1});
 }
 
+inline void join(uint32_t* dst, const uint32_t* src) {
+    for (int q = 0; q < NP; ++q) dst[q] = std::max(dst[q], src[q]);
+}
+
+// Pipes the compiler's auto-sync orders the scalar unit after (see the header comment).
+inline bool auto_synced(int scalar_pipe, int other) {
+    return scalar_pipe == 0 && config().auto_sync && (other == 1 || other == 4 || other == 5);  // V, MTE2, MTE3
+}
+// The scalar unit waits for pipe q (an inserted set_flag(q, S) / wait_flag pair).
+inline void auto_wait(TimingCore& t, int q) {
+    join(t.vc[0], t.vc[q]);
+    t.issue = std::max(t.issue, t.free_at[q] + config().sync_latency);
+}
+
 // Checks one access of the current instruction (pipe p, epoch e) against the granules'
 // earlier accesses from other pipes, then records it.
 inline void access(TimingCore& t, int p, const Acc& a, uint32_t loc, size_t cap_bytes) {
@@ -361,12 +388,16 @@ inline void access(TimingCore& t, int p, const Acc& a, uint32_t loc, size_t cap_
     for (int64_t g = g0; g < g1; ++g) {
         Gran& s = sh[static_cast<size_t>(g)];
         int wp = s.w_pipe;
-        if (wp >= 0 && wp != p && s.w_epoch > me[wp])
-            note_hazard(t, a.write ? "WAW" : "RAW", a.scope, g * 32, g * 32 + 32, wp, s.w_loc, p, loc);
+        if (wp >= 0 && wp != p && s.w_epoch > me[wp]) {
+            if (auto_synced(p, wp)) auto_wait(t, wp);
+            else note_hazard(t, a.write ? "WAW" : "RAW", a.scope, g * 32, g * 32 + 32, wp, s.w_loc, p, loc);
+        }
         if (a.write) {
             for (uint8_t m = static_cast<uint8_t>(s.r_mask & others); m; m = static_cast<uint8_t>(m & (m - 1))) {
                 int q = __builtin_ctz(m);
-                if (s.r_epoch[q] > me[q]) note_hazard(t, "WAR", a.scope, g * 32, g * 32 + 32, q, s.r_loc[q], p, loc);
+                if (s.r_epoch[q] <= me[q]) continue;
+                if (auto_synced(p, q)) auto_wait(t, q);
+                else note_hazard(t, "WAR", a.scope, g * 32, g * 32 + 32, q, s.r_loc[q], p, loc);
             }
             s.w_pipe = static_cast<int8_t>(p);
             s.w_epoch = e;
@@ -380,9 +411,6 @@ inline void access(TimingCore& t, int p, const Acc& a, uint32_t loc, size_t cap_
     }
 }
 
-inline void join(uint32_t* dst, const uint32_t* src) {
-    for (int q = 0; q < NP; ++q) dst[q] = std::max(dst[q], src[q]);
-}
 
 inline void record(TimingCore& t, int pipe, double start, double dur, const char* op, int line) {
     if (config().timeline_path.empty() || event_budget() == 0) return;
@@ -520,3 +548,11 @@ inline std::string num(double v) {
 
 }  // namespace tm
 }  // namespace ascx_emu
+
+#ifdef ASCX_EMU_NO_AUTO_SYNC
+// A translation unit built without auto-sync (`--no-auto-sync`, emitted kernels) turns it off
+// for the program before main runs (one flag per process, whatever the other units say).
+namespace {
+[[maybe_unused]] const bool ascx_emu_no_auto_sync_ = (ascx_emu::tm::config().auto_sync = false, true);
+}  // namespace
+#endif
