@@ -19,3 +19,16 @@ kernel colsum(X: f32[N, C]) -> (Y: f32[C]) {
   }
 }
 """
+
+
+# SwiGLU's elementwise part with casts (issue 24's kernel): f16 in and out, computed in f32.
+SWIGLU = """kernel swiglu(a: f16[M, N], b: f16[M, N]) -> (y: f16[M, N]) {
+  size M = 512
+  size N = 2048
+  g: for t in 0..M {
+    for h in 0..N {
+      y[t, h] = f16(f32(a[t, h]) / (1.0 + exp(-f32(a[t, h]))) * f32(b[t, h]))
+    }
+  }
+}
+"""

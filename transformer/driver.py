@@ -68,6 +68,10 @@ def load_text(source: Source, sizes: Mapping[str, int] | None = None, *, size_te
                                  hint=did_you_mean(name, known) or ("sizes: " + ", ".join(known) if known else "it declares no sizes"))
         kernel = kernel.with_sizes(dict(sizes))
         errors = check_kernel(kernel)
+        if not errors:  # loop bounds a pass derived at other sizes: refuse, never emit wrong counts
+            from .bounds import check_bounds
+
+            errors = check_bounds(kernel)
         if errors:
             e = errors[0]
             spelled = size_text or [f"{k}={v}" for k, v in sizes.items()]

@@ -13,6 +13,7 @@ import pytest
 
 from allocation import capacity_fallbacks, plan_totals
 from documented import ROWS
+from small_kernels import SWIGLU
 from passes.base import run_pipeline
 from transformer.capacity import check_kernel_capacity, kernel_buffers
 from transformer.lower import lower_kernel
@@ -20,16 +21,6 @@ from transformer.parser import parse, parse_file
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 TARGET = "ascend910b2"
-SWIGLU = """kernel swiglu(a: f16[T, H], b: f16[T, H]) -> (y: f16[T, H]) {
-  size T = 512
-  size H = 2048
-  g: for t in 0..T {
-    for h in 0..H {
-      y[t, h] = f16(f32(a[t, h]) / (1.0 + exp(-f32(a[t, h]))) * f32(b[t, h]))
-    }
-  }
-}
-"""
 
 
 def assert_proof_matches_plan(kernel, what: str) -> str:

@@ -1,0 +1,227 @@
+"""Static bounds proof: every index and copy region stays inside its tensor, at every
+iteration, for the kernel's sizes.
+
+Why: a transformed kernel keeps the loop bounds its passes derived from the sizes it was
+transformed at (`tile` writes `for t0 in 0..64` for M = 512). Given another size with
+`--size M=128`, its copies would run past the end of the tensor; the emitter would then
+write a negative DMA count. The interpreter finds this only when it runs; `emit`, `check`
+and `profile` never run the kernel, so the driver asks this module first, and refuses the
+kernel with the first access that leaves its tensor, located at that access.
+
+How: for each access (an index of `T[...]`, or a slice `lo:hi` of a copy region), Z3 looks
+for loop-variable values inside the enclosing loops' ranges (`lo <= v < hi`, `min`/`max`
+bounds as written) that put the index outside `0 .. extent - 1` (a slice: `lo < 0` or
+`hi > extent`, for a non-empty slice). The sizes are fixed values (`sizes`), or, for a
+size declared with a range (`size S = 1024 in 1..65536`), a Z3 variable over that range:
+then "sat" is a size and an iteration that break the kernel, and "unsat" proves it for
+every size in the range. A Z3 model is the witness quoted in the error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterator, Mapping
+
+from . import ir
+from .diagnostics import SemanticError
+
+# Z3 gives up on a single query after this long (nonlinear products of ranged sizes); an
+# unknown is reported as an error too: the kernel is not proven safe.
+TIMEOUT_MS = 10000
+
+
+@dataclass(frozen=True)
+class _Site:
+    """One place a tensor dimension is indexed: `lo` (and `hi` for a slice, half-open)."""
+
+    tensor: str
+    dim: int
+    lo: ir.Expr
+    hi: ir.Expr | None  # None: a single index
+    loc: ir.Loc | None
+    what: str  # "read", "write", "copy source", "copy destination"
+    loops: tuple[ir.For, ...]
+
+
+def _sites(stmts: tuple[ir.Stmt, ...], loops: tuple[ir.For, ...] = ()) -> Iterator[_Site]:
+    for s in stmts:
+        if isinstance(s, ir.For):
+            yield from _sites(s.body, loops + (s,))
+        elif isinstance(s, ir.Copy):
+            for r, what in ((s.dst, "copy destination"), (s.src, "copy source")):
+                for d, dim in enumerate(r.dims):
+                    if isinstance(dim, ir.Slice):
+                        yield _Site(r.tensor, d, dim.lo, dim.hi, r.loc or s.loc, what, loops)
+                    else:
+                        yield _Site(r.tensor, d, dim, None, r.loc or s.loc, what, loops)
+        elif isinstance(s, ir.Assign):
+            for e, what in ((s.target, "write"), (s.value, "read")):
+                for x in ir.sub_exprs(e):
+                    if isinstance(x, ir.Access):
+                        for d, idx in enumerate(x.indices):
+                            yield _Site(x.tensor, d, idx, None, x.loc or s.loc, what, loops)
+
+
+class _Z3:
+    """IR integer expressions -> Z3 terms over sizes and loop variables."""
+
+    def __init__(self, z3: Any, sizes: Mapping[str, int], ranged: Mapping[str, Any]) -> None:
+        self.z3, self.sizes, self.ranged = z3, sizes, ranged
+        self.vars: dict[str, Any] = {}
+
+    def var(self, name: str) -> Any:
+        if name not in self.vars:
+            self.vars[name] = self.z3.Int(name)
+        return self.vars[name]
+
+    def __call__(self, e: ir.Expr) -> Any:
+        z3 = self.z3
+        if isinstance(e, ir.IntLit):
+            return z3.IntVal(e.value)
+        if isinstance(e, ir.Name):
+            if e.name in self.ranged:
+                return self.ranged[e.name]
+            if e.name in self.sizes:
+                return z3.IntVal(self.sizes[e.name])
+            return self.var(e.name)
+        if isinstance(e, ir.Unary):
+            return -self(e.operand)
+        if isinstance(e, ir.Binary):
+            a, b = self(e.lhs), self(e.rhs)
+            ops = {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b,
+                   "/": lambda: a / b, "%": lambda: a % b}  # Z3 Int `/`, `%`: floor for b > 0
+            if e.op in ops:
+                return ops[e.op]()
+        if isinstance(e, ir.Call) and e.func in ("min", "max") and len(e.args) == 2:
+            a, b = self(e.args[0]), self(e.args[1])
+            return z3.If(a <= b, a, b) if e.func == "min" else z3.If(a >= b, a, b)
+        raise ValueError(f"not an integer index expression: {e!r}")
+
+
+def _text(e: ir.Expr) -> str:
+    from .printer import format_expr
+
+    return format_expr(e)
+
+
+
+def out_of_bounds(k: ir.Kernel, sizes: Mapping[str, int] | None = None,
+                  ranges: Mapping[str, tuple[int, int, int]] | None = None) -> list[SemanticError]:
+    """Located errors for the accesses of `k` that can leave their tensor (at most one per
+    tensor dimension and statement location), the first one first.
+
+    `sizes` default to the kernel's size values; `ranges` maps a size to `(lo, hi, step)`
+    (inclusive range, values multiples of `step`) to prove the accesses for every value."""
+    import z3
+
+    sizes = dict(k.size_values() if sizes is None else sizes)
+    ranges = dict(ranges or {})
+    ranged = {n: z3.Int(n) for n in ranges}
+    for n in ranged:
+        sizes.pop(n, None)
+    conv = _Z3(z3, sizes, ranged)
+    size_facts = []
+    for n, (lo, hi, step) in ranges.items():
+        size_facts += [ranged[n] >= lo, ranged[n] <= hi]
+        if step > 1:
+            size_facts.append(ranged[n] % step == 0)
+    errors: list[SemanticError] = []
+    seen: set[tuple[str, int, object]] = set()
+    for site in _sites(k.body):
+        t = k.tensor(site.tensor)
+        if t is None or site.dim >= t.rank:
+            continue  # the semantic checker reports it
+        key = (site.tensor, site.dim, site.loc)
+        if key in seen:
+            continue
+        try:
+            extent = conv(t.shape[site.dim])
+            lo = conv(site.lo)
+            hi = conv(site.hi) if site.hi is not None else None
+            facts = list(size_facts)
+            for f in site.loops:
+                v = conv.var(f.var)
+                facts += [v >= conv(f.lo), v < conv(f.hi)]
+        except ValueError:
+            continue  # not affine: the semantic checker reports it
+        s = z3.Solver()
+        s.set("timeout", TIMEOUT_MS)
+        s.add(*facts)
+        bad = z3.Or(lo < 0, lo >= extent) if hi is None else z3.And(hi > lo, z3.Or(lo < 0, hi > extent))
+        s.add(bad)
+        verdict = s.check()
+        if verdict == z3.unsat:
+            continue
+        seen.add(key)
+        errors.append(_error(site, t, verdict == z3.unknown, s.model() if verdict == z3.sat else None,
+                             conv, lo, hi, extent, ranged))
+    return errors
+
+
+def unwritten_ends(k: ir.Kernel, sizes: Mapping[str, int] | None = None) -> list[SemanticError]:
+    """Located errors for output dimensions whose last index no write reaches.
+
+    A necessary condition of "every output element is written" (the interpreter checks the
+    whole condition when it runs): for each output dimension, some write, at some
+    iteration, reaches index `extent - 1`. A kernel whose loop bounds were derived at a
+    smaller size fails it at a larger one (`for t0 in 0..64` of 8 rows covers 512 rows, not
+    1024). The sizes are fixed values (a ranged size is checked at its ends by the caller)."""
+    import z3
+
+    conv = _Z3(z3, dict(k.size_values() if sizes is None else sizes), {})
+    sites = [s for s in _sites(k.body) if s.what in ("write", "copy destination")]
+    errors: list[SemanticError] = []
+    for t in k.outputs:
+        for d, shape in enumerate(t.shape):
+            mine = [s for s in sites if s.tensor == t.name and s.dim == d]
+            try:
+                last = conv(shape) - 1
+                reach = []
+                for site in mine:
+                    facts = [z3.And(conv.var(f.var) >= conv(f.lo), conv.var(f.var) < conv(f.hi)) for f in site.loops]
+                    lo = conv(site.lo)
+                    hit = lo == last if site.hi is None else z3.And(lo <= last, last < conv(site.hi))
+                    reach.append(z3.And(*facts, hit))
+            except ValueError:
+                continue
+            s = z3.Solver()
+            s.set("timeout", TIMEOUT_MS)
+            s.add(z3.Or(*reach) if reach else z3.BoolVal(False))
+            if s.check() == z3.unsat:
+                n = z3.simplify(last + 1)
+                errors.append(SemanticError(
+                    f"output `{t.name}` is not written to its end: no write reaches index {z3.simplify(last)} of "
+                    f"dimension {d} ({_text(shape)} = {n})", (mine[0].loc if mine else None) or t.loc,
+                    hint="a transformed kernel keeps the loop bounds its passes derived from the sizes it was "
+                         "transformed at: run the passes on the original kernel with these sizes instead"))
+    return errors
+
+
+def check_bounds(k: ir.Kernel, sizes: Mapping[str, int] | None = None) -> list[SemanticError]:
+    """`out_of_bounds` then `unwritten_ends`: the accesses a kernel's loop bounds imply fit
+    its tensors at `sizes` (default: the kernel's), and reach the ends of its outputs."""
+    return out_of_bounds(k, sizes) + unwritten_ends(k, sizes)
+
+
+def _error(site: _Site, t: ir.TensorDecl, unknown: bool, model: Any, conv: _Z3, lo: Any, hi: Any,
+           extent: Any, ranged: Mapping[str, Any]) -> SemanticError:
+    dim = _text(t.shape[site.dim])
+    span = _text(site.lo) + ("" if site.hi is None else ":" + _text(site.hi))
+    if unknown:
+        return SemanticError(f"cannot prove the {site.what} `{site.tensor}` stays inside its dimension "
+                             f"{site.dim} ({dim}): `{span}`: the solver gave up", site.loc,
+                             hint="narrow the size ranges, or give the sizes with --size")
+
+    def val(x: Any) -> int:
+        return model.eval(x, model_completion=True).as_long()
+
+    where = ", ".join(f"{f.var} = {val(conv.var(f.var))}" for f in site.loops)
+    sizes = ", ".join(f"{n} = {val(z)}" for n, z in ranged.items())
+    got = f"{val(lo)}" if hi is None else f"{val(lo)}:{val(hi)}"
+    at = "; ".join(x for x in (sizes and f"at {sizes}", where and f"when {where}") if x)
+    return SemanticError(
+        f"the {site.what} `{site.tensor}` leaves its dimension {site.dim} ({dim} = {val(extent)}): "
+        f"`{span}` reaches {got}" + (f" {at}" if at else ""),
+        site.loc,
+        hint="a transformed kernel keeps the loop bounds its passes derived from the sizes it was "
+             "transformed at: run the passes on the original kernel with these sizes instead")
