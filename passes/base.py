@@ -75,6 +75,7 @@ class TraceEntry:
     changes: list[str] = field(default_factory=list)
     decisions: list[str] = field(default_factory=list)
     noop: str | None = None  # the pass had nothing to do: why (shown as a note)
+    note: str | None = None  # something the user should know although the pass did its work
 
     def render(self) -> str:
         lines = [f"{self.pass_text}:"]
@@ -279,6 +280,19 @@ def run_pipeline(kernel: ir.Kernel, pipeline: str | Sequence[Pass],
     ps = parse_pipeline(pipeline) if isinstance(pipeline, str) else list(pipeline)
     target = resolve_target(target)
     trace: list[TraceEntry] = []
+    if ps and kernel.size_ranges():
+        kernel = _specialise(kernel, trace)
     for p in ps:
         kernel = p.apply(kernel, target, trace, strict=strict)
     return kernel, trace
+
+
+def _specialise(kernel: ir.Kernel, trace: list[TraceEntry]) -> ir.Kernel:
+    """Fix the ranged sizes at their values before the passes: the passes derive trip
+    counts and tiles from size values (`tile` writes `0..64` for 512 rows), so their
+    result serves those values only, and says so (docs/ir.md, "Sizes with ranges")."""
+    fixed = ", ".join(f"{s.name} = {s.value}" for s in kernel.sizes if s.ranged or s.multiple)
+    note = (f"the passes specialise the ranged sizes to their values ({fixed}): the result serves only "
+            "those; a kernel without passes keeps its ranges")
+    trace.append(TraceEntry("specialise", changes=[f"fixed {fixed}"], note=note))
+    return kernel.specialised()

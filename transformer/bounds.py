@@ -25,6 +25,12 @@ from typing import Any, Iterator, Mapping
 from . import ir
 from .diagnostics import SemanticError
 
+_HINT = ("a transformed kernel keeps the loop bounds its passes derived from the sizes it was "
+         "transformed at: run the passes on the original kernel with these sizes instead")
+
+_RANGED_HINT = ("a loop bound or index written as a number serves one size only: write it with the size, "
+                "or narrow the size's range")
+
 # Z3 gives up on a single query after this long (nonlinear products of ranged sizes); an
 # unknown is reported as an error too: the kernel is not proven safe.
 TIMEOUT_MS = 10000
@@ -158,7 +164,8 @@ def out_of_bounds(k: ir.Kernel, sizes: Mapping[str, int] | None = None,
     return errors
 
 
-def unwritten_ends(k: ir.Kernel, sizes: Mapping[str, int] | None = None) -> list[SemanticError]:
+def unwritten_ends(k: ir.Kernel, sizes: Mapping[str, int] | None = None, *,
+                   hint: str = _HINT) -> list[SemanticError]:
     """Located errors for output dimensions whose last index no write reaches.
 
     A necessary condition of "every output element is written" (the interpreter checks the
@@ -192,8 +199,7 @@ def unwritten_ends(k: ir.Kernel, sizes: Mapping[str, int] | None = None) -> list
                 errors.append(SemanticError(
                     f"output `{t.name}` is not written to its end: no write reaches index {z3.simplify(last)} of "
                     f"dimension {d} ({_text(shape)} = {n})", (mine[0].loc if mine else None) or t.loc,
-                    hint="a transformed kernel keeps the loop bounds its passes derived from the sizes it was "
-                         "transformed at: run the passes on the original kernel with these sizes instead"))
+                    hint=hint))
     return errors
 
 
@@ -201,6 +207,34 @@ def check_bounds(k: ir.Kernel, sizes: Mapping[str, int] | None = None) -> list[S
     """`out_of_bounds` then `unwritten_ends`: the accesses a kernel's loop bounds imply fit
     its tensors at `sizes` (default: the kernel's), and reach the ends of its outputs."""
     return out_of_bounds(k, sizes) + unwritten_ends(k, sizes)
+
+
+def range_ends(k: ir.Kernel) -> list[dict[str, int]]:
+    """The sizes at the ranged sizes' smallest and largest allowed values (the others at
+    their values), distinct."""
+    out: list[dict[str, int]] = []
+    for pick in (min, max):
+        env = k.size_values()
+        for n, (lo, hi, step) in k.size_ranges().items():
+            env[n] = pick(-(-lo // step) * step, hi // step * step)
+        if env not in out:
+            out.append(env)
+    return out
+
+
+def check_ranged_bounds(k: ir.Kernel) -> list[SemanticError]:
+    """A kernel with ranged sizes: its accesses stay inside its tensors for every value of
+    the ranges (one Z3 query per access, the sizes free in their ranges), and its outputs are
+    written to their ends at the ranges' ends (`unwritten_ends` takes fixed sizes)."""
+    if not k.size_ranges():
+        return []
+    errors = out_of_bounds(k, ranges=k.size_ranges())
+    for env in range_ends(k):
+        if errors:
+            break
+        errors = [SemanticError(f"at {', '.join(f'{n} = {env[n]}' for n in k.size_ranges())}: {e.message}",
+                                e.loc, hint=e.hint) for e in unwritten_ends(k, env, hint=_RANGED_HINT)]
+    return errors
 
 
 def _error(site: _Site, t: ir.TensorDecl, unknown: bool, model: Any, conv: _Z3, lo: Any, hi: Any,
@@ -218,10 +252,9 @@ def _error(site: _Site, t: ir.TensorDecl, unknown: bool, model: Any, conv: _Z3, 
     where = ", ".join(f"{f.var} = {val(conv.var(f.var))}" for f in site.loops)
     sizes = ", ".join(f"{n} = {val(z)}" for n, z in ranged.items())
     got = f"{val(lo)}" if hi is None else f"{val(lo)}:{val(hi)}"
-    at = "; ".join(x for x in (sizes and f"at {sizes}", where and f"when {where}") if x)
+    at = ", ".join(x for x in (sizes, where) if x)
     return SemanticError(
         f"the {site.what} `{site.tensor}` leaves its dimension {site.dim} ({dim} = {val(extent)}): "
-        f"`{span}` reaches {got}" + (f" {at}" if at else ""),
+        f"`{span}` reaches {got}" + (f" when {at}" if at else ""),
         site.loc,
-        hint="a transformed kernel keeps the loop bounds its passes derived from the sizes it was "
-             "transformed at: run the passes on the original kernel with these sizes instead")
+        hint=_RANGED_HINT if ranged else _HINT)

@@ -206,6 +206,8 @@ def check_declarations(k: ir.Kernel) -> Iterator[SemanticError]:
         elif s.value > INT32_MAX:
             yield SemanticError(f"size `{s.name}` is {s.value}, more than {INT32_MAX} (2^31 - 1)", s.loc,
                                 hint="emitted Ascend C indexes with int32_t")
+        else:
+            yield from check_size_range(s)
     for c in k.consts:
         if c.dtype not in ir.DTYPES:
             yield SemanticError(f"unknown dtype `{c.dtype}` for const `{c.name}`", c.loc,
@@ -216,6 +218,37 @@ def check_declarations(k: ir.Kernel) -> Iterator[SemanticError]:
             lo, hi = _INT_RANGE[c.dtype]
             if not lo <= c.value <= hi:
                 yield SemanticError(f"const `{c.name}` = {c.value} does not fit {c.dtype} ({lo}..{hi})", c.loc)
+
+
+def check_size_range(s: ir.SizeDecl) -> Iterator[SemanticError]:
+    """`size S = V in LO..HI multiple of M`: 1 <= LO <= HI <= 2^31 - 1, M >= 1, and V inside
+    the range and a multiple of M (the default is one of the values the kernel serves)."""
+    at = s.range_loc or s.loc
+    if s.multiple is not None and s.multiple < 1:
+        yield SemanticError(f"size `{s.name}`: `multiple of {s.multiple}` must be at least 1", at)
+        return
+    step = s.multiple or 1
+    if s.lo is not None and s.hi is not None:
+        if s.lo < 1:
+            yield SemanticError(f"size `{s.name}`: the range {s.lo}..{s.hi} starts below 1", at,
+                                hint="a size is a positive integer")
+            return
+        if s.hi > INT32_MAX:
+            yield SemanticError(f"size `{s.name}`: the range {s.lo}..{s.hi} ends above {INT32_MAX} (2^31 - 1)", at,
+                                hint="emitted Ascend C indexes with int32_t")
+            return
+        if s.lo > s.hi:
+            yield SemanticError(f"size `{s.name}`: the range {s.lo}..{s.hi} is empty", at,
+                                hint=f"write the smaller end first: `in {s.hi}..{s.lo}`")
+            return
+        if not s.lo <= s.value <= s.hi:
+            yield SemanticError(f"size `{s.name}` = {s.value} is outside its range {s.lo}..{s.hi}", s.loc,
+                                hint=f"`{s.name}` takes {s.lo}..{s.hi}" + (f", multiples of {step}" if step > 1 else ""))
+            return
+    if s.value % step:
+        yield SemanticError(f"size `{s.name}` = {s.value} is not a multiple of {step}", s.loc,
+                            hint=f"the nearest multiples are {s.value // step * step or step} and "
+                                 f"{(s.value // step + 1) * step}")
 
 
 def check_outputs(k: ir.Kernel) -> Iterator[SemanticError]:
@@ -555,6 +588,16 @@ def check_literals(k: ir.Kernel) -> Iterator[SemanticError]:
                                         hint=f"for a float value write `{s.value}.0`")
 
 
+def check_ranged_sizes(k: ir.Kernel) -> Iterator[SemanticError]:
+    """A kernel with ranged sizes is valid for every value of the ranges: its accesses stay
+    inside its tensors and its outputs are written to their ends (`bounds.py`, Z3; skipped,
+    with no Z3 import, for a kernel without ranges)."""
+    if k.size_ranges():
+        from .bounds import check_ranged_bounds
+
+        yield from check_ranged_bounds(k)
+
+
 INVARIANTS: tuple[Check, ...] = (
     check_identifiers,
     check_unique_names,
@@ -564,6 +607,7 @@ INVARIANTS: tuple[Check, ...] = (
     check_copies,
     check_literals,
     check_outputs,
+    check_ranged_sizes,
 )
 
 

@@ -317,6 +317,8 @@ def transform_kernel(path: str, kernel: ir.Kernel, pipeline: str, target: Target
     for e in trace:
         if e.noop:
             click.echo(f"{path}: note: {e.pass_text} did nothing: {e.noop}", err=True)
+        if e.note:
+            click.echo(f"{path}: note: {e.note}", err=True)
     return out, trace
 
 

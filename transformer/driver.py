@@ -72,6 +72,8 @@ def load_text(source: Source, sizes: Mapping[str, int] | None = None, *, size_te
             from .bounds import check_bounds
 
             errors = check_bounds(kernel)
+        # `--size` specialises: an overridden size serves its value only (its range is dropped)
+        kernel = kernel.specialised(set(sizes))
         if errors:
             e = errors[0]
             spelled = size_text or [f"{k}={v}" for k, v in sizes.items()]

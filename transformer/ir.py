@@ -225,9 +225,32 @@ Stmt = Union[Assign, Copy, For]
 
 @dataclass(frozen=True)
 class SizeDecl:
+    """`size S = 1024 in 1..65536 multiple of 16`: `value` is the default (the size used
+    for examples, profiles and `run`); `lo..hi` (inclusive) the values the kernel must serve
+    (None: only `value`), each a multiple of `multiple` (None: any)."""
+
     name: str
     value: int
     loc: Loc | None = _loc()
+    lo: int | None = None
+    hi: int | None = None
+    multiple: int | None = None
+    range_loc: Loc | None = _loc()
+
+    @property
+    def ranged(self) -> bool:
+        return self.lo is not None
+
+    def bounds(self) -> tuple[int, int, int]:
+        """(lo, hi, step): the inclusive range and the multiple (the value alone if not ranged)."""
+        step = self.multiple or 1
+        if self.lo is None or self.hi is None:
+            return self.value, self.value, step
+        return self.lo, self.hi, step
+
+    def allows(self, v: int) -> bool:
+        lo, hi, step = self.bounds() if self.ranged else (v, v, self.multiple or 1)
+        return lo <= v <= hi and v % step == 0
 
 
 @dataclass(frozen=True)
@@ -280,6 +303,17 @@ class Kernel:
 
     def size_values(self) -> dict[str, int]:
         return {s.name: s.value for s in self.sizes}
+
+    def size_ranges(self) -> dict[str, tuple[int, int, int]]:
+        """The ranged sizes: name -> (lo, hi, step), the inclusive range and the multiple."""
+        return {s.name: s.bounds() for s in self.sizes if s.ranged}
+
+    def specialised(self, names: "frozenset[str] | set[str] | None" = None) -> "Kernel":
+        """The kernel with the sizes `names` (None: every size) fixed at their values, their
+        ranges dropped: what `--size` gives, and what the passes see of a ranged kernel."""
+        return replace(self, sizes=tuple(
+            replace(s, lo=None, hi=None, multiple=None, range_loc=None) if names is None or s.name in names else s
+            for s in self.sizes))
 
     def const_decl(self, name: str) -> ConstDecl | None:
         for c in self.consts:

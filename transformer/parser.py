@@ -320,8 +320,7 @@ class _Builder:
         sizes, consts, buffers = [], [], []
         for d in decls:
             if d.data == "size_decl":
-                n, v = d.children
-                sizes.append(ir.SizeDecl(str(n), int(v), loc=_loc_of(n)))
+                sizes.append(self.size_decl(d))
             elif d.data == "const_decl":
                 consts.append(self.const_decl(d))
             elif d.data == "temp_decl":
@@ -340,6 +339,15 @@ class _Builder:
             body=tuple(self.stmt(s) for s in stmts),
             loc=_loc_of(name_tok),
         )
+
+    @staticmethod
+    def size_decl(d: Tree) -> ir.SizeDecl:
+        """`size S = 1024 [in 1..65536] [multiple of 16]`; the checker validates the values."""
+        n, v, rng, mult = d.children
+        lo, hi = (int(rng.children[0]), int(rng.children[1])) if rng is not None else (None, None)
+        return ir.SizeDecl(str(n), int(v), loc=_loc_of(n), lo=lo, hi=hi,
+                           multiple=int(mult.children[0]) if mult is not None else None,
+                           range_loc=_loc_of(rng.children[0]) if rng is not None else None)
 
     @staticmethod
     def _params(t: Tree | None) -> list[Tree]:

@@ -77,6 +77,12 @@ def format_region(r: ir.Region) -> str:
     return f"{r.tensor}[{', '.join(dims)}]"
 
 
+def format_size_range(s: ir.SizeDecl) -> str:
+    """` in LO..HI multiple of M` (each part only when declared)."""
+    out = f" in {s.lo}..{s.hi}" if s.ranged else ""
+    return out + (f" multiple of {s.multiple}" if s.multiple is not None else "")
+
+
 def format_annotation(a: ir.Annotation) -> str:
     keywords = ir.ANNOTATIONS.get(a.name, ())
     if len(a.args) == 1 and keywords and a.args[0][0] == keywords[0] and a.name != "pipeline":
@@ -118,7 +124,7 @@ def print_kernel(k: ir.Kernel) -> str:
     lines = [f"kernel {k.name}({params_in}) -> ({params_out}) {{"]
     groups: list[list[str]] = []
     if k.sizes:
-        groups.append([f"  size {s.name} = {s.value}" for s in k.sizes])
+        groups.append([f"  size {s.name} = {s.value}" + format_size_range(s) for s in k.sizes])
     if k.consts:
         groups.append([f"  const {c.name}: {c.dtype} = {_const_value(c)}" for c in k.consts])
     if k.buffers:
