@@ -95,11 +95,23 @@ def check_cmd(file: str, pipeline: str | None, sizes: tuple[str, ...], target_na
         if isinstance(e, CapacityError):
             raise UsageError(e.summary, hint=e.details or None) from None
         raise
+    ranged = None
+    if res.status == "sat" and not free:
+        from .capacity.ranges import check_ranges
+
+        ranged = check_ranges(kernel, target, check=lambda k: check_kernel_capacity(
+            k, target, timeout_ms=budget, api_temp=api_temp, hints=False))
     if as_json:
-        click.echo(json.dumps(report_dict(kernel, res, bufs, pipeline=text), indent=2))
+        d = report_dict(kernel, res, bufs, pipeline=text)
+        if ranged is not None:
+            d["ranges"] = {"status": ranged.status, "at": ranged.at, "size": ranged.size, "first": ranged.first,
+                           "verdict": ranged.sentence(kernel)}
+        click.echo(json.dumps(d, indent=2))
     else:
         click.echo(format_kernel_report(kernel, res, bufs, pipeline=text))
-    if res.status != "sat":
+        if ranged is not None:
+            click.echo(f"{ranged.status}: {ranged.sentence(kernel)}")
+    if res.status != "sat" or (ranged is not None and ranged.status != "sat"):
         raise CheckFailed()
 
 

@@ -154,7 +154,12 @@ def emit(kernel: ir.Kernel, target: Target, *, select: bool = True, source_name:
     """Lower and render Ascend C (`Emitted`: kernel source, harness, warnings, plan)."""
     from .codegen import emit_ascendc
 
-    return emit_ascendc(kernel, target, select=select, source_name=source_name, pipeline=pipeline)
+    emitted = emit_ascendc(kernel, target, select=select, source_name=source_name, pipeline=pipeline)
+    if kernel.size_ranges():
+        fixed = ", ".join(f"{s.name} = {s.value}" for s in kernel.sizes if s.ranged)
+        emitted.warnings.append(f"the emitted kernel is specialised to the ranged sizes' values ({fixed}): "
+                                "it serves only those")
+    return emitted
 
 
 # --------------------------------------------------------------------------------------

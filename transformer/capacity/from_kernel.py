@@ -506,7 +506,7 @@ def capacity_gate(kernel: ir.Kernel, target: Target | str | None = None, *,
     Both are `KernelCapacityError(AscxError)`; the CLI maps them to exit 1."""
     res = check_kernel_capacity(kernel, target, timeout_ms=timeout_ms, api_temp=api_temp)
     if res.status == "sat":
-        return res
+        return range_gate(kernel, target, res, timeout_ms=timeout_ms, api_temp=api_temp)
     if res.status == "unknown":
         raise CapacityUnknownKernelError(
             f"capacity of kernel `{kernel.name}` on {res.target} is unknown "
@@ -533,6 +533,27 @@ def _buffer_loc(kernel: ir.Kernel, name: str) -> ir.Loc | None:
             if any(u.tensor == name for u in uses(site.stmt)):
                 return getattr(site.stmt, "loc", None) or top.loc
     return None
+
+
+def range_gate(kernel: ir.Kernel, target: Target | str | None, res: CapacityResult, *,
+               timeout_ms: int = DEFAULT_TIMEOUT_MS, api_temp: bool | None = None) -> CapacityResult:
+    """`res` (the kernel fits at its sizes' values) when it also fits for every value of its
+    ranged sizes (`ranges.check_ranges`); else the refusal, located at the range of the size
+    that overflows, naming its first overflowing value."""
+    from .ranges import check_ranges
+
+    rc = check_ranges(kernel, target, check=lambda k: check_kernel_capacity(
+        k, target, timeout_ms=timeout_ms, api_temp=api_temp, hints=False))
+    if rc is None or rc.status == "sat":
+        return res
+    decl = next((s for s in kernel.sizes if s.name == rc.size), None)
+    loc = (decl.range_loc or decl.loc) if decl is not None else None
+    if rc.status == "unknown":
+        raise CapacityUnknownKernelError(f"kernel `{kernel.name}`: {rc.sentence(kernel)}", rc.result or res, loc,
+                                         hint="narrow the size ranges, or raise the solver budget (--timeout-ms)")
+    return _raise(CapacityUnsatKernelError(
+        f"kernel `{kernel.name}` does not fit {res.target} for its whole range: {rc.sentence(kernel)}",
+        rc.result or res, loc, hint=f"narrow the range of `{rc.size}` to end below {rc.first}, or tile the kernel"))
 
 
 def _raise(e: Exception) -> CapacityResult:
