@@ -99,7 +99,7 @@ def check_cmd(file: str, pipeline: str | None, sizes: tuple[str, ...], target_na
     if res.status == "sat" and not free:
         from .capacity.ranges import check_ranges
 
-        ranged = check_ranges(kernel, target, check=lambda k: check_kernel_capacity(
+        ranged = check_ranges(kernel, lambda k: check_kernel_capacity(
             k, target, timeout_ms=budget, api_temp=api_temp, hints=False))
     if as_json:
         d = report_dict(kernel, res, bufs, pipeline=text)

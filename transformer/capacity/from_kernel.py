@@ -542,7 +542,7 @@ def range_gate(kernel: ir.Kernel, target: Target | str | None, res: CapacityResu
     that overflows, naming its first overflowing value."""
     from .ranges import check_ranges
 
-    rc = check_ranges(kernel, target, check=lambda k: check_kernel_capacity(
+    rc = check_ranges(kernel, lambda k: check_kernel_capacity(
         k, target, timeout_ms=timeout_ms, api_temp=api_temp, hints=False))
     if rc is None or rc.status == "sat":
         return res

@@ -23,8 +23,6 @@ from typing import Callable
 
 from .. import ir
 from ..affine import to_affine
-from ..targets import Target
-from .from_kernel import check_kernel_capacity
 from .result import CapacityResult
 
 
@@ -76,14 +74,13 @@ def not_monotone(kernel: ir.Kernel) -> str | None:
     return None
 
 
-def check_ranges(kernel: ir.Kernel, target: Target | str | None = None, *,
-                 check: Callable[[ir.Kernel], CapacityResult] | None = None) -> RangeCapacity | None:
+def check_ranges(kernel: ir.Kernel, decide: Callable[[ir.Kernel], CapacityResult]) -> RangeCapacity | None:
     """The verdict for every value of the kernel's ranged sizes (None: it has none).
-    `check` decides one kernel at fixed sizes (default: `check_kernel_capacity`)."""
+    `decide` proves one kernel at fixed sizes (`from_kernel.check_kernel_capacity` with the
+    caller's target and budget; this module stays below `from_kernel`, which calls it)."""
     ranges = kernel.size_ranges()
     if not ranges:
         return None
-    decide = check or (lambda k: check_kernel_capacity(k, target))
     why = not_monotone(kernel)
     if why is not None:
         return RangeCapacity("unknown", reason=why)
