@@ -104,3 +104,20 @@ def test_a_bound_written_as_a_number_fails_for_some_value_of_the_range() -> None
     with pytest.raises(SemanticError, match=r"at M = 4096, N = 65536: output `C` is not written to its end: no write "
                                             r"reaches index 4095 of dimension 0"):
         parse(ADD.replace("size M = 256 in 1..4096", "size M = 256 in 256..4096").replace("0..M", "0..256"))
+
+
+def test_verify_runs_each_shape_and_checks_each_against_the_range(add_file: Path) -> None:
+    """`verify --shapes`: tails (250 rows of 6-row tiles), N not a multiple of the tile,
+    the range's ends; each shape is loaded with the checks of `--size`."""
+    shapes = "M=1,N=16;M=250,N=48;M=7,N=4096;M=4096,N=16;M=3,N=65536"
+    r = invoke("verify", str(add_file), "--passes", "tile,double_buffer", "--shapes", shapes, "--trials", "1",
+               "--seed", "5", "--json")
+    assert r.exit_code == 0, r.output
+    import json
+
+    reps = json.loads(r.stdout)
+    assert [x["shape"] for x in reps] == shapes.split(";") and all(x["ok"] for x in reps)
+    bad = invoke("verify", str(add_file), "--passes", "tile", "--shapes", "M=8,N=16;M=8,N=40")
+    assert bad.exit_code == 2 and "with --size M=8 --size N=40: size `N` = 40 is not a multiple of 16" in bad.stderr
+    empty = invoke("verify", str(add_file), "--passes", "tile", "--shapes", "M=8;;")
+    assert empty.exit_code == 2 and "--shapes M=8;;: an empty shape" in empty.stderr

@@ -53,6 +53,27 @@ def parse_size_overrides(values: tuple[str, ...]) -> dict[str, int]:
     return out
 
 
+def parse_shapes(text: str | None) -> list[tuple[str, ...]]:
+    """`--shapes 'S=128;S=1000,T=8'` -> one tuple of `NAME=INT` items per shape (`;`
+    between shapes, `,` between the sizes of one shape); each item is checked as `--size`
+    checks its value. None or empty: no shapes."""
+    if text is None:
+        return []
+    shapes = []
+    for part in text.split(";"):
+        items = tuple(x.strip() for x in part.split(",") if x.strip())
+        if not items:
+            raise UsageError(f"--shapes {text}: an empty shape", hint="e.g. --shapes 'S=128;S=1000,T=8'")
+        for item in items:
+            try:
+                parse_size_overrides((item,))
+            except UsageError as e:
+                raise UsageError(f"--shapes: {e.message.removeprefix('--size ')}",
+                                 hint="e.g. --shapes 'S=128;S=1000,T=8'") from None
+        shapes.append(items)
+    return shapes
+
+
 def non_negative(ctx: click.Context, param: click.Parameter, value: int | None) -> int | None:
     """Option callback: a seed (or count) that must be >= 0."""
     if value is not None and value < 0:

@@ -10,6 +10,7 @@ import dataclasses
 import json
 import os
 import sys
+from typing import Any
 
 import click
 
@@ -25,6 +26,7 @@ from .cli_common import (  # noqa: F401  (transform_kernel: re-exported)
     load_target,
     non_negative,
     npu_toolchain,
+    parse_shapes,
     size_option,
     strict_option,
     target_option,
@@ -122,17 +124,20 @@ def _junit(rep: VerifyReport) -> str:
 @click.option("--emitted", is_flag=True,
               help="Emit Ascend C, compile it with g++ against the emulator, run it, and compare with the interpreter.")
 @click.option("--keep", "keep_dir", metavar="DIR", help="With --emitted: keep sources, binary and data in DIR.")
+@click.option("--shapes", "shapes_text", default=None, metavar="'S=128;S=1000,T=8'",
+              help="Verify at each of these shapes (`;` between shapes, `,` between sizes; on top of --size).")
 @backend_option
 @device_option
 @strict_option
 @handle_errors
 def verify_cmd(file: str, pipeline: str | None, sizes: tuple[str, ...], target_name: str | None, trials: int,
                seed: int | None, as_json: bool, junit_path: str | None, emitted: bool, keep_dir: str | None,
-               backend: str, device: int | None) -> None:
+               shapes_text: str | None, backend: str, device: int | None) -> None:
     """Check that a pipeline preserves FILE's meaning: interpret the original and the
     transformed kernel on fresh random inputs and compare every output within its dtype's
     tolerance. With --emitted, the transformed kernel runs as emitted Ascend C on the
-    emulator instead. Exit 1 on a mismatch."""
+    emulator instead. With --shapes, all of that at each shape. Exit 1 on a mismatch."""
+    shapes = parse_shapes(shapes_text)
     if not pipeline and not emitted:
         raise UsageError("verify needs --passes (or --emitted to check the kernel as written)",
                          hint="e.g. --passes 'fuse,tile' or --emitted")
@@ -144,14 +149,16 @@ def verify_cmd(file: str, pipeline: str | None, sizes: tuple[str, ...], target_n
         check_output_path(junit_path, "--junit", inputs=(file,))
     if keep_dir and os.path.exists(keep_dir) and not os.path.isdir(keep_dir):
         raise UsageError(f"--keep {keep_dir}: is not a directory")
+    if shapes and (junit_path or keep_dir):
+        raise UsageError("--shapes does not go with --junit or --keep", hint="verify one shape with --size for those")
     toolchain = npu_toolchain(backend, device)
+    if shapes:
+        _verify_shapes(file, pipeline, sizes, shapes, load_target(target_name), trials, seed, as_json, emitted, toolchain)
+        return
     kernel = load_kernel(file, sizes)
     target = load_target(target_name)
     out = transform_kernel(file, kernel, pipeline, target)[0] if pipeline else kernel
-    if seed is None:
-        import numpy as np
-
-        seed = int(np.random.SeedSequence().entropy % (2**63))
+    seed = _fresh_seed() if seed is None else seed
     if emitted:
         from .codegen import EmittedCodeError
 
@@ -181,6 +188,43 @@ def verify_cmd(file: str, pipeline: str | None, sizes: tuple[str, ...], target_n
             click.echo(f"  error: {rep.error}")
         click.echo("ok" if rep.ok else f"FAILED (reproduce with --seed {seed})")
     if not rep.ok:
+        raise CheckFailed()
+
+
+def _fresh_seed() -> int:
+    import numpy as np
+
+    return int(np.random.SeedSequence().entropy % (2**63))
+
+
+def _verify_shapes(file: str, pipeline: str | None, sizes: tuple[str, ...], shapes: list[tuple[str, ...]],
+                   target: Any, trials: int, seed: int | None, as_json: bool, emitted: bool, toolchain: Any) -> None:
+    """`verify --shapes`: the kernel loaded at each shape (the bounds and range checks of
+    `--size` apply to each), the pipeline run at it, verified; one line per shape, exit 1
+    when any fails. Each shape is transformed, and with --emitted built, on its own: the
+    emitted kernel is specialised to its sizes (docs/codegen.md)."""
+    seed = _fresh_seed() if seed is None else seed
+    reports = []
+    for shape in shapes:
+        kernel = load_kernel(file, sizes + shape)
+        out = transform_kernel(file, kernel, pipeline, target)[0] if pipeline else kernel
+        if emitted:
+            rep = verify_emitted_kernel(kernel, out, target, trials=trials, seed=seed, file=file,
+                                        pipeline=pipeline or "", toolchain=toolchain)
+        else:
+            rep = verify_kernels(kernel, out, trials=trials, seed=seed, file=file, pipeline=pipeline or "")
+        reports.append((",".join(shape), rep))
+    text = (pipeline or "(as written)") + (" --emitted" if emitted else "")
+    if as_json:
+        click.echo(json.dumps([{"shape": sh, **rep.to_json()} for sh, rep in reports], indent=2))
+    else:
+        click.echo(f"verify {file} --passes {text}: {len(shapes)} shape(s), {trials} trial(s) each, seed {seed}")
+        for sh, rep in reports:
+            worst = max((o.max_rel for o in rep.outputs), default=0.0)
+            click.echo(f"  {sh}: " + ("ok" if rep.ok else "MISMATCH" if rep.error is None else f"error: {rep.error}")
+                       + f" (max rel err {worst:.3g})")
+        click.echo("ok" if all(r.ok for _, r in reports) else f"FAILED (reproduce with --seed {seed})")
+    if not all(r.ok for _, r in reports):
         raise CheckFailed()
 
 
