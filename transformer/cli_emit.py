@@ -56,7 +56,8 @@ def emit_for_cli(file: str, kernel: Any, pipeline: str | None, target: Target, *
 @click.option("--plan", "show_plan", is_flag=True, help="Print the lowering plan (buffers, phases, instructions) to stderr.")
 @click.option("--scalar", is_flag=True, help="Disable instruction selection: every nest as scalar code (reference path).")
 @click.option("--explain", is_flag=True,
-              help="List every scalar fallback with its reason and its share of the profiled time (stderr; profiles the kernel).")
+              help="List every scalar fallback with its reason and its share of the profiled run's pipe-busy cycles "
+                   "(stderr; profiles the kernel).")
 @strict_option
 @handle_errors
 def emit_cmd(file: str, pipeline: str | None, sizes: tuple[str, ...], target_name: str | None, output: str | None,
@@ -83,7 +84,10 @@ def explain_fallbacks(em: Any, target: Target) -> str:
     costs, r = fallback_costs(em, target)
     if not costs:
         return "scalar fallbacks: none (every nest and copy has a vector or DMA instruction)"
-    lines = [f"scalar fallbacks: {len(costs)} (share of the profiled {r.cycles:,.0f} cycles)"]
+    d = r.details
+    lines = [f"scalar fallbacks: {len(costs)} (share of the {d['busy_cycles_all_cores']:,.0f} pipe-busy cycles summed over"
+             f" the {d['cores_run']} core{'s' if d['cores_run'] != 1 else ''} of the profiled run,"
+             f" which takes {r.cycles:,.0f} cycles)"]
     for c in costs:
         lines.append(f"  {c.share:6.1%}  {c.cycles:12,.0f} cycles  {c.where}: {c.reason}")
     return "\n".join(lines)

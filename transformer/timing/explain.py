@@ -3,9 +3,12 @@
 Every line the lowering emits for a scalar fallback (a nest with no vector instruction, a
 copy with no DMA form) carries its nest as origin (`NestChoice.where`), so the profile's
 hot lines (the emulator's 40 costliest (line, pipe) pairs, cycles summed over cores) map
-back to the nest. A fallback's *share* is its lines' cycles over the kernel's total cycles
-(for a one-block kernel: the fraction of the run one of its pipes spends on that nest); a
-fallback too cheap to reach the hottest lines shows 0.
+back to the nest. A fallback's *share* is its lines' cycles over the busy cycles of every
+pipe of every core, both summed over the cores of the same run: the emulator adds each
+instruction's cost to its line and to its pipe's busy time at once, so a share is within
+[0, 1] and the shares sum to at most 1. (Dividing the summed-over-cores line cycles by the
+run's elapsed cycles, as this once did, gave 4077 % on a transpose spread over 40 cores.)
+A fallback too cheap to reach the hottest lines shows 0.
 """
 
 from __future__ import annotations
@@ -45,6 +48,6 @@ def fallback_costs(emitted: Any, target: Target, *, timeout: float | None = None
         for w in cycles:
             if origin.endswith(" <- " + w):
                 cycles[w] += c
-    total = r.cycles or 1.0
+    total = r.details.get("busy_cycles_all_cores") or 1.0
     out = [FallbackCost(n.where, n.fallback, cycles[n.where], cycles[n.where] / total) for n in falls]
     return sorted(out, key=lambda f: -f.cycles), r

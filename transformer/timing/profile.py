@@ -104,6 +104,11 @@ def parse_summary(summary: Mapping[str, Any], target: Target, *, kernel: str, li
                                             "footprint_bytes", "hbm_bytes")} for l in launches],
         "roofline_cycles": {"hbm": hbm, "cube": cube, "vector": vec},
         "gm_bytes": gm_bytes,
+        # every pipe's busy cycles summed over every core of every launch: the same
+        # accounting as the hot lines' cycles (`instr` adds one cost to both), so a line's
+        # share of it is within [0, 1] (`timing.explain`)
+        "busy_cycles_all_cores": sum(float(v) for c in cores for v in c["busy"].values()),
+        "cores_run": len(cores),
         "clock_mhz": clock,
         "launch_cycles": p["launch"],
         "critical_core": ({"name": crit["name"], "kind": crit["kind"], "end": crit["end"], "busy": crit["busy"]}
