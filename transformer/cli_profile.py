@@ -1,15 +1,18 @@
 """`ascx profile`: how fast a kernel runs on the emulator's pipe-level timing model.
 
     ascx profile FILE|DIR [--passes P] [--size N=V]... [--target T] [--json] [--trace out.json] [--svg out.svg]
-                 [--full | --timing-only]
+                 [--full | --timing-only] [--timeout SECONDS]
 
 FILE is an `.ir` kernel (emitted after --passes) or a hand-written Ascend C `.cpp` with its
 own `main`; DIR a sample folder (its `.cpp` defining `main` plus the kernel files), so all
 are measured on the same model (`transformer.timing`). Hand-written code is built without
 `-Werror` (its warnings are shown) and runs the arithmetic by default (it may check its own
-results); an `.ir` kernel runs timing-only by default (same cycles, faster).  Exit codes:
-0 ok, 1 the kernel has sync hazards (reported with both source lines), 2 bad input,
-3 internal error.
+results); an `.ir` kernel runs timing-only by default (same cycles, faster).  The emulator
+run stops after `--timeout` seconds (default `DEFAULT_TIMEOUT_S`; a scalar kernel at a
+realistic size can run for many minutes), with a progress line on stderr while it runs
+(`transformer/progress.py`).  Exit codes: 0 ok, 1 the kernel has sync hazards (reported
+with both source lines), 2 bad input or a resource limit (the time limit, host memory for
+GM), 3 internal error.
 """
 
 from __future__ import annotations
@@ -43,6 +46,11 @@ from .cli_common import (
 )
 from .diagnostics import UsageError
 from .targets import Target
+
+#: `--timeout` when none is given: long enough for every documented example at its default
+#: sizes (seconds on the emulator), short enough that a forgotten scalar kernel at a
+#: realistic size stops with a message saying how to raise it.
+DEFAULT_TIMEOUT_S = 300.0
 
 
 def format_report(r: Any) -> str:
@@ -104,6 +112,8 @@ def format_report(r: Any) -> str:
 @click.option("-D", "--define", "defines", multiple=True, metavar="NAME[=VALUE]",
               help="Hand-written code: define a macro for the build (e.g. -D SOC_VERSION=Ascend910B1); repeatable.")
 @no_auto_sync_option
+@click.option("--timeout", "timeout", type=float, default=DEFAULT_TIMEOUT_S, show_default=True, metavar="SECONDS",
+              help="Stop the emulator run after SECONDS (0: no limit); hitting it is exit 2.")
 @backend_option
 @device_option
 @click.option("--record", "record_path", default=None, metavar="RUNS.csv",
@@ -112,10 +122,12 @@ def format_report(r: Any) -> str:
 @handle_errors
 def profile_cmd(file: str, pipeline: str | None, sizes: tuple[str, ...], target_name: str | None, as_json: bool,
                 trace_path: str | None, svg_path: str | None, full: bool | None,
-                defines: tuple[str, ...], no_auto_sync: bool, backend: str, device: int | None,
+                defines: tuple[str, ...], no_auto_sync: bool, timeout: float, backend: str, device: int | None,
                 record_path: str | None) -> None:
     """Profile FILE (.ir after --passes, or a hand-written Ascend C .cpp with main) or DIR (a
     sample folder: main.cpp plus its kernels) on the pipe-level timing model: cycles, per-pipe busy time, bound, roofline, hot lines, hazards."""
+    if timeout < 0:
+        raise UsageError(f"--timeout {timeout:g}: give a number of seconds >= 0", hint="--timeout 0 sets no limit")
     if svg_path and backend == "npu":
         raise UsageError("--svg draws the emulator's timeline; --backend npu has none (msprof measures the device)")
     if trace_path:
@@ -123,7 +135,7 @@ def profile_cmd(file: str, pipeline: str | None, sizes: tuple[str, ...], target_
     if svg_path:
         check_output_path(svg_path, "--svg", inputs=(file,), suffix=".svg")
     with _trace_file(trace_path, svg_path) as tp:
-        _profile(file, pipeline, sizes, target_name, as_json, tp, full, backend, device, record_path,
+        _profile(file, pipeline, sizes, target_name, as_json, tp, full, timeout, backend, device, record_path,
                  define_flags(defines) + auto_sync_flags(no_auto_sync))
         if svg_path:
             _write_svg(Path(tp), Path(svg_path), file)
@@ -149,9 +161,10 @@ def _write_svg(trace: Path, svg: Path, file: str) -> None:
 
 
 def _profile(file: str, pipeline: str | None, sizes: tuple[str, ...], target_name: str | None, as_json: bool,
-             trace_path: str | None, full: bool | None, backend: str, device: int | None, record_path: str | None,
-             build_flags: list[str]) -> None:
-    from .timing.profile import profile_kernel, profile_source
+             trace_path: str | None, full: bool | None, timeout: float, backend: str, device: int | None,
+             record_path: str | None, build_flags: list[str]) -> None:
+    from .progress import ProgressLine
+    from .timing.profile import profile_kernel
 
     if record_path and backend != "npu":
         raise UsageError("--record goes with --backend npu", hint="it pairs a measured profile with the emulator's")
@@ -164,7 +177,7 @@ def _profile(file: str, pipeline: str | None, sizes: tuple[str, ...], target_nam
     toolchain = npu_toolchain(backend, device, need_msprof=True)
     target = load_target(target_name)
     if handwritten:
-        result = _profile_handwritten(file, pipeline, sizes, target, full, trace_path, build_flags)
+        result = _profile_handwritten(file, pipeline, sizes, target, full, trace_path, build_flags, timeout)
     elif build_flags:
         raise UsageError("-D and --no-auto-sync apply to hand-written sources (emitted kernels carry their own flags "
                          "and are always checked without auto-sync)")
@@ -177,31 +190,41 @@ def _profile(file: str, pipeline: str | None, sizes: tuple[str, ...], target_nam
         if toolchain is not None:
             _profile_npu(out, em, target, toolchain, file=file, as_json=as_json, record_path=record_path, full=full)
             return
-        result = profile_kernel(out, target, timing_only=not full, source_name=file, trace=trace_path, emitted=em)
+        progress = ProgressLine(f"profiling `{out.name}` on the emulator", timeout)
+        try:
+            result = profile_kernel(out, target, timing_only=not full, source_name=file, trace=trace_path, emitted=em,
+                                    timeout=timeout, progress=progress)
+        finally:
+            progress.close()
     click.echo(json.dumps(result.to_json(), indent=2) if as_json else format_report(result))
     if result.hazards:
         raise CheckFailed()
 
 
 def _profile_handwritten(file: str, pipeline: str | None, sizes: tuple[str, ...], target: Target, full: bool | None,
-                         trace_path: str | None, build_flags: list[str]) -> Any:
+                         trace_path: str | None, build_flags: list[str], timeout: float) -> Any:
     """Profile a hand-written `.cpp` or sample folder; its compiler warnings go to stderr."""
     from .emulator import CompileError
     from .emulator.folder import FolderError
+    from .progress import ProgressLine
     from .timing.profile import ProfileError, profile_source
 
     if pipeline or sizes:
         raise UsageError(f"{file}: --passes and --size apply to .ir kernels, not to hand-written sources")
     if not os.path.exists(file):
         raise UsageError(f"cannot read `{file}`: no such file or folder")
+    progress = ProgressLine(f"profiling {file} on the emulator", timeout)
     try:
-        result = profile_source(file, target, timing_only=full is False, trace=trace_path, extra_flags=build_flags)
+        result = profile_source(file, target, timing_only=full is False, trace=trace_path, extra_flags=build_flags,
+                                timeout=timeout, progress=progress)
     except FolderError as e:
         raise UsageError(str(e), hint="a sample folder holds main.cpp (defining main) and its kernel .cpp files") from None
     except CompileError as e:
         raise UsageError(f"{file}: g++ rejected the source:\n{e.stderr.strip()[:3000]}") from None
     except ProfileError as e:
         raise UsageError(f"{file}: {e}") from None
+    finally:
+        progress.close()
     warnings = result.details.get("warnings", "").strip()
     if warnings:
         click.echo(f"{warnings[:3000]}\nascx profile: {file}: compiled with the warnings above (not fatal)", err=True)

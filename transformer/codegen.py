@@ -212,12 +212,15 @@ def run_compiled(binary: Path, plan: KernelPlan, inputs: Mapping[str, np.ndarray
                  timeout: float = 300.0) -> dict[str, np.ndarray]:
     import numpy as np
 
-    from .emulator import run_binary
+    from .emulator import host_resource_error, run_binary
 
     workdir.mkdir(parents=True, exist_ok=True)
     for p in plan.inputs:
         (workdir / f"{p.name}.bin").write_bytes(_to_bytes(np.asarray(inputs[p.name]), p.dtype))
     r = run_binary(binary, [str(workdir)], timeout=timeout)
+    refused = host_resource_error(r)
+    if refused is not None:
+        raise refused
     if r.returncode != 0:
         raise EmulatorRunError(f"the emitted kernel `{plan.entry}` failed on the emulator (exit {r.returncode}):\n"
                                + (r.stderr.strip() or r.stdout.strip())[:4000])
@@ -245,9 +248,29 @@ def build_and_run(kernel: ir.Kernel, target: Target, inputs: Mapping[str, np.nda
         return run_compiled(binary, em.plan, inputs, Path(tmp))
 
 
+BUILD_SCRIPT = """#!/bin/sh
+# Build the kernel and its CPU-debug harness against the ascx Ascend C emulator.
+# The emulator's flags (its include path) come from `ascx emulator --cflags` on the machine
+# that builds, so this folder builds wherever ascx is installed; the memory sizes are the
+# target's the kernel was emitted for. ASCX=/path/to/ascx picks another ascx.
+set -e
+cd "$(dirname "$0")"
+ASCX="${{ASCX:-ascx}}"
+if ! command -v "$ASCX" >/dev/null 2>&1; then
+    echo "build.sh: error: \\`$ASCX\\` is not on PATH; it gives the emulator's compiler flags" >&2
+    echo "hint: install ascx (pip install ascx) or activate its virtualenv, or run ASCX=/path/to/ascx sh build.sh" >&2
+    exit 2
+fi
+CFLAGS=$("$ASCX" emulator --cflags)
+g++ $CFLAGS {scope} -O1 -Wall -Wextra -Werror main.cpp -o kernel
+echo "built ./kernel; run: ./kernel DATA_DIR (reads <input>.bin, writes <output>.bin)"
+"""
+
+
 def write_sources(em: Emitted, directory: str | Path, kernel_file: str = "kernel.cpp") -> list[Path]:
-    """Write kernel, harness (`main.cpp`) and `build.sh` into `directory`."""
-    from .emulator import cflags
+    """Write kernel, harness (`main.cpp`) and `build.sh` into `directory`. The build script
+    holds no path of this machine: it asks `ascx emulator --cflags` for the include path."""
+    from .emulator import scope_flags
 
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
@@ -255,12 +278,7 @@ def write_sources(em: Emitted, directory: str | Path, kernel_file: str = "kernel
     harness = em.harness.replace('#include "kernel.cpp"', f'#include "{kernel_file}"')
     (d / "main.cpp").write_text(harness)
     scope = em.plan.scope_bytes if em.plan else None
-    flags = " ".join(cflags(scope))
-    (d / "build.sh").write_text(
-        "#!/bin/sh\n# Build the kernel and its CPU-debug harness against the ascx Ascend C emulator.\n"
-        f"# Flags: `ascx emulator --cflags` (plus this target's memory sizes).\nset -e\ncd \"$(dirname \"$0\")\"\n"
-        f"g++ {flags} -O1 -Wall -Wextra -Werror main.cpp -o kernel\n"
-        "echo \"built ./kernel; run: ./kernel DATA_DIR (reads <input>.bin, writes <output>.bin)\"\n")
+    (d / "build.sh").write_text(BUILD_SCRIPT.format(scope=" ".join(scope_flags(scope))))
     os.chmod(d / "build.sh", 0o755)
     return [d / kernel_file, d / "main.cpp", d / "build.sh"]
 

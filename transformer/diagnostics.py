@@ -112,6 +112,12 @@ class UsageError(AscxError):
     """Bad command-line input that is not a source-file problem (bad --size, bad .npz)."""
 
 
+class ResourceError(AscxError):
+    """A limit was reached: the command's time limit (`profile --timeout`) or what the host
+    can give (memory for GM tensors). Not bad input and not a bug: the hint says how to
+    raise the limit. Exit 2, like usage errors."""
+
+
 class PassError(AscxError):
     """A pass request that cannot be honoured. The common base of every pass refusal
     (`except PassError` catches them all); a subclass names the reason and carries its

@@ -3,14 +3,16 @@ error in emitted code is reported (the emitted line and the template it came fro
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from transformer.codegen import EmittedCodeError, _compile_error, emit_ascendc
-from transformer.emulator import cflags
+from transformer.emulator import cflags, include_dir
 
 from .conftest import ROOT, apply, example
 
@@ -32,6 +34,36 @@ def test_emit_stdout_and_warnings() -> None:
     assert "falls back to scalar" in r.stderr
 
 
+def _assert_no_path_of_this_checkout(script: Path) -> None:
+    text = script.read_text()
+    for path in (str(ROOT), str(include_dir()), str(Path(sys.executable).parent)):
+        assert path not in text, f"{script} names {path} of the machine that emitted it:\n{text}"
+
+
+def _env_with_ascx(path: str | None = None) -> dict[str, str]:
+    """The environment with PATH = `path` (default: this one's), plus the folder of this
+    Python's `ascx` (the test's virtualenv, which a plain `pytest` may not have on PATH)."""
+    env = dict(os.environ)
+    if path is not None:
+        env["PATH"] = path
+    elif (Path(sys.executable).parent / "ascx").exists():
+        env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    return env
+
+
+def test_harness_build_script_without_ascx_on_path_says_so(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    r = ascx("emit", "examples/add.ir", "--passes", "tile", "--size", "M=16", "--size", "N=64",
+             "-o", str(tmp_path / "kernel.cpp"), "--harness", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    _assert_no_path_of_this_checkout(tmp_path / "build.sh")
+    assert "ascx emulator --cflags" in (tmp_path / "build.sh").read_text()
+    bare = os.pathsep.join(d for d in ("/usr/bin", "/bin") if not (Path(d) / "ascx").exists())
+    b = subprocess.run(["sh", str(tmp_path / "build.sh")], capture_output=True, text=True, env=_env_with_ascx(bare))
+    assert b.returncode == 2, b.stderr
+    assert "build.sh: error: `ascx` is not on PATH" in b.stderr and "hint: install ascx" in b.stderr, b.stderr
+    assert not (tmp_path / "kernel").exists()
+
+
 @pytest.mark.slow  # builds and runs the kernel with g++
 def test_emit_harness_builds_and_runs(tmp_path) -> None:  # type: ignore[no-untyped-def]
     out = tmp_path / "kernel.cpp"
@@ -39,7 +71,9 @@ def test_emit_harness_builds_and_runs(tmp_path) -> None:  # type: ignore[no-unty
              "-o", str(out), "--harness", str(tmp_path))
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "main.cpp").is_file() and (tmp_path / "build.sh").is_file()
-    b = subprocess.run(["sh", str(tmp_path / "build.sh")], capture_output=True, text=True)
+    _assert_no_path_of_this_checkout(tmp_path / "build.sh")
+    # built as elsewhere: the include path comes from `ascx emulator --cflags` on PATH
+    b = subprocess.run(["sh", str(tmp_path / "build.sh")], capture_output=True, text=True, env=_env_with_ascx())
     assert b.returncode == 0, b.stderr
     a = np.linspace(-1, 1, 16 * 64).astype(np.float16)
     c = np.linspace(2, -3, 16 * 64).astype(np.float16)

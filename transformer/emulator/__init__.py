@@ -17,15 +17,20 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from .trace import TraceEvent, parse_trace
 
+if TYPE_CHECKING:
+    from ..diagnostics import ResourceError
+
 __all__ = [
-    "DEFAULT_SCOPE_BYTES", "EMU_SCOPES", "MIX_AIV_PER_BLOCK", "ERROR_EXIT", "CompileError", "RunResult", "include_dir", "cflags",
-    "compile_source", "compile_files", "build_warnings", "build_flags", "run_binary", "compile_and_run", "TraceEvent",
+    "DEFAULT_SCOPE_BYTES", "EMU_SCOPES", "MIX_AIV_PER_BLOCK", "ERROR_EXIT", "RESOURCE_EXIT", "CompileError", "RunResult",
+    "include_dir", "cflags", "scope_flags", "compile_source", "compile_files", "build_warnings", "build_flags", "run_binary",
+    "compile_and_run", "TraceEvent",
 ]
 
 #: The local memory scopes the headers size (`-DASCX_EMU_<SCOPE>_BYTES`).
@@ -52,6 +57,8 @@ def _default_scope_bytes() -> dict[str, int]:
 DEFAULT_SCOPE_BYTES: dict[str, int] = _default_scope_bytes()
 #: Exit status of a kernel stopped by an emulator check (message on stderr).
 ERROR_EXIT = 3
+#: Exit status when the host refuses what the run needs (`GmAlloc`: a GM reservation).
+RESOURCE_EXIT = 5
 
 
 def include_dir() -> Path:
@@ -77,6 +84,13 @@ def cflags(scope_bytes: Mapping[str, int] | None = None) -> list[str]:
     CPU path (older samples hide their NPU launch behind ``#ifndef __CCE_KT_TEST__``).
     """
     flags = ["-std=c++17", f"-I{include_dir()}", "-DASCENDC_CPU_DEBUG=1", "-D__CCE_KT_TEST__=1", "-pthread"]
+    return flags + scope_flags(scope_bytes)
+
+
+def scope_flags(scope_bytes: Mapping[str, int] | None) -> list[str]:
+    """The `-DASCX_EMU_<SCOPE>_BYTES=N` part of :func:`cflags`: no path in it, so a build
+    script can write it down and take the rest from `ascx emulator --cflags` where it runs."""
+    flags = []
     for name, value in (scope_bytes or {}).items():
         key = name.upper()
         if key not in DEFAULT_SCOPE_BYTES:
@@ -109,6 +123,19 @@ class RunResult:
     @property
     def ok(self) -> bool:
         return self.returncode == 0
+
+
+def host_resource_error(result: RunResult) -> "ResourceError | None":
+    """The `ResourceError` of a run the host could not give its GM (`RESOURCE_EXIT`:
+    `GmAlloc` refused, with the emulator's reason), or None for any other outcome."""
+    from ..diagnostics import ResourceError
+
+    if result.returncode != RESOURCE_EXIT:
+        return None
+    why = next((l for l in result.stderr.splitlines() if "GmAlloc" in l), result.stderr.strip()[:500])
+    return ResourceError(why.replace("ascx-emu: error: ", "the emulator run stopped: "),
+                         hint="raise the host's limit (ulimit -v, vm.overcommit_memory) or use smaller sizes "
+                              "(--size NAME=INT)")
 
 
 def _headers_digest() -> str:
@@ -254,13 +281,18 @@ def run_binary(
     *,
     trace: bool | str | Path = False,
     env: Mapping[str, str] | None = None,
-    timeout: float = 120.0,
+    timeout: float | None = 120.0,
     cwd: str | Path | None = None,
+    progress: Callable[[float], None] | None = None,
+    tick: float = 1.0,
 ) -> RunResult:
     """Run an emulated kernel binary; with ``trace`` collect and parse its instruction trace.
 
     ``trace`` may be True (temporary file) or a path to keep the trace there; ``cwd`` is the
     working directory (sample hosts read ``input/`` and write ``output/`` relative to it).
+    ``timeout`` (None: no limit) kills the run and raises ``subprocess.TimeoutExpired``;
+    ``progress``, if given, is called with the elapsed seconds every ``tick`` seconds while
+    the binary runs (a progress line for long runs).
     """
     run_env = dict(os.environ)
     run_env.pop("ASCX_TRACE", None)
@@ -275,13 +307,37 @@ def run_binary(
             trace_path = Path(trace)
         run_env["ASCX_TRACE"] = str(trace_path)
     try:
-        proc = subprocess.run([str(binary), *args], capture_output=True, text=True, env=run_env, timeout=timeout,
-                              cwd=cwd)
+        cmd = [str(binary), *args]
+        with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=run_env,
+                              cwd=cwd) as proc:
+            stdout, stderr = _communicate(proc, cmd, timeout, progress, tick)
         events = parse_trace(trace_path) if trace_path is not None and trace_path.exists() else None
-        return RunResult(proc.returncode, proc.stdout, proc.stderr, events, Path(binary))
+        return RunResult(proc.returncode, stdout, stderr, events, Path(binary))
     finally:
         if tmpdir is not None:
             tmpdir.cleanup()
+
+
+def _communicate(proc: subprocess.Popen[str], cmd: list[str], timeout: float | None,
+                 progress: Callable[[float], None] | None, tick: float) -> tuple[str, str]:
+    """Wait for `proc` (collecting its output) in steps of `tick` seconds, calling
+    `progress` between steps; past `timeout` kill it and raise `TimeoutExpired`."""
+    start = time.monotonic()
+    deadline = None if timeout is None else start + timeout
+    while True:
+        now = time.monotonic()
+        if deadline is not None and now >= deadline:
+            proc.kill()
+            proc.communicate()
+            raise subprocess.TimeoutExpired(cmd, timeout)
+        step = None if progress is None else tick
+        if deadline is not None:
+            step = deadline - now if step is None else min(step, deadline - now)
+        try:
+            return proc.communicate(timeout=step)
+        except subprocess.TimeoutExpired:
+            if progress is not None and (deadline is None or time.monotonic() < deadline):
+                progress(time.monotonic() - start)
 
 
 def compile_and_run(

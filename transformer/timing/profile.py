@@ -15,7 +15,7 @@ import json
 import re
 import tempfile
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from .params import MODEL_VERSION, core_counts, model_parameters, params_text
 from .result import PIPES, Hazard, HotLine, PipeStats, ProfileResult
@@ -122,11 +122,24 @@ def parse_summary(summary: Mapping[str, Any], target: Target, *, kernel: str, li
                          details=det)
 
 
-def run_profiled(binary: Path, target: Target, args: Sequence[str] = (), *, timing_only: bool = False, timeout: float | None = None,
-                 trace: str | Path | None = None, cwd: Path | None = None) -> tuple[dict[str, Any], Any]:
-    """Run `binary` with the timing model; returns (summary JSON, RunResult)."""
-    from ..emulator import run_binary
+#: A run's time limit when the caller gives none (`ascx profile --timeout` has its own default).
+DEFAULT_TIMEOUT_S = 3600.0
 
+
+def run_profiled(binary: Path, target: Target, args: Sequence[str] = (), *, timing_only: bool = False, timeout: float | None = None,
+                 trace: str | Path | None = None, cwd: Path | None = None,
+                 progress: Callable[[float], None] | None = None) -> tuple[dict[str, Any], Any]:
+    """Run `binary` with the timing model; returns (summary JSON, RunResult).
+
+    `timeout` in seconds (default `DEFAULT_TIMEOUT_S`; 0 or less: no limit) and a host that
+    cannot reserve the kernel's GM raise `ResourceError`; `progress` is called with the
+    elapsed seconds every second while the binary runs."""
+    import subprocess
+
+    from ..diagnostics import ResourceError
+    from ..emulator import host_resource_error, run_binary
+
+    limit = DEFAULT_TIMEOUT_S if timeout is None else (timeout if timeout > 0 else None)
     with tempfile.TemporaryDirectory(prefix="ascx-profile-") as tmp:
         params = Path(tmp) / "params.txt"
         params.write_text(params_text(target))
@@ -135,14 +148,24 @@ def run_profiled(binary: Path, target: Target, args: Sequence[str] = (), *, timi
                "ASCX_TIMING_ONLY": "1" if timing_only else "0"}
         if trace is not None:
             env["ASCX_TIMELINE"] = str(Path(trace).resolve())
-        r = run_binary(binary, list(args), env=env, timeout=timeout if timeout is not None else 3600.0, cwd=cwd)
+        try:
+            r = run_binary(binary, list(args), env=env, timeout=limit, cwd=cwd, progress=progress)
+        except subprocess.TimeoutExpired:
+            raise ResourceError(f"the profiled run did not finish within the time limit of {limit:g} s (stopped)",
+                                hint="raise the limit with --timeout SECONDS (--timeout 0: none), or profile at smaller "
+                                     "sizes (--size NAME=INT); scalar fallbacks are the usual slow part (ascx emit "
+                                     "--explain lists them)") from None
+        refused = host_resource_error(r)
+        if refused is not None:
+            raise refused
         if r.returncode != 0 or not out.is_file():
             raise ProfileError(f"the profiled program failed (exit {r.returncode}):\n" + (r.stderr.strip() or r.stdout.strip())[:4000])
         return json.loads(out.read_text()), r
 
 
 def _write_inputs(plan: Any, directory: Path) -> None:
-    """Zero-filled inputs: the model's cycles do not depend on the data (emitted kernels
+    """Zero-filled inputs for a full run (sparse files: nothing written). A timing-only run
+    reads none (`--no-data`: the model's cycles do not depend on the data, emitted kernels
     have no data-dependent control flow)."""
     for p in plan.inputs:
         with open(directory / f"{p.name}.bin", "wb") as f:
@@ -150,9 +173,12 @@ def _write_inputs(plan: Any, directory: Path) -> None:
 
 
 def profile_kernel(kernel: Any, target: Target | str, *, timing_only: bool | None = None, timeout: float | None = None,
-                   source_name: str | None = None, trace: str | Path | None = None, emitted: Any = None) -> ProfileResult:
+                   source_name: str | None = None, trace: str | Path | None = None, emitted: Any = None,
+                   progress: Callable[[float], None] | None = None) -> ProfileResult:
     """Emit `kernel` for `target`, compile (cached), run on the emulator with the pipe-level
-    model and return its profile. `timing_only` (default True) skips the arithmetic."""
+    model and return its profile. `timing_only` (default True) skips the arithmetic and the
+    data: the harness runs with `--no-data`, GM stays reserved, untouched, zero. `timeout`
+    and `progress`: see `run_profiled`."""
     from ..codegen import compile_emitted, emit_ascendc
     from ..targets import resolve_target
 
@@ -161,10 +187,12 @@ def profile_kernel(kernel: Any, target: Target | str, *, timing_only: bool | Non
     binary = compile_emitted(em)
     _, tmap = em.combined()
     plan = em.plan
+    only = True if timing_only is None else timing_only
     with tempfile.TemporaryDirectory(prefix="ascx-profile-data-") as tmp:
-        _write_inputs(plan, Path(tmp))
-        summary, _ = run_profiled(binary, tgt, [tmp], timing_only=True if timing_only is None else timing_only,
-                                  timeout=timeout, trace=trace)
+        if not only:
+            _write_inputs(plan, Path(tmp))
+        summary, _ = run_profiled(binary, tgt, ["--no-data"] if only else [tmp], timing_only=only,
+                                  timeout=timeout, trace=trace, progress=progress)
     min_gm = float(sum(p.nbytes for p in plan.params if p.role != "workspace"))
     return parse_summary(summary, tgt, kernel=plan.name, line_map=tmap, min_gm_bytes=min_gm,
                          details={"kind": plan.kind, "block_dim": plan.block_dim, "source": source_name or "",
@@ -178,7 +206,7 @@ _USER_WARNINGS = ("-Wall", "-Wextra")
 
 def profile_source(cpp_path: str | Path, target: Target | str, *, args: Sequence[str] = (), timeout: float | None = None,
                    timing_only: bool = False, trace: str | Path | None = None,
-                   extra_flags: Sequence[str] = ()) -> ProfileResult:
+                   extra_flags: Sequence[str] = (), progress: Callable[[float], None] | None = None) -> ProfileResult:
     """Profile hand-written Ascend C on the same model: a `.cpp` with its own `main`, or a
     sample folder (the `.cpp` defining `main` plus its kernel files, run in the folder, which
     it reads `input/` from: `transformer.emulator.folder`).
@@ -186,7 +214,8 @@ def profile_source(cpp_path: str | Path, target: Target | str, *, args: Sequence
     User code is built without `-Werror` (public samples warn, e.g. on unused parameters);
     the compiler's warnings are in `details["warnings"]`. The default runs the arithmetic
     too: hand-written hosts often check their own results, which a timing-only run (the
-    arithmetic skipped) would fail. `extra_flags` go to g++ (`-D` macros, `-DASCX_EMU_NO_AUTO_SYNC=1`)."""
+    arithmetic skipped) would fail. `extra_flags` go to g++ (`-D` macros, `-DASCX_EMU_NO_AUTO_SYNC=1`).
+    `timeout` and `progress`: see `run_profiled`."""
     from ..emulator import build_warnings, compile_source
     from ..emulator.folder import build_folder, make_output_dir
     from ..targets import resolve_target
@@ -205,7 +234,8 @@ def profile_source(cpp_path: str | Path, target: Target | str, *, args: Sequence
                                 name=re.sub(r"\W", "_", path.stem) or "kernel")
         kernel = path.stem
     try:
-        summary, _ = run_profiled(binary, tgt, args, timing_only=timing_only, timeout=timeout, trace=trace, cwd=cwd)
+        summary, _ = run_profiled(binary, tgt, args, timing_only=timing_only, timeout=timeout, trace=trace, cwd=cwd,
+                                  progress=progress)
     except ProfileError as e:
         if timing_only:
             raise ProfileError(f"{e}\n(a timing-only run skips the arithmetic, so a program that checks its own "

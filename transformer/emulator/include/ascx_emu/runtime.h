@@ -7,9 +7,11 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <cerrno>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <functional>
 #include <map>
@@ -19,6 +21,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <sys/mman.h>
 
 #include "timing.h"
 #include "types.h"
@@ -47,6 +51,10 @@
 #endif
 #ifndef ASCX_EMU_ERROR_EXIT
 #define ASCX_EMU_ERROR_EXIT 3
+#endif
+// Exit status when the host cannot give what the run needs (GM reservations).
+#ifndef ASCX_EMU_RESOURCE_EXIT
+#define ASCX_EMU_RESOURCE_EXIT 5
 #endif
 
 #define __aicore__
@@ -1376,12 +1384,26 @@ inline int64_t get_subblockid() { return AscendC::GetSubBlockIdx(); }
 
 // ---------------------------------------------------------------- CPU-debug harness names
 namespace AscendC {
+// GM is reserved, not committed: an anonymous private mapping with MAP_NORESERVE is
+// zero-filled by the kernel page by page on first touch, so a timing-only profile (which
+// moves no data) of a kernel with 50 GB of tensors commits only the pages its scalar code
+// reads. A reservation the host refuses (address-space limit, strict overcommit) stops the
+// run with its own status, ASCX_EMU_RESOURCE_EXIT: a limit of this machine, not a bug.
+inline size_t gm_mapped_bytes(size_t size) {
+    size_t n = size == 0 ? 32 : (size + 31) / 32 * 32;
+    return (n + 63) / 64 * 64;
+}
 inline uint8_t* GmAlloc(size_t size) {
-    size_t n = (size + 31) / 32 * 32;
-    if (n == 0) n = 32;
-    void* p = std::aligned_alloc(64, (n + 63) / 64 * 64);
-    if (!p) { std::fprintf(stderr, "ascx-emu: error: GmAlloc: out of host memory (%zu bytes)\n", size); std::_Exit(ASCX_EMU_ERROR_EXIT); }
-    std::memset(p, 0, n);
+    const size_t n = gm_mapped_bytes(size);
+    void* p = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) {
+        std::fprintf(stderr,
+                     "ascx-emu: error: GmAlloc: cannot reserve %zu bytes (%.1f GiB) of host memory for a GM tensor: %s\n"
+                     "  hint: the host refused the reservation (an address-space limit such as `ulimit -v`, or strict "
+                     "overcommit); raise the limit or use smaller sizes\n",
+                     size, static_cast<double>(size) / (1024.0 * 1024.0 * 1024.0), std::strerror(errno));
+        std::_Exit(ASCX_EMU_RESOURCE_EXIT);
+    }
     auto& r = ascx_emu::gm_registry();
     std::lock_guard<std::mutex> g(r.mu);
     r.regions[reinterpret_cast<uintptr_t>(p)] = size;
@@ -1389,12 +1411,19 @@ inline uint8_t* GmAlloc(size_t size) {
 }
 inline void GmFree(void* p) {
     if (!p) return;
+    size_t size = 0;
     {
         auto& r = ascx_emu::gm_registry();
         std::lock_guard<std::mutex> g(r.mu);
-        r.regions.erase(reinterpret_cast<uintptr_t>(p));
+        auto it = r.regions.find(reinterpret_cast<uintptr_t>(p));
+        if (it == r.regions.end()) {
+            std::fprintf(stderr, "ascx-emu: error: GmFree: %p was not returned by GmAlloc (or was freed twice)\n", p);
+            std::_Exit(ASCX_EMU_ERROR_EXIT);
+        }
+        size = it->second;
+        r.regions.erase(it);
     }
-    std::free(p);
+    munmap(p, gm_mapped_bytes(size));
 }
 }  // namespace AscendC
 using AscendC::GmAlloc;
