@@ -1321,10 +1321,18 @@ template <uint8_t MODE = 0, pipe_t P = PIPE_S> inline void CrossCoreWaitFlag(uin
             ve.erase(ve.begin());
         }
     }
+    // The edges are applied in a canonical order (by the time each set fired, then by edge
+    // id), not in the order the core threads happened to arrive: each costs an issue slot,
+    // so arrival order would make the same binary's cycles vary from run to run.
+    std::vector<std::pair<const ascx_emu::tm::Edge*, const std::string*>> fired;
     for (auto& e : edges) {
         auto it = x->xedge.find(e);
-        if (it != x->xedge.end()) ascx_emu::tm::wait_edge(c.tm, P, it->second, loc.file, loc.line);
+        if (it != x->xedge.end()) fired.emplace_back(&it->second, &e);
     }
+    std::sort(fired.begin(), fired.end(), [](const auto& a, const auto& b) {
+        return a.first->t != b.first->t ? a.first->t < b.first->t : *a.second < *b.second;
+    });
+    for (auto& f : fired) ascx_emu::tm::wait_edge(c.tm, P, *f.first, loc.file, loc.line);
     lk.unlock();
     ascx_emu::trace_sync(c, P, "CrossCoreWaitFlag", "wait", edges, -1, P, loc, ascx_emu::kv("flag", flagId));
 }
