@@ -191,6 +191,10 @@ def _report(res: Any) -> str:
             elif m is not None:
                 out.append(f"{label}: failed: {m.error}")
         out.append(f"passes: --passes '{res.best.pipeline}'" if res.best.pipeline else "passes: (none)")
+        cb = res.carried_best()
+        if cb is not None:
+            out.append(f"note: the best {cb.describe()}")
+    out += [f"note: {c.describe()}" for c in res.carried if c.refused]
     failed = sum(1 for _, m in res.history if not m.ok)
     out.append(f"evaluations: {res.evaluations} ({res.evaluations_new} new, {failed} failed), strategy {res.strategy}, "
                f"model {res.model_version}")

@@ -269,17 +269,23 @@ def make_strategy(name: str, space: SearchSpace, seed: int | None = None, **kw: 
 def nearest_pipelines(rows: list[tuple[dict[str, int], str, float]], sizes: Mapping[str, int], k: int = 3) -> list[str]:
     """The `k` fastest pipelines at the nearest other sizes (log-distance) among rows
     (sizes, pipeline, time_us) of the same kernel and target."""
+    return nearest_sizes(rows, sizes, k)[1]
+
+
+def nearest_sizes(rows: list[tuple[dict[str, int], str, float]], sizes: Mapping[str, int],
+                  k: int = 3) -> tuple[dict[str, int], list[str]]:
+    """(the nearest other sizes, their `k` fastest pipelines); ({}, []) when none."""
     by_sizes: dict[str, list[tuple[float, str]]] = {}
     for sz, p, t in rows:
         if dict(sz) == dict(sizes):
             continue
         by_sizes.setdefault(json.dumps(sorted(sz.items())), []).append((t, p))
     if not by_sizes:
-        return []
+        return {}, []
 
     def dist(key: str) -> float:
         sz = dict(json.loads(key))
         return sum(abs(math.log(max(1, sz.get(n, 1))) - math.log(max(1, v))) for n, v in sizes.items())
 
-    best = min(by_sizes, key=dist)
-    return [p for _, p in sorted(by_sizes[best])[:k]]
+    best = min(by_sizes, key=lambda key: (dist(key), key))
+    return dict(json.loads(best)), [p for _, p in sorted(by_sizes[best])[:k]]

@@ -35,7 +35,8 @@ from .executors import make_executor, result_of
 from .measure import Measurement, Measurer
 from .measurers import default_measurer
 from .space import DEFAULT_STAGES, Candidate, SearchSpace, kernel_key
-from .strategies import Strategy, make_strategy, nearest_pipelines
+from .carry import Carried, recheck
+from .strategies import Strategy, make_strategy, nearest_sizes
 from ..targets import Target
 
 TIMEOUT_FACTOR = 10.0
@@ -69,6 +70,14 @@ class TuneResult:
     history: list[tuple[Candidate, Measurement]] = field(default_factory=list)
     space: SearchSpace | None = None
     strategy: str = ""
+    carried: list[Carried] = field(default_factory=list)  # pipelines from other sizes, re-checked here
+
+    def carried_best(self) -> Carried | None:
+        """The re-check of the winner when it is a pipeline carried over from other sizes."""
+        if self.best is None:
+            return None
+        return next((c for c in self.carried if not c.refused and self.space is not None
+                     and (cand := self.space.candidate_for(c.pipeline)) is not None and cand.key == self.best.key), None)
 
     def to_json(self) -> dict[str, Any]:
         def us(m: Measurement | None) -> float | None:
@@ -90,6 +99,8 @@ class TuneResult:
             "backend": self.best_m.backend if self.best_m else None,
             "db": self.db,
             "run_id": self.run_id,
+            "carried": [c.to_json() for c in self.carried],
+            "best_carried_from": (cb.tuned_at if (cb := self.carried_best()) is not None else None),
         }
 
     def top(self, n: int = 5) -> list[tuple[Candidate, Measurement]]:
@@ -127,14 +138,22 @@ def tune(kernel: ir.Kernel, target: Target, *, budget: int = 20, strategy: str |
             history[c.key] = (c, e.measurement)
             used.append(e.id)
     warm: list[str] = []
+    carried: list[Carried] = []
+    # the best pipelines at the nearest other sizes, re-checked here: a new problem starts
+    # from them (the warm start); a resumed one still says which of its results they are
+    rows = [(e.sizes, e.pipeline, e.measurement.time_us) for e in
+            db.evaluations(None, mv, kernel_name=kernel.name, target=tname) if e.measurement.ok]
+    tuned_at, pipelines = nearest_sizes(rows, sizes)
+    carried = recheck(space, pipelines, tuned_at, seed)
     if not past:
-        rows = [(e.sizes, e.pipeline, e.measurement.time_us) for e in
-                db.evaluations(None, mv, kernel_name=kernel.name, target=tname) if e.measurement.ok]
-        warm = nearest_pipelines(rows, sizes)
+        warm = [c.pipeline for c in carried if not c.refused]
     strat = strategy if isinstance(strategy, Strategy) else \
         make_strategy(strategy, space, seed, **({"warm": warm} if strategy == "agent" else {}))
     for c, m in history.values():
         strat.observe(c, m)
+    for cr in carried:
+        strat.decide("carry-refused" if cr.refused else "carry", space.candidate_for(cr.pipeline) if not cr.refused else None,
+                     pipeline=cr.pipeline, tuned_at=cr.tuned_at, refused=cr.refused or None, verified=cr.verified)
     run_id = db.start_run(source=source, model_version=mv, kernel_name=kernel.name, sizes=sizes, target=tname,
                           strategy=strat.name, budget=budget, seed=seed, source_text=print_kernel(kernel))
     db.link(run_id, used)
@@ -230,7 +249,7 @@ def tune(kernel: ir.Kernel, target: Target, *, budget: int = 20, strategy: str |
     base_m = history.get(baseline.key, (None, None))[1]
     doc_m = history.get(doc.key, (None, None))[1] if doc is not None else None
     res = TuneResult(source, mv, best[0] if best else None, best[1] if best else None, base_m, documented, doc_m,
-                     len(history), new, str(db.path), run_id, list(history.values()), space, strat.name)
+                     len(history), new, str(db.path), run_id, list(history.values()), space, strat.name, carried)
     db.finish_run(run_id, best_pipeline=res.best.pipeline if res.best else None,
                   best_time_us=res.best_m.time_us if res.best_m else None,
                   baseline_us=base_m.time_us if base_m else None, documented_pipeline=documented,
