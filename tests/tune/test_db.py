@@ -217,3 +217,18 @@ def test_time_limits_are_relative_to_the_best_so_far(tmp_path, target):
     tune(small("add", M=16, N=256), target, budget=4, strategy="grid", measurer=Timed(), db=TuningDB(tmp_path / "t.sqlite"))
     assert limits[0] == 1000.0  # nothing measured yet: the measurer's own limit
     assert limits[1:] == [max(TIMEOUT_FLOOR_S, TIMEOUT_FACTOR * 5.0)] * 3
+
+
+def test_the_emulator_measurers_time_limit_is_a_transient_failure(monkeypatch, target):
+    """The profile's time limit (a ResourceError since `profile --timeout`) is a `timeout`."""
+    from pathlib import Path
+
+    import transformer.timing.profile as prof
+    from transformer.tune.emulator import EmulatorMeasurer
+
+    def slow_profile(kernel, target, *, timeout, **kw):  # the real limit, on a run that sleeps
+        return prof.run_profiled(Path("/bin/sleep"), target, ["5"], timeout=timeout)
+
+    monkeypatch.setattr(prof, "profile_kernel", slow_profile)
+    m = EmulatorMeasurer(timeout=0.2).measure(small("add", M=512, N=1024), target)  # too large to verify first
+    assert m.transient and m.error.startswith("timeout: over 0.2 s"), m.error

@@ -43,10 +43,11 @@ class EmulatorMeasurer:
         return f"{MODEL_VERSION}/{__version__}"
 
     def measure(self, kernel: ir.Kernel, target: Target) -> Measurement:
-        from ..diagnostics import AscxError
+        from ..diagnostics import AscxError, ResourceError
         from ..timing.profile import profile_kernel
 
         t0 = time.perf_counter()
+        t_run: float | None = None  # when the profiled run started
         elems = max((_elems(t, kernel) for t in (*kernel.inputs, *kernel.outputs)), default=0)
         verified = False
         try:
@@ -64,7 +65,14 @@ class EmulatorMeasurer:
                     return Measurement.failure(f"mismatch: output `{bad[0].name}` differs from the interpreter",
                                                backend=self.name, wall_s=time.perf_counter() - t0)
                 verified = True
+            t_run = time.perf_counter()
             p = profile_kernel(kernel, target, timing_only=True, timeout=self.timeout, emitted=em)
+        except ResourceError as e:
+            # the profile's time limit (`self.timeout`) is a ResourceError too: one raised after
+            # the run took the whole limit is that limit, a transient failure
+            timed_out = t_run is not None and time.perf_counter() - t_run >= self.timeout
+            why = f"{TIMEOUT}: over {self.timeout:g} s: " if timed_out else ""
+            return Measurement.failure(why + _first_line(str(e)), backend=self.name, wall_s=time.perf_counter() - t0)
         except AscxError as e:
             return Measurement.failure(_first_line(str(e)), backend=self.name, wall_s=time.perf_counter() - t0)
         except (TimeoutError, subprocess.TimeoutExpired) as e:  # the emulator run exceeded `self.timeout`
