@@ -25,8 +25,8 @@ from typing import Any, Iterator, Mapping
 from . import ir
 from .diagnostics import SemanticError
 
-_HINT = ("a transformed kernel keeps the loop bounds its passes derived from the sizes it was "
-         "transformed at: run the passes on the original kernel with these sizes instead")
+_HINT = ("if the kernel was transformed at other sizes, its loop bounds are the ones its passes derived "
+         "from those: run the passes on the original kernel with these sizes instead")
 
 _RANGED_HINT = ("a loop bound or index written as a number serves one size only: write it with the size, "
                 "or narrow the size's range")
@@ -110,6 +110,84 @@ def _text(e: ir.Expr) -> str:
     return format_expr(e)
 
 
+# --------------------------------------------------------------------------------------
+# Fast paths without Z3: most accesses (`X[i, j]` in `0..N`) are decided by interval
+# arithmetic over the loop box, most output ends by the iteration with every loop at its
+# last value; Z3 is asked only about the rest (tails written with `min`).
+
+Interval = tuple[int, int]
+
+
+def _interval(e: ir.Expr, env: Mapping[str, Interval]) -> Interval | None:
+    """An interval holding every value of the integer expression `e` when each name lies
+    in its interval of `env` (None: not decided here: `/`, `%`, an unknown name)."""
+    if isinstance(e, ir.IntLit):
+        return e.value, e.value
+    if isinstance(e, ir.Name):
+        return env.get(e.name)
+    if isinstance(e, ir.Unary):
+        a = _interval(e.operand, env)
+        return None if a is None else (-a[1], -a[0])
+    if isinstance(e, ir.Binary) and e.op in ("+", "-", "*"):
+        a, b = _interval(e.lhs, env), _interval(e.rhs, env)
+        if a is None or b is None:
+            return None
+        if e.op == "+":
+            return a[0] + b[0], a[1] + b[1]
+        if e.op == "-":
+            return a[0] - b[1], a[1] - b[0]
+        corners = [x * y for x in a for y in b]
+        return min(corners), max(corners)
+    if isinstance(e, ir.Call) and e.func in ("min", "max") and len(e.args) == 2:
+        a, b = _interval(e.args[0], env), _interval(e.args[1], env)
+        if a is None or b is None:
+            return None
+        pick = min if e.func == "min" else max
+        return pick(a[0], b[0]), pick(a[1], b[1])
+    return None
+
+
+def _loop_box(loops: tuple[ir.For, ...], env: dict[str, Interval]) -> dict[str, Interval] | None:
+    """`env` with each loop variable's interval (outer loops first); None when some loop's
+    range is not decided here or is empty (then the caller asks Z3, which knows)."""
+    box = dict(env)
+    for f in loops:
+        lo, hi = _interval(f.lo, box), _interval(f.hi, box)
+        if lo is None or hi is None or hi[1] - 1 < lo[0]:
+            return None
+        box[f.var] = (lo[0], hi[1] - 1)
+    return box
+
+
+def _inside(site: _Site, extent: ir.Expr, env: dict[str, Interval]) -> bool:
+    """Interval arithmetic proves the site inside `0 .. extent - 1` (False: not proven)."""
+    box = _loop_box(site.loops, env)
+    if box is None:
+        return False
+    ext, lo = _interval(extent, box), _interval(site.lo, box)
+    if ext is None or lo is None:
+        return False
+    if site.hi is None:
+        return lo[0] >= 0 and lo[1] <= ext[0] - 1
+    hi = _interval(site.hi, box)
+    return hi is not None and lo[0] >= 0 and hi[1] <= ext[0]
+
+
+def _reaches_last(site: _Site, last: int, sizes: Mapping[str, int]) -> bool:
+    """The iteration with every loop at its last value writes index `last` (a witness)."""
+    point: dict[str, Interval] = {n: (v, v) for n, v in sizes.items()}
+    for f in site.loops:
+        lo, hi = _interval(f.lo, point), _interval(f.hi, point)
+        if lo is None or hi is None or hi[0] <= lo[0]:
+            return False
+        point[f.var] = (hi[0] - 1, hi[0] - 1)
+    lo = _interval(site.lo, point)
+    if site.hi is None:
+        return lo == (last, last)
+    hi = _interval(site.hi, point)
+    return lo is not None and hi is not None and lo[0] <= last < hi[0]
+
+
 
 def out_of_bounds(k: ir.Kernel, sizes: Mapping[str, int] | None = None,
                   ranges: Mapping[str, tuple[int, int, int]] | None = None) -> list[SemanticError]:
@@ -118,13 +196,18 @@ def out_of_bounds(k: ir.Kernel, sizes: Mapping[str, int] | None = None,
 
     `sizes` default to the kernel's size values; `ranges` maps a size to `(lo, hi, step)`
     (inclusive range, values multiples of `step`) to prove the accesses for every value."""
-    import z3
-
     sizes = dict(k.size_values() if sizes is None else sizes)
     ranges = dict(ranges or {})
-    ranged = {n: z3.Int(n) for n in ranges}
-    for n in ranged:
+    for n in ranges:
         sizes.pop(n, None)
+    env = {n: (v, v) for n, v in sizes.items()} | {n: (lo, hi) for n, (lo, hi, _) in ranges.items()}
+    sites = [s for s in _sites(k.body) if (t := k.tensor(s.tensor)) is not None and s.dim < t.rank
+             and not _inside(s, t.shape[s.dim], env)]  # a bad tensor or rank: the semantic checker reports it
+    if not sites:
+        return []  # proven by intervals alone: Z3 not even imported
+    import z3
+
+    ranged = {n: z3.Int(n) for n in ranges}
     conv = _Z3(z3, sizes, ranged)
     size_facts = []
     for n, (lo, hi, step) in ranges.items():
@@ -133,10 +216,9 @@ def out_of_bounds(k: ir.Kernel, sizes: Mapping[str, int] | None = None,
             size_facts.append(ranged[n] % step == 0)
     errors: list[SemanticError] = []
     seen: set[tuple[str, int, object]] = set()
-    for site in _sites(k.body):
+    for site in sites:
         t = k.tensor(site.tensor)
-        if t is None or site.dim >= t.rank:
-            continue  # the semantic checker reports it
+        assert t is not None
         key = (site.tensor, site.dim, site.loc)
         if key in seen:
             continue
@@ -173,14 +255,19 @@ def unwritten_ends(k: ir.Kernel, sizes: Mapping[str, int] | None = None, *,
     iteration, reaches index `extent - 1`. A kernel whose loop bounds were derived at a
     smaller size fails it at a larger one (`for t0 in 0..64` of 8 rows covers 512 rows, not
     1024). The sizes are fixed values (a ranged size is checked at its ends by the caller)."""
-    import z3
-
-    conv = _Z3(z3, dict(k.size_values() if sizes is None else sizes), {})
+    fixed = dict(k.size_values() if sizes is None else sizes)
     sites = [s for s in _sites(k.body) if s.what in ("write", "copy destination")]
     errors: list[SemanticError] = []
+    point = {n: (v, v) for n, v in fixed.items()}
     for t in k.outputs:
         for d, shape in enumerate(t.shape):
             mine = [s for s in sites if s.tensor == t.name and s.dim == d]
+            ext = _interval(shape, point)
+            if ext is not None and any(_reaches_last(s, ext[0] - 1, fixed) for s in mine):
+                continue
+            import z3
+
+            conv = _Z3(z3, fixed, {})
             try:
                 last = conv(shape) - 1
                 reach = []
