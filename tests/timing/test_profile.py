@@ -12,7 +12,9 @@ from click.testing import CliRunner
 from transformer.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
-ADD = str(ROOT / "examples" / "add.ir")
+# relative, as a user types it, from the repository root (`_at_root`): the emitted source names
+# its file, so these runs and bench/readme_numbers.py's share the compiled kernels
+ADD = "examples/add.ir"
 KEYS = ("kernel", "target", "backend", "cycles", "time_us", "roofline_us", "ratio", "bound", "pipes", "cores_used", "hazards")
 pytestmark = pytest.mark.slow
 ONE_CORE = "tile,double_buffer,multicore{ew=1}"
@@ -21,6 +23,13 @@ ONE_CORE = "tile,double_buffer,multicore{ew=1}"
 def _profile(*args: str) -> tuple[int, str]:
     r = CliRunner().invoke(main, ["profile", *args])
     return r.exit_code, r.output
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _at_root():  # type: ignore[no-untyped-def]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(ROOT)
+        yield
 
 
 @pytest.fixture(scope="module")
@@ -118,3 +127,23 @@ def test_svg_timeline_of_an_emitted_kernel(tmp_path):
     labels = {t.text for t in root.iter("{http://www.w3.org/2000/svg}text")}
     assert {"b0.aiv0 MTE2", "b0.aiv0 V", "b0.aiv0 MTE3"} <= labels
     assert any(ln.get("marker-end") for ln in root.iter("{http://www.w3.org/2000/svg}line"))  # queue edges
+
+
+def test_readme_numbers_are_the_models(add_profiles):  # type: ignore[no-untyped-def]
+    """Issue 29 item 9: the profile README.md and docs/timing.md show, and every number said
+    about it, are what the model gives now (the same pipelines as `add_profiles`: cached
+    binaries, only runs). On failure: `python bench/readme_numbers.py --write`."""
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location("readme_numbers", ROOT / "bench" / "readme_numbers.py")
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    sys.modules["readme_numbers"] = bench
+    spec.loader.exec_module(bench)
+    assert (bench.DOUBLE, bench.SINGLE) == (ONE_CORE, "tile,multicore{ew=1}")  # what add_profiles compiled
+    m = bench.measure()
+    single, double, _ = add_profiles
+    assert (m.single["cycles"], m.double["cycles"]) == (single["cycles"], double["cycles"])
+    assert m.single["cycles"] > m.double["cycles"]  # the example shows what it claims: double buffering helps
+    assert bench.drifted(m) == [], "the documents drifted from the model: run python bench/readme_numbers.py --write"
