@@ -47,10 +47,9 @@ from typing import Any, ClassVar, Mapping
 from transformer import ir
 from transformer.affine import to_affine
 from transformer.diagnostics import CapacityExceeded, NotApplicable
-from transformer.regions import (AccessSite, Box, box_of, collect, common_path, contains, kept_dims, merge,
-                                 reads_covered, union)
+from transformer.regions import (AccessSite, Box, WrittenBefore, box_of, collect, common_path, contains, kept_dims,
+                                 merge, reads_covered, union)
 from transformer.targets import Target
-from transformer.walk import names_written
 
 from . import _rewrite as R
 from ._budgets import scope_budget, tensor_bytes
@@ -126,7 +125,8 @@ def stage_kernel(kernel: ir.Kernel, by_nest: Mapping[int, Mapping[str, Path]], t
     for top in sorted(by_nest):
         others = tuple(s for i, s in enumerate(body) if i != top)
         nest, locs, dead = stage_nest(kernel, body[top], None, sizes, taken, others, target, trace, 1,
-                                      names_written(body[:top]), at=by_nest[top], pass_name=pass_name)
+                                      WrittenBefore(kernel.body[:top], kernel.body[top], kernel, sizes),
+                                      at=by_nest[top], pass_name=pass_name)
         body[top] = nest
         new_locals += locs
         drop |= dead
@@ -148,7 +148,7 @@ def finish(kernel: ir.Kernel, body: list[ir.Stmt], new_locals: list[ir.TensorDec
 
 def stage_nest(kernel: ir.Kernel, nest: ir.Stmt, st: Strips | None, sizes: Mapping[str, int], taken: set[str],
                others: tuple[ir.Stmt, ...], target: Target | None, trace: TraceEntry, reserve: int = 1,
-               written_before: set[str] | None = None, *, at: Mapping[str, Path] | None = None,
+               written_before: WrittenBefore | None = None, *, at: Mapping[str, Path] | None = None,
                pass_name: str = "tile", prologue: list[ir.Stmt] | None = None
                ) -> tuple[ir.Stmt, list[ir.TensorDecl], set[str]]:
     """Stage the GM tensors of top-level `nest` (module docstring): the rewritten nest, the
@@ -156,7 +156,8 @@ def stage_nest(kernel: ir.Kernel, nest: ir.Stmt, st: Strips | None, sizes: Mappi
     staged at the level the policy picks among the block loops (`st`: what `split` made),
     or left in GM with the reason in the trace; with `at` (`stage`), exactly the tensors of
     `at`, each per iteration of the loop at its path, or `NotApplicable`. `written_before`:
-    tensors written before the nest (None: unknown). The locals, times `reserve`, must fit
+    the tensors the statements before the nest write where the nest touches them
+    (`regions.WrittenBefore`; None: unknown). The locals, times `reserve`, must fit
     their scopes (0: not checked). `prologue` (`tile`): when given, a row-invariant input
     (`_invariant.invariant_box`) is staged once before the nest instead of per tile, its copy appended
     to `prologue` (the caller puts it before the nest); such a local has one stage."""
@@ -293,7 +294,7 @@ def _row_groups(lst: list[AccessSite], st: Strips, loops: Mapping[Path, ir.For])
 
 def _place(x: str, decl: ir.TensorDecl, lst: list[AccessSite], label: str, block_paths: set[Path],
            loops: Mapping[Path, ir.For], sizes: Mapping[str, int], used_outside: set[str], several: bool,
-           written_before: set[str] | None, forced: Path | None = None) -> tuple[Path, Box, bool, bool] | str:
+           written_before: WrittenBefore | None, forced: Path | None = None) -> tuple[Path, Box, bool, bool] | str:
     """Where accesses `lst` of `x` are staged: (level, box, copy in, copy out), or why `x`
     stays in GM. `several`: `lst` is one of several groups of `x` (`_row_groups`), so a
     written temp is copied out for the other groups. `forced`: the level (`stage`), else the
@@ -331,9 +332,11 @@ def _place(x: str, decl: ir.TensorDecl, lst: list[AccessSite], label: str, block
             return "the nest does not write its whole footprint"
         copy_in = True
     if copy_in and decl.kind == "temp" and written_before is not None and x not in written_before:
-        # the analysis could not prove the tile written before it is read, and nothing
-        # before this nest writes the temp: leave it in GM rather than copy in garbage
-        return "cannot show the nest writes its tile before reading it"
+        # the analysis could not prove the tile written before it is read, and the statements
+        # before this nest do not write the temp where the nest touches it: leave it in GM
+        # rather than copy in elements nobody wrote
+        return ("cannot show the nest writes its tile before reading it, and the statements before the nest do "
+                "not write all of it")
     return level, box, copy_in, copy_out
 
 

@@ -73,7 +73,7 @@ from typing import Any, ClassVar, Mapping
 from transformer import ir
 from transformer.diagnostics import CapacityExceeded, NotApplicable
 from transformer.targets import Target
-from transformer.walk import names_written
+from transformer.regions import WrittenBefore
 
 from . import _rewrite as R
 from ._balance import balance_cores
@@ -488,7 +488,7 @@ def tile_kernel(kernel: ir.Kernel, tiles: tuple[tuple[str, int], ...], target: T
         others = tuple(s for i, s in enumerate(body) if i != top)
         pro = prologues.setdefault(top, [])
         nest, locs, dead = stage_nest(kernel, nest, st, sizes, taken, others, target, trace, reserve,
-                                      names_written(body[:top]), prologue=pro)
+                                      WrittenBefore(kernel.body[:top], kernel.body[top], kernel, sizes), prologue=pro)
         body[top] = nest
         new_locals += locs
         drop |= dead

@@ -28,7 +28,7 @@ from typing import Mapping
 from . import ir
 from .affine import to_affine
 from .intexpr import add, affine_extent, const_value, eval_const, lit, mentions, mul, simp, subst_expr, tail_max_extent
-from .walk import uses
+from .walk import names_written, uses
 
 Path = tuple[int, ...]
 
@@ -319,3 +319,103 @@ def kept_dims(box: Box) -> list[bool]:
     if not any(out):
         out = [False] * (len(out) - 1) + [True]
     return out
+
+
+class WrittenBefore:
+    """Which tensors the statements before a nest have written, by region: `x in wb` is true
+    when those statements write every element of `x` the nest touches (the hull of its
+    accesses over the whole nest, or the whole tensor when that hull is not a box).
+
+    The writes counted are the plain writes that fill their boxes (`dense_write`) over the
+    whole of their nest; when some statement before writes `x` in a way this cannot read (a
+    `copy`, a top-level assignment), the answer falls back to whether anything before writes
+    `x` at all. `stage` copies a tile in only from what is `in` it: a temp written in rows
+    0 by one nest and in rows 1.. by the next is not written before the second nest where
+    it touches it (the hand-peeled matmul of issue 29, item 12). `wb | {"x"}` also counts
+    `x` as written (an earlier part of the same nest writes it)."""
+
+    def __init__(self, before: "tuple[ir.Stmt, ...] | list[ir.Stmt]", nest: ir.Stmt, kernel: ir.Kernel,
+                 sizes: Mapping[str, int], extra: frozenset[str] = frozenset()) -> None:
+        self.before, self.nest, self.kernel, self.sizes, self.extra = tuple(before), nest, kernel, sizes, extra
+        self._names = names_written(self.before)
+
+    def __or__(self, more: "set[str] | frozenset[str]") -> "WrittenBefore":
+        return WrittenBefore(self.before, self.nest, self.kernel, self.sizes, self.extra | frozenset(more))
+
+    def __contains__(self, x: object) -> bool:
+        if not isinstance(x, str):
+            return False
+        if x in self.extra:
+            return True
+        if x not in self._names:
+            return False
+        written = _dense_written(self.before, x, self.sizes)
+        if written is None:  # written in a way not read here: by name
+            return True
+        region = _footprint(self.nest, x, self.sizes) or _whole(self.kernel, x, self.sizes)
+        return region is not None and any(contains(w, region, self.sizes) for w in union(written, self.sizes))
+
+
+def _wrapped(s: ir.Stmt) -> ir.For:
+    """`s` inside a one-iteration loop, so `box_of` at its level covers every loop of `s`."""
+    return ir.For("\0", ir.IntLit(0), ir.IntLit(1), (s,))
+
+
+def _dense_written(stmts: tuple[ir.Stmt, ...], x: str, sizes: Mapping[str, int]) -> list[Box] | None:
+    """The boxes of `x` that plain dense writes in the loop nests `stmts` fill over their whole
+    nest; None when some statement writes `x` otherwise than by assignments inside loops."""
+    out: list[Box] = []
+    for s in stmts:
+        if x not in names_written((s,)):
+            continue
+        if not isinstance(s, ir.For) or any(isinstance(c, ir.Copy) and c.dst.tensor == x or isinstance(c, ir.Assign)
+                                            and not isinstance(c.target, ir.Access) and c.target.name == x
+                                            for c in ir.iter_stmts((s,))):
+            return None
+        accs, _, _ = collect(_wrapped(s))
+        for a in accs.get(x, []):
+            if a.write and a.plain and dense_write(a, ()):
+                b = _concrete(box_of(a, (), sizes), sizes)
+                if b is not None:
+                    out.append(b)
+    return out
+
+
+def _concrete(b: Box | None, sizes: Mapping[str, int]) -> Box | None:
+    """`b` (the footprint of a whole nest: no loop variable left) with integer corners and
+    extents at the kernel's sizes, so boxes of different nests compare; None when some
+    corner or extent is not a constant."""
+    if b is None:
+        return None
+    dims = []
+    for lo, ext, _, used in b.dims:
+        lo_v, ext_v = eval_const(lo, sizes), eval_const(ext, sizes)
+        if lo_v is None or ext_v is None:
+            return None
+        dims.append((lit(lo_v), lit(ext_v), ext_v, used))
+    return Box(dims)
+
+
+def _footprint(nest: ir.Stmt, x: str, sizes: Mapping[str, int]) -> Box | None:
+    """The hull of every access to `x` in `nest` over all its loops (None: not a box)."""
+    if not isinstance(nest, ir.For):
+        return None
+    accs, _, _ = collect(_wrapped(nest))
+    boxes = [_concrete(box_of(a, (), sizes), sizes) for a in accs.get(x, [])]
+    if not boxes or any(b is None for b in boxes):
+        return None
+    return merge(boxes, sizes)  # type: ignore[arg-type]
+
+
+def _whole(kernel: ir.Kernel, x: str, sizes: Mapping[str, int]) -> Box | None:
+    """The box of every element of tensor `x`."""
+    from .affine import eval_int
+
+    decl = kernel.tensor(x)
+    if decl is None:
+        return None
+    dims = []
+    for d in decl.shape:
+        n = eval_int(d, sizes)
+        dims.append((lit(0), lit(n), n, n != 1))
+    return Box(dims)
