@@ -64,9 +64,12 @@ def _unreserved(name: str) -> str:
     short = re.sub(r"_+", "_", name).lstrip("_")[:MAX_NAME_LENGTH] or "x"
     return short if not short[0].isdigit() else "x" + short[:MAX_NAME_LENGTH - 1]
 
-# Sizes, tensor element counts, integer literals and annotation arguments are at most
-# 2^31 - 1: emitted Ascend C indexes and counts with int32_t (docs/ir.md).
+# Sizes, integer literals and annotation arguments are at most 2^31 - 1: emitted Ascend C
+# indexes and counts with int32_t (docs/ir.md). A tensor may hold more elements: the offsets
+# into a GM tensor of 2^31 elements or more are computed in int64_t where they need it
+# (`lower/cexpr.wide_stride`), up to 2^63 - 1 elements.
 INT32_MAX = 2**31 - 1
+INT64_MAX = 2**63 - 1
 # `@cores(n)` becomes the kernel's blockDim, which the Ascend C launch (`<<<blockDim, ...>>>`,
 # ICPU_RUN_KF) takes in [1, 65535] (Ascend C API reference, kernel launch).
 MAX_CORES = 65535
@@ -278,9 +281,9 @@ def check_shapes(k: ir.Kernel) -> Iterator[SemanticError]:
             if v <= 0:
                 yield SemanticError(f"dimension of `{t.name}` is {v}, it must be positive", _first_loc(d) or t.loc)
             extents.append(v)
-        if len(extents) == len(t.shape) and math.prod(extents) > INT32_MAX:
-            yield SemanticError(f"`{t.name}` has {math.prod(extents)} elements, more than {INT32_MAX} (2^31 - 1)",
-                                t.loc, hint="emitted Ascend C indexes with int32_t; use smaller sizes")
+        if len(extents) == len(t.shape) and math.prod(extents) > INT64_MAX:
+            yield SemanticError(f"`{t.name}` has {math.prod(extents)} elements, more than {INT64_MAX} (2^63 - 1)",
+                                t.loc, hint="emitted Ascend C offsets GM tensors with int64_t; use smaller sizes")
 
 
 def _expr_type(e: ir.Expr, k: ir.Kernel, loop_vars: tuple[str, ...], errors: list[SemanticError]) -> Ty:

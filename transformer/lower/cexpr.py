@@ -146,11 +146,32 @@ def const_value(c: ir.ConstDecl) -> str:
     return lit if c.dtype == "f32" else f"{ct}({lit})"
 
 
-def affine_cpp(a: Affine, names: Callable[[str], str]) -> str:
+INT32_MAX = 2**31 - 1
+
+
+def wide_stride(shape: tuple[int, ...], strides: tuple[int, ...]) -> int | None:
+    """The smallest stride of a GM tensor's dimensions whose span (`extent * stride`) is
+    more than 2^31 - 1 elements, or None when every offset into the tensor fits int32_t.
+    An offset term `v * k` with `|k|` at least that stride is computed in int64_t (`affine_cpp`),
+    the others stay 32-bit: a tensor of 128 x 4096 x 4096 f32 has 2^31 elements, and only
+    its outer index (stride 2^24, span 2^31) needs 64-bit arithmetic."""
+    big = [st for n, st in zip(shape, strides) if n * st > INT32_MAX]
+    return min(big) if big else None
+
+
+def wide_term(term: str, k: int, wide: int | None) -> str:
+    """`term * k` as C++, in int64_t when `|k|` is at least `wide` (`wide_stride`)."""
+    if wide is not None and abs(k) >= wide:
+        term = f"static_cast<int64_t>({term})"
+    return term if k == 1 else f"{term} * {k}" if k > 0 else f"{term} * ({k})"
+
+
+def affine_cpp(a: Affine, names: Callable[[str], str], wide: int | None = None) -> str:
+    """`a` as C++ (terms of loop variables, then the constant); with `wide` (a tensor's
+    `wide_stride`), the terms whose coefficient reaches it are computed in int64_t."""
     parts: list[str] = []
     for v, k in a.coeffs:
-        term = names(v) if k == 1 else f"{names(v)} * {k}" if k > 0 else f"{names(v)} * ({k})"
-        parts.append(term)
+        parts.append(wide_term(names(v), k, wide))
     if a.const or not parts:
         parts.append(str(a.const))
     out = parts[0]

@@ -35,7 +35,7 @@ from ..affine import Affine, to_affine
 from ..diagnostics import AscxError
 from ..dtypes import Ty, promote
 from ..intexpr import affine_extent
-from .cexpr import C_GLOBALS, CTYPE, ExprEmitter, Names, affine_cpp, const_value
+from .cexpr import C_GLOBALS, CTYPE, ExprEmitter, Names, affine_cpp, const_value, wide_stride, wide_term
 from .plan import Buffer, GmParam, KernelPlan, Line, Method, NestChoice, Phase, Scalar, WorkspaceSlot
 from . import tbuf_sync
 from .prefetch import chain, form
@@ -626,16 +626,19 @@ class PhaseEmitter:
 
     # ---- memory access ----------------------------------------------------------------
     def offset(self, tensor: str, indices: tuple[ir.Expr, ...]) -> str:
+        """The element offset of `tensor[indices]` as C++ (64-bit terms where a GM tensor of
+        2^31 elements or more needs them: `cexpr.wide_stride`)."""
         info = self.low.info[tensor]
+        wide = wide_stride(info.shape, info.strides) if info.kind == "gm" else None
         total = Affine((), 0)
         parts: list[str] = []
         for e, st in zip(indices, info.strides):
             a = to_affine(e, self.low.sizes)
             if a is None:
-                parts.append(f"({self.ex.index(e)}) * {st}")
+                parts.append(wide_term(f"({self.ex.index(e)})", st, wide))
             else:
                 total = total + a.scale(st)
-        s = affine_cpp(total, self.low.names)
+        s = affine_cpp(total, self.low.names, wide)
         return " + ".join([s] + parts) if parts else s
 
     def load(self, tensor: str, indices: tuple[ir.Expr, ...]) -> str:
@@ -1106,6 +1109,7 @@ class PhaseEmitter:
     def region(self, r: ir.Region) -> tuple[str, Affine | None, list[tuple[str, int | None, int]]]:
         """(start offset C++, start as Affine or None, [(extent C++, extent int or None, stride)])."""
         info = self.low.info[r.tensor]
+        wide = wide_stride(info.shape, info.strides) if info.kind == "gm" else None
         total: Affine | None = Affine((), 0)
         parts: list[str] = []
         dims: list[tuple[str, int | None, int]] = []
@@ -1114,7 +1118,7 @@ class PhaseEmitter:
             a = to_affine(lo, self.low.sizes)
             if a is None or total is None:
                 total = None
-                parts.append(f"({self.ex.index(lo)}) * {st}")
+                parts.append(wide_term(f"({self.ex.index(lo)})", st, wide))
             else:
                 total = total + a.scale(st)
             if isinstance(d, ir.Slice):
@@ -1124,7 +1128,7 @@ class PhaseEmitter:
                 else:
                     dims.append((f"({self.ex.index(d.hi)} - ({self.ex.index(d.lo)}))", None, st))
         if total is not None:
-            start = affine_cpp(total, self.low.names)
+            start = affine_cpp(total, self.low.names, wide)
         else:
             start = " + ".join(parts)
         return start, total, dims
