@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 from .. import ir
 from ..affine import Affine, to_affine
 from ..regions import slice_extent
-from .cexpr import affine_cpp
+from .cexpr import affine_cpp, wide_stride
 from .plan import Buffer, Line, NestChoice
 
 if TYPE_CHECKING:
@@ -230,7 +230,8 @@ class CubeSelection:
         flat, iv, jv = _flat_store(self.low, tensor, index, s)
         ld = flat.coeff(iv)
         base = Affine.make({k: v for k, v in flat.coeffs if k not in (iv, jv)}, flat.const)
-        return affine_cpp(base, self.low.names), ld
+        info = self.low.info[tensor]
+        return affine_cpp(base, self.low.names, wide_stride(info.shape, info.strides)), ld
 
 
 def _flat_store(low: "Lowering", tensor: str, index: tuple[ir.Expr, ...], s: ir.For) -> tuple[Affine, str, str]:

@@ -35,7 +35,7 @@ from ..affine import Affine, to_affine
 from ..diagnostics import AscxError
 from ..dtypes import Ty, promote
 from ..intexpr import affine_extent
-from .cexpr import C_GLOBALS, CTYPE, ExprEmitter, Names, affine_cpp, const_value, wide_stride, wide_term
+from .cexpr import C_GLOBALS, CTYPE, INT32_MAX, ExprEmitter, Names, affine_cpp, const_value, wide_stride, wide_term
 from .plan import Buffer, GmParam, KernelPlan, Line, Method, NestChoice, Phase, Scalar, WorkspaceSlot
 from . import tbuf_sync
 from .prefetch import chain, form
@@ -166,6 +166,18 @@ class Lowering:
     def warn(self, node: Any, msg: str) -> None:
         self.warnings.append(f"{self.where(node)}: warning: {msg}")
 
+    def wide_tensors(self, stmts: tuple[ir.Stmt, ...]) -> str:
+        """Why the statements cannot take a whole-nest cube lowering (`@gemm`, `@conv`,
+        `@flash`: their tile offsets are int32_t) because they use a GM tensor of 2^31
+        elements or more, or "" when they use none. The generic lowering computes the offsets
+        into such a tensor in int64_t (`cexpr.wide_stride`)."""
+        big = sorted(t for t in ir.names_used(stmts) if t in self.decls and self.decls[t].kind != "local"
+                     and math.prod(self.shape_of(self.decls[t])) > INT32_MAX)
+        if not big:
+            return ""
+        return (f"`{big[0]}` has 2^31 elements or more: the nest is lowered by the generic path (64-bit GM "
+                "offsets), not as a whole-nest cube kernel, whose tile offsets are 32-bit")
+
     # ---- phases -----------------------------------------------------------------------
     def split_phases(self) -> list[_PhaseSrc]:
         from .spread import phase_spans
@@ -190,6 +202,9 @@ class Lowering:
             fa = match_flash(self.kernel)
             if not isinstance(fa, str):
                 fa = with_annotation(fa, first.annotation("flash"))
+            if not isinstance(fa, str) and self.wide_tensors(self.kernel.body):
+                self.warn(first, self.wide_tensors(self.kernel.body))
+                fa = "wide"
             if not isinstance(fa, str) and flash_fits(fa) is None:  # the whole kernel is one mix phase (flash.py)
                 self.flash = fa
                 self.phase_range = {0: (0, len(self.kernel.body) - 1)}
@@ -202,12 +217,19 @@ class Lowering:
 
         self.convs = {}
         for ph in phases:
+            wide = self.wide_tensors(ph.stmts)
             gp = gemm_phase(self.kernel, ph.stmts[0]) if len(ph.stmts) == 1 else None
+            if gp is not None and wide:
+                self.warn(ph.stmts[0], wide)
+                gp = None
             if gp is not None:  # a `@gemm` matmul: a blocked cube kernel over every AIC (gemm.py)
                 self.gemms[ph.index] = gp
                 ph.core, ph.cores = "cube", gemm_cores(gp[0], gp[1], self.target)
                 continue
             cp = conv_phase(self.kernel, ph.stmts[0]) if len(ph.stmts) == 1 else None
+            if cp is not None and wide:
+                self.warn(ph.stmts[0], wide)
+                cp = None
             if cp is not None:  # a `@conv` convolution: an implicit GEMM over every AIC (conv.py)
                 self.convs[ph.index] = cp
                 ph.core, ph.cores = "cube", conv_cores(cp[0], cp[1], self.target)
