@@ -106,3 +106,14 @@ def test_the_interval_fast_path_agrees_with_z3(name: str, pipeline: str, monkeyp
     slow = [e.short() for e in check_bounds(out)], [e.short() for e in check_bounds(out, other)]
     assert fast[0] == [] and [e.split(": error: ")[0] for e in fast[1]] == [e.split(": error: ")[0] for e in slow[1]]
     assert slow[0] == []
+
+
+def test_a_tiled_kernel_whose_size_was_edited_in_the_file_is_not_emitted(tiled: Path) -> None:
+    """The same bug through the other door: `size M = 512` edited to 128 in t.ir. The
+    emitter proves the bounds first (codegen.emit_ascendc), so emit and profile refuse."""
+    edited = tiled.parent / "t128.ir"
+    edited.write_text(tiled.read_text().replace("size M = 512", "size M = 128"))
+    for cmd in ("emit", "profile"):
+        r = invoke(cmd, str(edited))
+        assert r.exit_code == 2, r.output
+        assert f"{edited}:12:33: error: the copy source `a` leaves its dimension 0 (M = 128)" in r.output

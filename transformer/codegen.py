@@ -150,7 +150,16 @@ def render(plan: KernelPlan, *, source_name: str = "", pipeline: str = "", kerne
 
 def emit_ascendc(kernel: ir.Kernel, target: Target | None = None, *, select: bool = True, source_name: str = "",
                  pipeline: str = "") -> Emitted:
-    """Lower `kernel` for `target` (a Target, a name, or None for the default) and render it."""
+    """Lower `kernel` for `target` (a Target, a name, or None for the default) and render it.
+
+    First the bounds proof (`bounds.check_bounds`): a kernel whose loop bounds let an access
+    leave its tensor, or leave an output's end unwritten (a tiled kernel whose sizes were
+    edited), is refused at the access, never emitted with wrong counts."""
+    from .bounds import check_bounds
+
+    errors = check_bounds(kernel)
+    if errors:
+        raise errors[0]
     plan = lower_kernel(kernel, target, select=select, source_name=source_name)
     return render(plan, source_name=source_name, pipeline=pipeline)
 
