@@ -80,3 +80,19 @@ def test_a_run_past_the_time_limit_stops_and_says_how_to_raise_it(big_ir: Path) 
     assert out == ""
     assert "did not finish within the time limit of 0.2 s" in err, err
     assert "--timeout SECONDS" in err and "internal error" not in err, err
+
+
+def test_a_core_reading_more_than_l2_holds_keeps_its_bookkeeping_small() -> None:
+    """The L2 footprint is kept as the GM lines each core touched; past what L2 holds a core
+    stops recording (it alone proves the launch does not fit). One core adding two 1 GiB
+    tensors touches 6.3 M lines: the old bookkeeping re-sorted all of them at every access past
+    4 M (some 18,000 sorts of 4 M+ lines here, past the 120 s limit below; with two 2 GiB tensors
+    measured: over 300 s, stopped by the default limit); now it takes seconds."""
+    code, out, err, peak = _ascx("profile", "examples/add.ir", "--size", "M=32768", "--size", "N=16384",
+                                 "--passes", "tile,multicore{ew=1}", "--json", "--timeout", "120")
+    assert code == 0, err
+    (launch,) = json.loads(out)["details"]["launches"]
+    assert launch["gm_bytes"] == 3 * 2**30  # A and B read, C written, once each
+    assert launch["hbm_bytes"] == launch["gm_bytes"]  # does not fit in L2: every byte from HBM
+    assert 192 * 2**20 < launch["footprint_bytes"] < 193 * 2**20  # reported as "more than L2" (192 MiB)
+    assert peak < 2**30, f"peak resident set {peak / 2**20:.0f} MiB"

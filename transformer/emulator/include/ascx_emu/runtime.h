@@ -405,10 +405,20 @@ inline void finish_launch(const char* name, Mode m, uint32_t block_dim, std::vec
     // L2: when the launch's GM footprint fits in L2, re-reads hit L2 (their per-core rate is
     // the MTE rate) and HBM carries only the footprint; otherwise every byte goes to HBM.
     {
+        // a core that stopped recording (`gm_touch`) alone exceeds L2: the footprint is then
+        // reported as that lower bound, more than L2 holds, and HBM carries every byte
+        bool over = false;
         std::vector<uint64_t> lines;
-        for (auto& c : cores) lines.insert(lines.end(), c->tm.gm_lines.begin(), c->tm.gm_lines.end());
-        std::sort(lines.begin(), lines.end());
-        L.footprint = static_cast<double>(std::unique(lines.begin(), lines.end()) - lines.begin()) * 512.0;
+        for (auto& c : cores) {
+            over = over || c->tm.gm_lines_over;
+            if (!over) lines.insert(lines.end(), c->tm.gm_lines.begin(), c->tm.gm_lines.end());
+        }
+        if (over) {
+            L.footprint = static_cast<double>(tm::gm_line_cap()) * 512.0;
+        } else {
+            std::sort(lines.begin(), lines.end());
+            L.footprint = static_cast<double>(std::unique(lines.begin(), lines.end()) - lines.begin()) * 512.0;
+        }
         L.hbm_bytes = (cfg.l2_bytes > 0 && L.footprint <= cfg.l2_bytes) ? std::min(L.footprint, L.gm_bytes) : L.gm_bytes;
     }
     L.hbm_cycles = cfg.hbm_bytes_per_cycle > 0 ? L.hbm_bytes / cfg.hbm_bytes_per_cycle : 0.0;

@@ -273,6 +273,7 @@ struct TimingCore {
     uint32_t vc[NP][NP] = {};  // vc[p]: vector clock of pipe p (instructions of each pipe it follows)
     double gm_bytes = 0, scalar_cycles = 0;
     std::vector<uint64_t> gm_lines;  // 512 B GM lines touched (the L2 footprint), deduplicated lazily
+    bool gm_lines_over = false;      // more distinct lines than `gm_line_cap()`: no longer recorded
     int id = 0;
     uint64_t waits = 0;
     std::vector<Edge> flags = std::vector<Edge>(64 * 8);
@@ -295,14 +296,28 @@ struct TimingCore {
     }
 };
 
+// The footprint only decides whether a launch fits in L2, so a core stops recording lines
+// once it alone touched more than L2 holds (the union of the cores is then larger too): the
+// bookkeeping of a kernel over 50 GB of GM stays a few MB per core instead of growing with
+// the GM it reads. Without an L2 in the model (`l2_bytes` 0) the cap is 512 MiB of lines.
+inline size_t gm_line_cap() {
+    double l2 = config().l2_bytes;
+    return l2 > 0 ? static_cast<size_t>(l2 / 512.0) + 1 : (size_t{1} << 20);
+}
+
 // GM traffic of one access: bytes for the HBM / L2 model, lines for the footprint.
 inline void gm_touch(TimingCore& t, uintptr_t addr, uint64_t bytes) {
     t.gm_bytes += static_cast<double>(bytes);
-    if (bytes == 0 || !config().timing) return;
+    if (bytes == 0 || !config().timing || t.gm_lines_over) return;
     for (uint64_t l = addr >> 9, e = (addr + bytes - 1) >> 9; l <= e; ++l) t.gm_lines.push_back(l);
-    if (t.gm_lines.size() > (1u << 22)) {
+    const size_t cap = gm_line_cap();
+    if (t.gm_lines.size() > 2 * cap) {
         std::sort(t.gm_lines.begin(), t.gm_lines.end());
         t.gm_lines.erase(std::unique(t.gm_lines.begin(), t.gm_lines.end()), t.gm_lines.end());
+        if (t.gm_lines.size() > cap) {
+            t.gm_lines_over = true;
+            std::vector<uint64_t>().swap(t.gm_lines);
+        }
     }
 }
 
