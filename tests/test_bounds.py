@@ -15,7 +15,6 @@ from small_kernels import SWIGLU
 from documented import EXAMPLES, ROWS, SMALL
 from transformer.bounds import check_bounds, out_of_bounds
 from transformer.cli import main
-from transformer.diagnostics import PassError
 from transformer.parser import parse, parse_file
 
 
@@ -72,17 +71,13 @@ def test_the_witness_is_a_real_iteration() -> None:
 
 
 @pytest.mark.parametrize("name,pipeline", ROWS, ids=[f"{n}-{p}" for n, p in ROWS])
-def test_documented_pipelines_pass_the_proof_at_their_sizes(name: str, pipeline: str) -> None:
-    """No false alarm: every documented pipeline, at the default and at the small sizes
-    (tails), keeps its accesses inside its tensors and writes its outputs to their ends."""
-    for sizes in ({}, SMALL[name]):
-        k = parse_file(str(EXAMPLES / f"{name}.ir")).with_sizes(sizes)
-        try:
-            out, _ = run_pipeline(k, pipeline, "ascend910b2")
-        except PassError:  # flash_attention takes D = 64 or 128 only, not the small D = 16
-            assert sizes, pipeline
-            continue
-        assert check_bounds(out) == [], (sizes, [e.message for e in check_bounds(out)])
+def test_documented_pipelines_pass_the_proof_at_small_sizes(name: str, pipeline: str) -> None:
+    """No false alarm: every documented pipeline at the small sizes (tails) keeps its
+    accesses inside its tensors and writes its outputs to their ends (at the default sizes
+    every emission proves it: the emitted-example tests of the slow tier)."""
+    sizes = SMALL[name] | ({"D": 64} if "flash_attention" in pipeline else {})  # flash takes D = 64 or 128
+    out, _ = run_pipeline(parse_file(str(EXAMPLES / f"{name}.ir")).with_sizes(sizes), pipeline, "ascend910b2")
+    assert check_bounds(out) == [], [e.message for e in check_bounds(out)]
 
 
 def test_hand_written_overrun_is_found_at_its_access() -> None:
