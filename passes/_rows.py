@@ -26,6 +26,9 @@ Pieces (used by `tile.py`):
   from (nothing it reads changes in between: `Check_recompute`), the later reads are
   replaced by the expression, and the temp becomes local to one loop.
 * `row_loops` — for a nest whose row does not fit, the name of its loops over the row.
+* `row_loop_groups` — every group of loops one name can tile together below a nest's band
+  (the loops over the keys of fused attention, two levels deep in the weighted sum
+  included), longest first: what `tile` without sizes tries when no row loop fits.
 * `row_need` — what one row of a nest needs on chip, for the refusal that says why a nest
   cannot be staged ("a row of 65536 f32 needs 256 KiB, UB has 192 KiB usable").
 """
@@ -53,8 +56,9 @@ Path = tuple[int, ...]
 
 def sibling_loops(kernel: ir.Kernel, name: str) -> list[LoopRef]:
     """The loops `label.var` designates when it matches several loops of variable `var`
-    under the loop labelled `label`, all children of one loop with the same bounds
-    (siblings); else []."""
+    under the loop labelled `label`, all with the same bounds and none nested in another
+    (the loops over one row: siblings, or, as the weighted sum `for d { for j {..} }` of
+    fused attention, one nested a level deeper than the others); else []."""
     label, _, var = name.rpartition(".")
     if not label:
         return []
@@ -64,11 +68,11 @@ def sibling_loops(kernel: ir.Kernel, name: str) -> list[LoopRef]:
             out.append(LoopRef(path, lp, name))
     if len(out) < 2:
         return []
-    parent = out[0].path[:-1]
     first = out[0].loop
-    if any(r.path[:-1] != parent or not (R.same_bound(r.loop.lo, first.lo) and R.same_bound(r.loop.hi, first.hi))
-           for r in out):
+    if any(not (R.same_bound(r.loop.lo, first.lo) and R.same_bound(r.loop.hi, first.hi)) for r in out):
         return []
+    if any(a.path[0] != b.path[0] or (a is not b and b.path[:len(a.path)] == a.path) for a in out for b in out):
+        return []  # all in one nest, none inside another
     return out
 
 
@@ -189,8 +193,8 @@ def recompute_row_temps(kernel: ir.Kernel, tiles: tuple[tuple[str, int], ...], t
     sizes = kernel.size_values()
     for name, _ in tiles:
         refs = resolve_tiled(kernel, name)
-        if len(refs) < 2:
-            continue
+        if len(refs) < 2 or any(r.path[:-1] != refs[0].path[:-1] for r in refs):
+            continue  # (recomputation is for siblings: one loop body holds them all)
         parent = refs[0].path[:-1]
         top = parent[0] if parent else refs[0].path[0]
         others = tuple(s for i, s in enumerate(kernel.body) if i != top)
@@ -279,3 +283,35 @@ def row_loops(kernel: ir.Kernel, nest: ir.For, band_name: str, sizes: Mapping[st
     if {id(r.loop) for r in refs} != {id(lp) for lp in inner}:
         return None
     return name, ext
+
+
+def row_loop_groups(kernel: ir.Kernel, nest: ir.For, sizes: Mapping[str, int]) -> list[tuple[str, int]]:
+    """(name, extent) of every group of loops below the perfect band of `nest` that one
+    name designates (one loop by its own name, or several of one variable and extent by
+    `label.var`: `sibling_loops`), longest first: the candidates for the loops over a row
+    when `row_loops` finds none (fused attention: `for i { ..for j..; ..for j..; for d {
+    ..for j.. } }` has its keys `qk.j` and the head dims `d`, `k`)."""
+    from transformer.loops import preferred_loop_names
+
+    band = [nest]
+    while len(band[-1].body) == 1 and isinstance(band[-1].body[0], ir.For):
+        band.append(band[-1].body[0])
+    by_var: dict[str, list[ir.For]] = {}
+    for lp in ir.iter_loops(band[-1].body):
+        by_var.setdefault(lp.var, []).append(lp)
+    names = preferred_loop_names(kernel)
+    out: list[tuple[str, int]] = []
+    for var, lps in by_var.items():
+        exts = {R.loop_extent(lp, sizes) for lp in lps}
+        ext = exts.pop() if len(exts) == 1 else None
+        if ext is None or ext < 2:
+            continue
+        if len(lps) == 1:
+            name = names.get(id(lps[0]))
+        elif nest.label and {id(r.loop) for r in sibling_loops(kernel, f"{nest.label}.{var}")} == {id(lp) for lp in lps}:
+            name = f"{nest.label}.{var}"
+        else:
+            name = None
+        if name:
+            out.append((name, ext))
+    return sorted(out, key=lambda x: -x[1])

@@ -67,9 +67,19 @@ def sink_point_loops(s: ir.Stmt, st: Strips, sizes: Mapping[str, int], trace: Tr
         return (s,)
     body = tuple(x for b in s.body for x in sink_point_loops(b, st, sizes, trace))
     s = dataclasses.replace(s, body=body)
-    if s.var in st.point_vars and not s.label and not s.annotations:
+    if (s.var in st.point_vars or _parts_a_row(s, st)) and not s.label and not s.annotations:
         return _sink(s, st, sizes, trace)
     return (s,)
+
+
+def _parts_a_row(s: ir.For, st: Strips) -> bool:
+    """Whether `s` holds, directly in its body, a tile loop of a row whose other tile loops
+    lie outside `s` (fused attention's `for d { ACC = 0; for j0 {..}; ...ACC... }` beside
+    the loops over `j`): `s` is then moved inside like a point loop (when legal), so that
+    every loop over the row is a block loop at one level and stages its tiles there."""
+    inside = {lp.var for lp in ir.iter_loops(s.body)}
+    direct = {b.var for b in s.body if isinstance(b, ir.For)}
+    return any(direct & g and g - inside for g in st.row_groups())
 
 
 def _sink(p: ir.For, st: Strips, sizes: Mapping[str, int], trace: TraceEntry) -> tuple[ir.Stmt, ...]:

@@ -172,6 +172,14 @@ class Strips:
     tile_vars: set[str] = field(default_factory=set)
     point_vars: set[str] = field(default_factory=set)
     point_size: dict[str, int] = field(default_factory=dict)
+    named: dict[str, str] = field(default_factory=dict)  # tile loop variable -> the name requesting it
+
+    def row_groups(self) -> list[set[str]]:
+        """The tile loop variables of names that designated several loops (a row's loops)."""
+        by: dict[str, set[str]] = {}
+        for v, n in self.named.items():
+            by.setdefault(n, set()).add(v)
+        return [g for g in by.values() if len(g) > 1]
 
 
 def global_names(kernel: ir.Kernel) -> set[str]:
@@ -199,6 +207,7 @@ def strip_mine(s: ir.Stmt, req: Mapping[int, Request], sizes: Mapping[str, int],
     m = {s.var: R.add(offset, ir.Name(s.var))}
     point = ir.For(s.var, R.lit(0), inner_hi, tuple(R.subst_stmt(b, m, simplify=True) for b in new_body))
     st.tile_vars.add(v0)
+    st.named[v0] = lname
     st.point_vars.add(s.var)
     st.point_size[s.var] = T
     tail = "" if N % T == 0 else f", tail of {N % T}"

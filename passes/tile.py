@@ -78,7 +78,7 @@ from transformer.regions import WrittenBefore
 from . import _rewrite as R
 from ._balance import balance_cores
 from ._budgets import scope_budget, tensor_bytes
-from ._rows import recompute_row_temps, row_loops
+from ._rows import recompute_row_temps, row_loop_groups, row_loops
 from ._sink import sink_point_loops
 from .base import Pass, PassError, TraceEntry, loop_names, preferred_loop_names, register
 from .fission import EPILOGUE_SUFFIX, split_epilogues
@@ -297,8 +297,8 @@ def long_row_tiles(kernel: ir.Kernel, band: list[tuple[str, ir.For]], target: Ta
     name0, loop0 = band[0]
     sizes = kernel.size_values()
     rows = row_loops(kernel, loop0, name0, sizes) if len(band) == 1 else None
-    if rows is not None:
-        rname, ext = rows
+    tried = [rows] if rows is not None else []
+    for rname, ext in tried + [g for g in row_loop_groups(kernel, loop0, sizes) if g not in tried]:
         cands = {name0: (1,), rname: tile_candidates(ext, [c for c in ROW_TILE_CANDIDATES if c <= ext])}
         got = solver_tiles(kernel, {name0: R.loop_extent(loop0, sizes) or 1, rname: ext}, target,
                            candidates=cands, partial=True, footprint=tile_footprint(kernel, target),
