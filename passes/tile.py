@@ -57,8 +57,11 @@ when nothing fits under it); sizes that leave a tail are tried where they cut th
 tiles (`tile_candidates`: 4097 gets 1024-wide tiles and a tail, 4096 only divisors); an inner
 loop chosen at its whole extent is left untiled (so `double_buffer` pipelines the outer one);
 a spread band's outer size is then set for the cores by a cost model (`_balance.py`);
-a nest where nothing fits has its rows tiled too when they are too long (`_rows.py`), or is
-refused with what a row needs, or (not a nest over rows) left untiled with the reason in
+a nest where nothing fits has its rows tiled too when they are too long (`_rows.py`: the
+sibling loops over a row, else the first group of loops one name designates that fits and
+stages everything — the keys of fused attention, a group norm's channels), or is
+refused with what a row needs (any sizes the hint names are checked by applying them:
+`checked_suggestion`), or (not a nest over rows) left untiled with the reason in
 the trace. Without the solver, the fallback is the largest
 power-of-two tiles (at most 256 and at most the extent) under the same budgets, trying the
 same cap for all loops of the band and halving it until it fits.
@@ -78,7 +81,7 @@ from transformer.regions import WrittenBefore
 from . import _rewrite as R
 from ._balance import balance_cores
 from ._budgets import scope_budget, tensor_bytes
-from ._rows import recompute_row_temps, row_loop_groups, row_loops
+from ._rows import recompute_row_temps, resolve_tiled, row_loop_groups, row_loops
 from ._sink import sink_point_loops
 from .base import Pass, PassError, TraceEntry, loop_names, preferred_loop_names, register
 from .fission import EPILOGUE_SUFFIX, split_epilogues
@@ -292,19 +295,21 @@ def long_row_tiles(kernel: ir.Kernel, band: list[tuple[str, ir.For]], target: Ta
     `CapacityExceeded` saying what one row needs and what would work — for a nest over rows
     (loops over one extent in the row loop); another nest is left untiled with the reason
     in `notes`."""
-    from transformer.capacity.tiles import solver_tiles, tile_candidates
+    from transformer.capacity.tiles import SMALL, solver_tiles, tile_candidates
 
     name0, loop0 = band[0]
     sizes = kernel.size_values()
     rows = row_loops(kernel, loop0, name0, sizes) if len(band) == 1 else None
-    tried = [rows] if rows is not None else []
-    for rname, ext in tried + [g for g in row_loop_groups(kernel, loop0, sizes) if g not in tried]:
-        cands = {name0: (1,), rname: tile_candidates(ext, [c for c in ROW_TILE_CANDIDATES if c <= ext])}
+
+    def row_tiles(rname: str, ext: int, small: tuple[int, ...] = ()) -> dict[str, int]:
+        cands = {name0: (1,), rname: tile_candidates(ext, [c for c in small + ROW_TILE_CANDIDATES if c <= ext])}
         got = solver_tiles(kernel, {name0: R.loop_extent(loop0, sizes) or 1, rname: ext}, target,
                            candidates=cands, partial=True, footprint=tile_footprint(kernel, target),
                            nests={name0: 0, rname: 0})
-        if got.get(rname):
-            return got
+        return got if got.get(rname) else {}
+
+    if rows is not None and (got := row_tiles(*rows)):
+        return got
     try:
         tile_kernel(kernel, ((name0, 1),), target, TraceEntry("tile"), reserve=2 if rows else 1)
         return {}
@@ -312,6 +317,11 @@ def long_row_tiles(kernel: ir.Kernel, band: list[tuple[str, ir.For]], target: Ta
         err = e
     except PassError:
         return {}
+    # one row does not fit: tile a group of loops over it (the keys of fused attention, the
+    # channels of a group norm: short loops get small tiles too), the longest loops first
+    for group in row_loop_groups(kernel, loop0, sizes):
+        if group != rows and (got := row_tiles(*group, SMALL)) and _all_staged(kernel, got, target):
+            return got
     refusal = _row_refusal(kernel, band, err, rows, target)
     inner = [s for s in loop0.body if isinstance(s, ir.For)]
     if rows is not None or (len(band) == 1 and inner and len({R.loop_extent(lp, sizes) for lp in inner}) == 1):
@@ -349,14 +359,16 @@ def _row_refusal(kernel: ir.Kernel, band: list[tuple[str, ir.For]], err: Capacit
     label = loop0.label or name0
     names = preferred_loop_names(kernel)
     inner = [s for s in loop0.body if isinstance(s, ir.For)]
+    groups = [rows[0]] if rows is not None else sorted({names[id(lp)] for lp in inner if id(lp) in names})
+    ask = checked_suggestion(kernel, name0, groups, target)
+    explicit = f"tile explicitly: `tile{{{ask}}}`" if ask else ""
     if rows is not None:
-        hint = (f"even the smallest tiles of the loops over the row do not fit; stage fewer tensors per nest "
-                f"(run `tile` before `fuse`), or tile explicitly: `tile{{{name0}=1,{rows[0]}=16}}`")
-    elif inner and all(id(lp) in names for lp in inner):
-        ask = ",".join([f"{name0}=1"] + sorted({f"{names[id(lp)]}=1024" for lp in inner}))
+        hint = ("even the smallest tiles of the loops over the row do not fit; stage fewer tensors per nest "
+                "(run `tile` before `fuse`)" + (f", or {explicit}" if ask else ""))
+    elif ask:
         hint = f"tile the loops over the row explicitly: `tile{{{ask}}}`"
     else:
-        hint = ("tile the loops over the row explicitly (`tile{LOOP=1,ROW_LOOP=1024}`; sibling loops over one row "
+        hint = ("tile the loops over the row explicitly (`tile{LOOP=1,ROW_LOOP=SIZE}`; loops over one row "
                 f"with one variable are named together as `{label}.VAR`), or label the nest's loops so they can be named")
     out = CapacityExceeded("tile", f"cannot stage `{label}`: {what}; its loops over the row cannot be tiled "
                            "automatically, and `tile` does not leave a nest running from GM silently",
@@ -364,6 +376,51 @@ def _row_refusal(kernel: ir.Kernel, band: list[tuple[str, ir.For]], err: Capacit
                            budget_bytes=usable, loops=(name0,))
     out.what = what  # type: ignore[attr-defined]
     return out
+
+
+SUGGESTED_CAPS = (1024, 256, 64, 16, 4, 1)  # row-loop tile sizes a refusal may suggest, largest first
+
+
+def checked_suggestion(kernel: ir.Kernel, name0: str, loops: list[str], target: Target | None) -> str | None:
+    """The `tile{...}` parameters a refusal suggests: `name0` tiled by 1 and every loop of
+    `loops` by the largest of `SUGGESTED_CAPS` (clamped to its extent) for which `tile`
+    with those sizes succeeds — the same legality and capacity checks applying it runs —
+    or None when none does (a hint never names sizes `tile` would then refuse)."""
+    if not loops:
+        return None
+    sizes = kernel.size_values()
+    ext: dict[str, int] = {}
+    for n in loops:
+        try:
+            refs = resolve_tiled(kernel, n)
+        except PassError:
+            return None
+        ext[n] = min(R.loop_extent(r.loop, sizes) or 1 for r in refs)
+    tried: set[tuple[tuple[str, int], ...]] = set()
+    for cap in SUGGESTED_CAPS:
+        req = ((name0, 1), *((n, min(cap, ext[n])) for n in loops))
+        if req in tried:
+            continue
+        tried.add(req)
+        try:
+            tile_kernel(kernel, req, target, TraceEntry("tile"))
+        except PassError:
+            continue
+        return ",".join(f"{n}={v}" for n, v in req)
+    return None
+
+
+def _all_staged(kernel: ir.Kernel, req: Mapping[str, int], target: Target | None) -> bool:
+    """Whether `tile` with `req` stages every array the tiled nests compute on (no
+    arithmetic left on GM: tiling one loop over a row while a sibling keeps the whole row
+    fits only because that sibling's tensors stay in GM)."""
+    out = tile_kernel(kernel, tuple(req.items()), target, TraceEntry("tile"))
+    before = {id(s) for s in kernel.body}
+    gm = {d.name for d in out.tensors() if d.kind != "local" and d.rank > 0}
+    for s in ir.iter_stmts(tuple(x for x in out.body if id(x) not in before)):
+        if isinstance(s, ir.Assign) and any(a.tensor in gm for a, _ in R.stmt_accesses(s)):
+            return False
+    return True
 
 
 def _kib(n: int) -> str:
