@@ -1,7 +1,8 @@
 """tanh / sigmoid / gelu as vector code (issue 14 item 2): `tanh(x)` is composed as
 `1 - 2 / (exp(2x) + 1)` in f32 (safe where exp overflows or underflows; an f16 `x` widened
 and the result narrowed once); sigmoid `1 / (1 + exp(-x))` and the tanh form of gelu are IR
-expressions of these and vectorise with them. Plan tests (no compile) assert the
+expressions of these and vectorise with them; a subexpression written twice in a statement
+(swiglu's `f32(G)`) is computed once. Plan tests (no compile) assert the
 instructions and that nothing falls back to scalar code; the slow test checks the emitted
 code against the interpreter (f32 tolerance: rtol 1e-4, atol 1e-5) under sanitizers, with
 inputs scaled by 8 so tanh and the sigmoid saturate, over tile tails and whole tiles."""
@@ -17,7 +18,7 @@ from transformer.lower.instr import VecOp
 from .conftest import apply, check_emitted, kernel_text
 
 ACTS = """
-kernel acts(X: f32[M, N], H: f16[M, N], Z: f32[M, K]) -> (T: f32[M, N], S: f32[M, N], G: f32[M, N], U: f16[M, N], V: f32[M, K]) {
+kernel acts(X: f32[M, N], H: f16[M, N], Z: f32[M, K], Gt: f16[M, K]) -> (T: f32[M, N], S: f32[M, N], G: f32[M, N], U: f16[M, N], V: f32[M, K], W: f16[M, K]) {
   size M = 4
   size N = 100
   size K = 64
@@ -32,6 +33,7 @@ kernel acts(X: f32[M, N], H: f16[M, N], Z: f32[M, K]) -> (T: f32[M, N], S: f32[M
   b: for i in 0..M {
     for k in 0..K {
       V[i, k] = tanh(Z[i, k] * 8.0)
+      W[i, k] = f16(f32(Gt[i, k]) / (1.0 + exp(-f32(Gt[i, k]))) * Z[i, k])
     }
   }
 }
@@ -55,9 +57,21 @@ def test_activations_plan() -> None:
     # tanh's -2 / (..) over a tail: the scalar Duplicated over the run-time count
     assert any(o.op == "Duplicate" and o.scalar == "-2.0f" and isinstance(o.count, str) for o in a)
     b = _ops(plan, "i")  # whole tiles: the division reads a broadcast block (repeat form)
-    assert [o.op for o in b] == ["Muls", "Muls", "Exp", "Adds", "Duplicate", "Div", "Adds"]
-    (div,) = [o for o in b if o.op == "Div"]
+    assert [o.op for o in b][:7] == ["Muls", "Muls", "Exp", "Adds", "Duplicate", "Div", "Adds"]
+    div = b[5]
     assert div.repeat is not None and div.repeat.blk[1] == 0 and div.repeat.rep[1] == 0
+
+
+def test_a_subexpression_written_twice_is_computed_once() -> None:
+    """Issue 29 item 10: swiglu's `f32(G)` in `f32(G) / (1 + exp(-f32(G))) * U` was cast
+    twice; now once, into a slot nothing overwrites before its second use (the Div reads it
+    after the Muls, Exp and Adds of the sigmoid's denominator)."""
+    plan = lower_kernel(apply(kernel_text(ACTS), PIPELINE))
+    w = _ops(plan, "i")[7:]
+    assert [o.op for o in w] == ["Cast", "Muls", "Exp", "Adds", "Div", "Mul", "Cast"]
+    held = w[0].dst.cpp()
+    assert w[0].srcs[0].cpp().startswith("Gt_") and held in [x.cpp() for x in w[4].srcs]
+    assert all(o.dst.cpp() != held for o in w[1:4])
 
 
 @pytest.mark.slow

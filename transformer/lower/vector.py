@@ -43,7 +43,7 @@ ends in the same selector and its temporaries, so they are kept with it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from .. import ir
 from ..affine import Affine, to_affine
@@ -121,6 +121,8 @@ class _Sel:
         self.guard = 0  # slack after the slots: Compare reads whole 256 B past a ragged count
         self.table_sink: list[Placed] | None = None  # when set: Gather offset tables go here, built once
         self.tables: dict[tuple[int, ...], int] = {}  # their byte offsets in the scratch, by shape
+        self.cse: dict[str, int] = {}  # uses of each repeated subexpression of the statement
+        self.cse_vals: dict[str, Vec] = {}  # their values, once computed
 
     # ---- temporaries --------------------------------------------------------------------
     @property
@@ -317,7 +319,30 @@ class _Sel:
             key = self.ctx.key(e, self.loops[0])
             if key in self.ctx.pinned:
                 return self.cached(key, e)
+        if self.cse:
+            return self.common(e, dest)
         return self.compile_new(e, dest)
+
+    def common(self, e: ir.Expr, dest: Vec | None) -> Vec | Scal:
+        """`e` computed once per statement when it occurs there more than once (`cse_uses`:
+        the `f32(G[i])` of `silu(G) * U` written out): the first use computes it into a slot
+        of its own, and every use gets it pinned (`tmp=-1`: an operand that is neither
+        overwritten in place nor released). The slot is freed when the statement is done
+        (`store`): a use compiled early (the left operand of the last instruction) is read
+        after those compiled later."""
+        from ..printer import format_expr
+
+        key = format_expr(e)
+        if key not in self.cse:
+            return self.compile_new(e, dest)
+        got = self.cse_vals.get(key)
+        if got is None:
+            got = self.compile_new(e, None)
+            if not isinstance(got, Vec) or got.tmp < 0:  # a local or a scalar: nothing to keep
+                del self.cse[key]
+                return got
+            self.cse_vals[key] = got
+        return Vec(got.op)
 
     def cached(self, key: str, e: ir.Expr) -> Vec:
         """The row context's pinned copy of `e`: reused when still valid, else computed now
@@ -680,7 +705,13 @@ class _Sel:
 
     # ---- statements ----------------------------------------------------------------------
     def store(self, s: ir.Assign) -> None:
-        self.store_(s)
+        self.cse, self.cse_vals = cse_uses(s.value, self.depends), {}
+        try:
+            self.store_(s)
+        finally:
+            for v in self.cse_vals.values():
+                self.release(v)
+            self.cse, self.cse_vals = {}, {}
         if self.ctx is not None:  # a value read from what this statement wrote is stale now
             written = {s.target.tensor if isinstance(s.target, ir.Access) else s.target.name}
             self.made = {k: v for k, v in self.made.items() if not (self.ctx.reads[k] & written)}
@@ -829,6 +860,37 @@ class _Sel:
         if 32 + work_elems * es <= self.slot_bytes:
             return res, Vec(res.op.at(per_blk))
         return res, self.alloc(rdt, "reduction work areas")
+
+
+def cse_uses(e: ir.Expr, vector: Callable[[ir.Expr], bool]) -> dict[str, int]:
+    """{printed subexpression: times `_Sel.compile` will ask for it} for the vector
+    subexpressions (not plain accesses) that occur more than once in `e`; occurrences
+    inside a repeated one count once (the repeat is not compiled again), and the right
+    side of `x op x` not at all (`binop` reuses the left)."""
+    from ..printer import format_expr
+
+    uses: dict[str, int] = {}
+
+    def walk(x: ir.Expr) -> None:
+        if isinstance(x, ir.Access) or not vector(x):
+            return
+        key = format_expr(x)
+        if key in uses:
+            uses[key] += 1
+            return
+        uses[key] = 1
+        if isinstance(x, ir.Unary):
+            walk(x.operand)
+        elif isinstance(x, ir.Binary):
+            walk(x.lhs)
+            if format_expr(x.lhs) != format_expr(x.rhs):
+                walk(x.rhs)
+        elif isinstance(x, ir.Call):
+            for a in x.args:
+                walk(a)
+
+    walk(e)
+    return {k: n for k, n in uses.items() if n > 1}
 
 
 def _is_data_select(e: ir.Expr) -> bool:
