@@ -120,7 +120,7 @@ class Tile(Pass):
                                    + " (largest tiles the capacity solver proves fit, with room for 2 stages;"
                                    + " the tile count for the cores by a cost model)"
                                    + "".join(f"; {n}" for n in notes))
-        return tile_kernel(kernel, tiles, target, trace)
+        return tile_kernel(kernel, tiles, target, trace, explain=True)
 
     @classmethod
     def space(cls, kernel: ir.Kernel, target: Target | None = None) -> list[Pass]:
@@ -311,17 +311,26 @@ def long_row_tiles(kernel: ir.Kernel, band: list[tuple[str, ir.For]], target: Ta
     if rows is not None and (got := row_tiles(*rows)):
         return got
     try:
-        tile_kernel(kernel, ((name0, 1),), target, TraceEntry("tile"), reserve=2 if rows else 1)
-        return {}
+        tile_kernel(kernel, ((name0, 1),), target, TraceEntry("tile"), reserve=2)
+        return {}  # one row fits, twice: the row is not the problem
     except CapacityExceeded as e:
         err = e
     except PassError:
         return {}
-    # one row does not fit: tile a group of loops over it (the keys of fused attention, the
-    # channels of a group norm: short loops get small tiles too), the longest loops first
+    # one row does not fit with room for two stages: tile a group of loops over it (the keys
+    # of fused attention, the channels of a group norm: short loops get small tiles too),
+    # the longest loops first
     for group in row_loop_groups(kernel, loop0, sizes):
         if group != rows and (got := row_tiles(*group, SMALL)) and _all_staged(kernel, got, target):
             return got
+    if rows is None:
+        try:
+            tile_kernel(kernel, ((name0, 1),), target, TraceEntry("tile"))
+            return {}
+        except CapacityExceeded as e:
+            err = e
+        except PassError:
+            return {}
     refusal = _row_refusal(kernel, band, err, rows, target)
     inner = [s for s in loop0.body if isinstance(s, ir.For)]
     if rows is not None or (len(band) == 1 and inner and len({R.loop_extent(lp, sizes) for lp in inner}) == 1):
@@ -517,10 +526,11 @@ def _mirror_epilogue_tiles(kernel: ir.Kernel, tiles: tuple[tuple[str, int], ...]
 
 
 def tile_kernel(kernel: ir.Kernel, tiles: tuple[tuple[str, int], ...], target: Target | None, trace: TraceEntry,
-                *, reserve: int = 1) -> ir.Kernel:
+                *, reserve: int = 1, explain: bool = False) -> ir.Kernel:
     """Apply `tile` with explicit sizes: `fission` (step 0), then per nest `split` (1),
     sinking (2) and `stage` (3). The staged buffers of each nest, times `reserve`, must fit
-    the scope budgets (`reserve=0`: not checked)."""
+    the scope budgets (`reserve=0`: not checked). `explain`: a capacity refusal says when
+    tiling another loop of the nest first would make it fit (`_order_hint`)."""
     sizes = kernel.size_values()
     kernel = split_epilogues(kernel, trace)
     tiles = _mirror_epilogue_tiles(kernel, tiles)
@@ -544,8 +554,14 @@ def tile_kernel(kernel: ir.Kernel, tiles: tuple[tuple[str, int], ...], target: T
         (nest,) = sink_point_loops(nest, st, sizes, trace)
         others = tuple(s for i, s in enumerate(body) if i != top)
         pro = prologues.setdefault(top, [])
-        nest, locs, dead = stage_nest(kernel, nest, st, sizes, taken, others, target, trace, reserve,
-                                      WrittenBefore(kernel.body[:top], kernel.body[top], kernel, sizes), prologue=pro)
+        try:
+            nest, locs, dead = stage_nest(kernel, nest, st, sizes, taken, others, target, trace, reserve,
+                                          WrittenBefore(kernel.body[:top], kernel.body[top], kernel, sizes),
+                                          prologue=pro)
+        except CapacityExceeded as e:
+            if explain:
+                _order_hint(e, kernel, tiles, top, target, reserve)
+            raise
         body[top] = nest
         new_locals += locs
         drop |= dead
@@ -553,3 +569,32 @@ def tile_kernel(kernel: ir.Kernel, tiles: tuple[tuple[str, int], ...], target: T
     # every core before its share of the tile loop: `transformer/lower/spread.py`)
     body = [x for i, s in enumerate(body) for x in (*prologues.get(i, ()), s)]
     return finish(kernel, body, new_locals, drop, trace)
+
+
+def _order_hint(err: CapacityExceeded, kernel: ir.Kernel, tiles: tuple[tuple[str, int], ...], top: int,
+                target: Target | None, reserve: int) -> None:
+    """When the nest does not fit because one of its loops is not tiled yet (the V loop of
+    attention written as separate labelled loops, tiled in a later `tile` pass), say that
+    the order of the `tile` passes matters and which loop to tile first: a named loop of
+    the nest, not requested, by the largest requested size (clamped to its extent), for
+    which `tile{LOOP=T}` and then this request succeed (checked by applying both)."""
+    names = preferred_loop_names(kernel)
+    asked = {id(r.loop) for n, _ in tiles for r in resolve_tiled(kernel, n)}
+    size = max((v for _, v in tiles), default=1)
+    sizes = kernel.size_values()
+    this = ",".join(f"{n}={v}" for n, v in tiles)
+    for lp in ir.iter_loops((kernel.body[top],)):
+        name = names.get(id(lp))
+        ext = R.loop_extent(lp, sizes) or 1
+        if name is None or id(lp) in asked or ext < 2 or any(id(x) in asked for x in ir.iter_loops(lp.body)):
+            continue
+        first = ((name, min(size, ext)),)
+        try:
+            tile_kernel(tile_kernel(kernel, first, target, TraceEntry("tile"), reserve=reserve),
+                        tiles, target, TraceEntry("tile"), reserve=reserve)
+        except PassError:
+            continue
+        err.hint = (f"the order of `tile` passes matters here: loop `{name}` is not tiled yet, so this pass "
+                    f"stages all {ext} of its iterations; tile it first: "
+                    f"`tile{{{first[0][0]}={first[0][1]}}},tile{{{this}}}`")
+        return

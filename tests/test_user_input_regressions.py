@@ -11,6 +11,8 @@ from transformer.cli import main
 from transformer.diagnostics import AscxError
 from transformer.parser import parse
 
+from small_kernels import DECODE_GQA
+
 ADD = """kernel k(x: f32[N]) -> (y: f32[N]) {
   size N = 4
   ew: for i in 0..N {
@@ -190,52 +192,6 @@ def test_one_phase_over_the_queue_limit_is_demoted_and_fits() -> None:
 
 # ---- issue 29: what a new user trips on (items 2-5, 10; item 1 in tests/passes)
 
-DECODE_GQA = """kernel decode(Q: f16[G, R, D], K: f16[G, L, D], V: f16[G, L, D]) -> (O: f16[G, R, D]) {
-  size G = 2
-  size R = 4
-  size L = 4096
-  size D = 128
-  const scale: f32 = 0.088
-  temp s: f32[G, R, L]
-  temp mx: f32[G, R]
-  temp sm: f32[G, R]
-  temp acc: f32[G, R, D]
-  qk: for g in 0..G {
-    for r in 0..R {
-      for t in 0..L {
-        s[g, r, t] = 0.0
-        for d in 0..D { s[g, r, t] += f32(Q[g, r, d]) * f32(K[g, t, d]) }
-        s[g, r, t] = s[g, r, t] * scale
-      }
-    }
-  }
-  rmax: for g in 0..G {
-    for r in 0..R {
-      mx[g, r] = -inf
-      for t in 0..L { mx[g, r] max= s[g, r, t] }
-    }
-  }
-  expo: for g in 0..G {
-    for r in 0..R {
-      sm[g, r] = 0.0
-      for t in 0..L {
-        s[g, r, t] = exp(s[g, r, t] - mx[g, r])
-        sm[g, r] += s[g, r, t]
-      }
-    }
-  }
-  pv: for g in 0..G {
-    for r in 0..R {
-      for d in 0..D {
-        acc[g, r, d] = 0.0
-        for t in 0..L { acc[g, r, d] += s[g, r, t] * f32(V[g, t, d]) }
-        O[g, r, d] = f16(acc[g, r, d] / sm[g, r])
-      }
-    }
-  }
-}
-"""
-
 BMM = """kernel bmm(A: f16[B, M, K], W: f16[B, K, N]) -> (C: f32[B, M, N]) {
   size B = 2
   size M = 64
@@ -293,3 +249,53 @@ def test_a_cube_capacity_error_on_a_staged_local_is_located(tmp_path) -> None:  
     assert r.exit_code == 1, r.output
     assert f"{f}:6:3: error: kernel `bmm` does not fit" in r.output and "dim 0 = 8 is not a multiple of 16" in r.output
     assert "dim 0 = 1" not in r.output
+
+
+GQA_LABELLED = """kernel gqa(Q: f16[G, R, D], K: f16[G, L, D], V: f16[G, L, D]) -> (O: f16[G, R, D]) {
+  size G = 1
+  size R = 2
+  size L = 1024
+  size D = 128
+  const scale: f32 = 0.088
+  temp s: f32[L]
+  temp mx: f32
+  temp sm: f32
+  temp acc: f32[D]
+  attn: for g in 0..G {
+    for r in 0..R {
+      mx = -inf
+      kj: for t in 0..L {
+        s[t] = 0.0
+        for d in 0..D { s[t] += f32(Q[g, r, d]) * f32(K[g, t, d]) }
+        s[t] = s[t] * scale
+        mx max= s[t]
+      }
+      sm = 0.0
+      ej: for t in 0..L {
+        s[t] = exp(s[t] - mx)
+        sm += s[t]
+      }
+      for d in 0..D {
+        acc[d] = 0.0
+        vj: for t in 0..L { acc[d] += s[t] * f32(V[g, t, d]) }
+        O[g, r, d] = f16(acc[d] / sm)
+      }
+    }
+  }
+}
+"""
+
+
+def test_tile_passes_whose_order_matters_say_which_loop_to_tile_first(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Item 5: `tile{attn=1,kj=128},tile{vj=128}` failed on capacity (the first pass stages
+    all of V: `vj` is not tiled yet) while the other order works, and the message did not
+    say so. Each pass stages the whole nest, so the order matters; the hint says which
+    loop to tile first, and that pipeline works."""
+    f = _write(tmp_path, "gqa.ir", GQA_LABELLED)
+    r = _note_run(["transform", f, "--passes", "tile{attn=1,kj=128},tile{vj=128}"])
+    assert r.exit_code == 2 and "error: tile: the tiles of `attn` need" in r.output, r.output
+    assert "the order of `tile` passes matters" in r.output and "loop `vj` is not tiled yet" in r.output
+    fix = r.output.split("tile it first: `")[1].split("`")[0]
+    assert fix == "tile{vj=128},tile{attn=1,kj=128}"
+    r = _note_run(["verify", f, "--passes", fix])
+    assert r.exit_code == 0 and r.output.rstrip().endswith("ok"), r.output

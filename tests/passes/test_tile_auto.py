@@ -19,97 +19,7 @@ from transformer import ir
 from transformer.capacity import check_kernel_capacity
 from transformer.cli import main
 
-DECODE_GQA = """
-kernel decode(Q: f16[G, R, D], K: f16[G, L, D], V: f16[G, L, D]) -> (O: f16[G, R, D]) {
-  size G = 2
-  size R = 4
-  size L = 2048
-  size D = 128
-  const scale: f32 = 0.088
-  temp s: f32[G, R, L]
-  temp mx: f32[G, R]
-  temp sm: f32[G, R]
-  temp acc: f32[G, R, D]
-  qk: for g in 0..G {
-    for r in 0..R {
-      for t in 0..L {
-        s[g, r, t] = 0.0
-        for d in 0..D { s[g, r, t] += f32(Q[g, r, d]) * f32(K[g, t, d]) }
-        s[g, r, t] = s[g, r, t] * scale
-      }
-    }
-  }
-  rmax: for g in 0..G {
-    for r in 0..R {
-      mx[g, r] = -inf
-      for t in 0..L { mx[g, r] max= s[g, r, t] }
-    }
-  }
-  expo: for g in 0..G {
-    for r in 0..R {
-      sm[g, r] = 0.0
-      for t in 0..L {
-        s[g, r, t] = exp(s[g, r, t] - mx[g, r])
-        sm[g, r] += s[g, r, t]
-      }
-    }
-  }
-  pv: for g in 0..G {
-    for r in 0..R {
-      for d in 0..D {
-        acc[g, r, d] = 0.0
-        for t in 0..L { acc[g, r, d] += s[g, r, t] * f32(V[g, t, d]) }
-        O[g, r, d] = f16(acc[g, r, d] / sm[g, r])
-      }
-    }
-  }
-}
-"""
-
-GROUP_NORM = """
-kernel gnorm(X: f32[N, G, C, H, W]) -> (Y: f32[N, G, C, H, W]) {
-  size N = 2
-  size G = 32
-  size C = 4
-  size H = 64
-  size W = 64
-  const eps: f32 = 0.00001
-  const inv: f32 = 0.00006103515625
-  temp mu: f32[N, G]
-  temp var: f32[N, G]
-  mean: for n in 0..N {
-    for g in 0..G {
-      mu[n, g] = 0.0
-      for c in 0..C {
-        for h in 0..H {
-          for w in 0..W { mu[n, g] += X[n, g, c, h, w] }
-        }
-      }
-      mu[n, g] = mu[n, g] * inv
-    }
-  }
-  vr: for n in 0..N {
-    for g in 0..G {
-      var[n, g] = 0.0
-      for c in 0..C {
-        for h in 0..H {
-          for w in 0..W { var[n, g] += (X[n, g, c, h, w] - mu[n, g]) * (X[n, g, c, h, w] - mu[n, g]) }
-        }
-      }
-    }
-  }
-  nm: for n in 0..N {
-    for g in 0..G {
-      for c in 0..C {
-        for h in 0..H {
-          for w in 0..W { Y[n, g, c, h, w] = (X[n, g, c, h, w] - mu[n, g]) * rsqrt(var[n, g] * inv + eps) }
-        }
-      }
-    }
-  }
-}
-"""
-
+from small_kernels import DECODE_GQA, GROUP_NORM
 
 def _computes_on_chip_only(k: ir.Kernel) -> bool:
     """No assignment reads or writes an array in GM (copies move the tiles)."""
@@ -126,12 +36,12 @@ def _chosen(trace: list[TraceEntry]) -> dict[str, int]:
 
 
 @pytest.mark.parametrize("name,text,row_loop,extent", [
-    ("attention", None, "qk.j", 1024),          # the headline: keys in blocks, one query row per tile
-    ("decode", DECODE_GQA, "qk.t", 2048),       # heads x group rows, the keys in blocks
+    ("attention", None, "qk.j", 512),           # the headline: keys in blocks, one query row per tile
+    ("decode", DECODE_GQA, "qk.t", 4096),       # heads x group rows, the keys in blocks
     ("gnorm", GROUP_NORM, "mean.c", 4),         # a group's channels in tiles
 ])
 def test_fuse_tile_tiles_the_loops_over_a_long_row(name: str, text: str | None, row_loop: str, extent: int) -> None:
-    k = example("attention", {"S": 1024}) if text is None else kernel(text)
+    k = example("attention", {"S": 512}) if text is None else kernel(text)
     out, trace = run_pipeline(k, "fuse,tile")
     chosen = _chosen(trace)
     assert 1 <= chosen.get(row_loop, extent) < extent, chosen
