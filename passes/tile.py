@@ -61,7 +61,7 @@ a nest where nothing fits has its rows tiled too when they are too long (`_rows.
 sibling loops over a row, else the first group of loops one name designates that fits and
 stages everything — the keys of fused attention, a group norm's channels), or is
 refused with what a row needs (any sizes the hint names are checked by applying them:
-`checked_suggestion`), or (not a nest over rows) left untiled with the reason in
+`_refusals.checked_suggestion`), or (not a nest over rows) left untiled with the reason in
 the trace. Without the solver, the fallback is the largest
 power-of-two tiles (at most 256 and at most the extent) under the same budgets, trying the
 same cap for all loops of the band and halving it until it fits.
@@ -80,8 +80,8 @@ from transformer.regions import WrittenBefore
 
 from . import _rewrite as R
 from ._balance import balance_cores
-from ._budgets import scope_budget, tensor_bytes
-from ._rows import recompute_row_temps, resolve_tiled, row_loop_groups, row_loops
+from ._rows import recompute_row_temps, row_loop_groups, row_loops
+from ._refusals import order_hint, row_refusal
 from ._sink import sink_point_loops
 from .base import Pass, PassError, TraceEntry, loop_names, preferred_loop_names, register
 from .fission import EPILOGUE_SUFFIX, split_epilogues
@@ -331,92 +331,13 @@ def long_row_tiles(kernel: ir.Kernel, band: list[tuple[str, ir.For]], target: Ta
             err = e
         except PassError:
             return {}
-    refusal = _row_refusal(kernel, band, err, rows, target)
+    refusal = row_refusal(kernel, band, err, rows, target, tile_kernel)
     inner = [s for s in loop0.body if isinstance(s, ir.For)]
     if rows is not None or (len(band) == 1 and inner and len({R.loop_extent(lp, sizes) for lp in inner}) == 1):
         raise refusal  # a nest over rows: refuse rather than leave it in GM
     if notes is not None:  # another shape (a matmul, attention before `online_softmax`): say why
         notes.append(f"`{loop0.label or name0}` left in GM: {refusal.what} ({refusal.hint})")
     return {}
-
-
-def _row_refusal(kernel: ir.Kernel, band: list[tuple[str, ir.For]], err: CapacityExceeded,
-                 rows: tuple[str, int] | None, target: Target | None) -> CapacityExceeded:
-    """`tile` cannot stage the nest: say what one row needs (the largest local of a
-    one-row tile, and all of them), what the scope holds (the target table), and what would
-    work."""
-    name0, loop0 = band[0]
-    sizes = kernel.size_values()
-    one = tile_kernel(kernel, ((name0, 1),), target, TraceEntry("tile"), reserve=0)
-    new = [d for d in one.buffers if d.kind == "local" and d.scope == err.scope]
-    usable = scope_budget(target, err.scope)
-    scope = err.scope.upper()
-    twice = " (twice that, to leave room for double buffering)" if rows is not None else ""
-    big = max(new, key=lambda d: tensor_bytes(d, sizes)) if new else None
-    if big is not None and tensor_bytes(big, sizes) > usable:
-        n = 1
-        for d in big.shape:
-            n *= R.eval_const(d, sizes) or 1
-        what = (f"a row of {n} {big.dtype} (`{big.name}`) needs {_kib(tensor_bytes(big, sizes))}, "
-                f"{scope} has {_kib(usable)} usable")
-    elif new:
-        what = (f"one row needs {_kib(sum(tensor_bytes(d, sizes) for d in new))} of {scope} ("
-                + ", ".join(f"`{d.name}` {_kib(tensor_bytes(d, sizes))}" for d in new)
-                + f"){twice}, {scope} has {_kib(usable)} usable")
-    else:
-        what = f"one row needs {_kib(err.need_bytes)} of {scope}, which has {_kib(usable)} usable"
-    label = loop0.label or name0
-    names = preferred_loop_names(kernel)
-    inner = [s for s in loop0.body if isinstance(s, ir.For)]
-    groups = [rows[0]] if rows is not None else sorted({names[id(lp)] for lp in inner if id(lp) in names})
-    ask = checked_suggestion(kernel, name0, groups, target)
-    explicit = f"tile explicitly: `tile{{{ask}}}`" if ask else ""
-    if rows is not None:
-        hint = ("even the smallest tiles of the loops over the row do not fit; stage fewer tensors per nest "
-                "(run `tile` before `fuse`)" + (f", or {explicit}" if ask else ""))
-    elif ask:
-        hint = f"tile the loops over the row explicitly: `tile{{{ask}}}`"
-    else:
-        hint = ("tile the loops over the row explicitly (`tile{LOOP=1,ROW_LOOP=SIZE}`; loops over one row "
-                f"with one variable are named together as `{label}.VAR`), or label the nest's loops so they can be named")
-    out = CapacityExceeded("tile", f"cannot stage `{label}`: {what}; its loops over the row cannot be tiled "
-                           "automatically, and `tile` does not leave a nest running from GM silently",
-                           loop0.loc, hint=hint, scope=err.scope, need_bytes=err.need_bytes,
-                           budget_bytes=usable, loops=(name0,))
-    out.what = what  # type: ignore[attr-defined]
-    return out
-
-
-SUGGESTED_CAPS = (1024, 256, 64, 16, 4, 1)  # row-loop tile sizes a refusal may suggest, largest first
-
-
-def checked_suggestion(kernel: ir.Kernel, name0: str, loops: list[str], target: Target | None) -> str | None:
-    """The `tile{...}` parameters a refusal suggests: `name0` tiled by 1 and every loop of
-    `loops` by the largest of `SUGGESTED_CAPS` (clamped to its extent) for which `tile`
-    with those sizes succeeds — the same legality and capacity checks applying it runs —
-    or None when none does (a hint never names sizes `tile` would then refuse)."""
-    if not loops:
-        return None
-    sizes = kernel.size_values()
-    ext: dict[str, int] = {}
-    for n in loops:
-        try:
-            refs = resolve_tiled(kernel, n)
-        except PassError:
-            return None
-        ext[n] = min(R.loop_extent(r.loop, sizes) or 1 for r in refs)
-    tried: set[tuple[tuple[str, int], ...]] = set()
-    for cap in SUGGESTED_CAPS:
-        req = ((name0, 1), *((n, min(cap, ext[n])) for n in loops))
-        if req in tried:
-            continue
-        tried.add(req)
-        try:
-            tile_kernel(kernel, req, target, TraceEntry("tile"))
-        except PassError:
-            continue
-        return ",".join(f"{n}={v}" for n, v in req)
-    return None
 
 
 def _all_staged(kernel: ir.Kernel, req: Mapping[str, int], target: Target | None) -> bool:
@@ -430,10 +351,6 @@ def _all_staged(kernel: ir.Kernel, req: Mapping[str, int], target: Target | None
         if isinstance(s, ir.Assign) and any(a.tensor in gm for a, _ in R.stmt_accesses(s)):
             return False
     return True
-
-
-def _kib(n: int) -> str:
-    return f"{n / 1024:g} KiB" if n >= 1024 else f"{n} B"
 
 
 def _drop_whole(req: Mapping[str, int], whole: Mapping[str, int]) -> dict[str, int]:
@@ -530,7 +447,7 @@ def tile_kernel(kernel: ir.Kernel, tiles: tuple[tuple[str, int], ...], target: T
     """Apply `tile` with explicit sizes: `fission` (step 0), then per nest `split` (1),
     sinking (2) and `stage` (3). The staged buffers of each nest, times `reserve`, must fit
     the scope budgets (`reserve=0`: not checked). `explain`: a capacity refusal says when
-    tiling another loop of the nest first would make it fit (`_order_hint`)."""
+    tiling another loop of the nest first would make it fit (`_refusals.order_hint`)."""
     sizes = kernel.size_values()
     kernel = split_epilogues(kernel, trace)
     tiles = _mirror_epilogue_tiles(kernel, tiles)
@@ -560,7 +477,7 @@ def tile_kernel(kernel: ir.Kernel, tiles: tuple[tuple[str, int], ...], target: T
                                           prologue=pro)
         except CapacityExceeded as e:
             if explain:
-                _order_hint(e, kernel, tiles, top, target, reserve)
+                order_hint(e, kernel, tiles, top, target, reserve, tile_kernel)
             raise
         body[top] = nest
         new_locals += locs
@@ -569,32 +486,3 @@ def tile_kernel(kernel: ir.Kernel, tiles: tuple[tuple[str, int], ...], target: T
     # every core before its share of the tile loop: `transformer/lower/spread.py`)
     body = [x for i, s in enumerate(body) for x in (*prologues.get(i, ()), s)]
     return finish(kernel, body, new_locals, drop, trace)
-
-
-def _order_hint(err: CapacityExceeded, kernel: ir.Kernel, tiles: tuple[tuple[str, int], ...], top: int,
-                target: Target | None, reserve: int) -> None:
-    """When the nest does not fit because one of its loops is not tiled yet (the V loop of
-    attention written as separate labelled loops, tiled in a later `tile` pass), say that
-    the order of the `tile` passes matters and which loop to tile first: a named loop of
-    the nest, not requested, by the largest requested size (clamped to its extent), for
-    which `tile{LOOP=T}` and then this request succeed (checked by applying both)."""
-    names = preferred_loop_names(kernel)
-    asked = {id(r.loop) for n, _ in tiles for r in resolve_tiled(kernel, n)}
-    size = max((v for _, v in tiles), default=1)
-    sizes = kernel.size_values()
-    this = ",".join(f"{n}={v}" for n, v in tiles)
-    for lp in ir.iter_loops((kernel.body[top],)):
-        name = names.get(id(lp))
-        ext = R.loop_extent(lp, sizes) or 1
-        if name is None or id(lp) in asked or ext < 2 or any(id(x) in asked for x in ir.iter_loops(lp.body)):
-            continue
-        first = ((name, min(size, ext)),)
-        try:
-            tile_kernel(tile_kernel(kernel, first, target, TraceEntry("tile"), reserve=reserve),
-                        tiles, target, TraceEntry("tile"), reserve=reserve)
-        except PassError:
-            continue
-        err.hint = (f"the order of `tile` passes matters here: loop `{name}` is not tiled yet, so this pass "
-                    f"stages all {ext} of its iterations; tile it first: "
-                    f"`tile{{{first[0][0]}={first[0][1]}}},tile{{{this}}}`")
-        return

@@ -14,7 +14,8 @@ from click.testing import CliRunner
 
 from passes_testutil import equivalent, example, kernel
 from passes.base import PassError, TraceEntry, run_pipeline
-from passes.tile import checked_suggestion, tile_kernel
+from passes._refusals import checked_suggestion
+from passes.tile import tile_kernel
 from transformer import ir
 from transformer.capacity import check_kernel_capacity
 from transformer.cli import main
@@ -77,7 +78,7 @@ def test_a_suggested_tile_is_one_tile_accepts() -> None:
     (and `tile{qk=1,r=1024}`, extent 4, on decode attention), which `tile` then refused:
     the suggestion is clamped to the extent and checked by applying it."""
     fused, _ = run_pipeline(kernel(GROUP_NORM), "fuse")
-    ask = checked_suggestion(fused, "mean", ["g"], None)
+    ask = checked_suggestion(fused, "mean", ["g"], None, tile_kernel)
     assert ask is not None and dict(_request(ask))["g"] <= 32
     tile_kernel(fused, _request(ask), None, TraceEntry("tile"))  # accepted as suggested
 
@@ -86,6 +87,6 @@ def test_no_sizes_are_suggested_when_none_of_that_form_fits() -> None:
     """Tiling the group loop `r` of decode attention never fits (the keys stay whole): the
     hint then names no sizes rather than ones `tile` refuses."""
     fused, _ = run_pipeline(kernel(DECODE_GQA), "fuse")
-    assert checked_suggestion(fused, "qk", ["r"], None) is None
+    assert checked_suggestion(fused, "qk", ["r"], None, tile_kernel) is None
     with pytest.raises(PassError):
         tile_kernel(fused, (("qk", 1), ("r", 4)), None, TraceEntry("tile"))
