@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from transformer.check import check_kernel
 from transformer.codegen import emit_ascendc
 from transformer.lower.cexpr import wide_stride
@@ -66,3 +68,29 @@ def test_smaller_tensors_keep_32_bit_offsets() -> None:
     src = emit_ascendc(apply(k, "tile,double_buffer")).source
     offsets = re.findall(r"[XY]Gm\[([^\]]*)\]", src)
     assert offsets and not any("int64_t" in o for o in offsets), offsets
+
+
+# the last row of each of 129 blocks of 4096 x 4096: 2^31 + 2^24 elements, of which the
+# kernel reads 129 rows; block 64 on starts at element 2^31 (a 32-bit offset wraps there)
+LAST_ROW = """
+kernel lastrow(X: f32[B, M, N]) -> (Y: f32[B, N]) {
+  size B = 129
+  size M = 4096
+  size N = 4096
+  pick: for b in 0..B {
+    for j in 0..N {
+      Y[b, j] = X[b, M - 1, j]
+    }
+  }
+}
+"""
+
+
+@pytest.mark.slow
+def test_timing_only_profile_of_a_tensor_over_2_31_elements() -> None:
+    """The emitted kernel runs on the emulator (timing-only: the 8 GiB input is reserved, not
+    allocated); the GM bounds check would stop a wrapped 32-bit offset."""
+    from transformer.timing.profile import profile_kernel
+
+    res = profile_kernel(apply(kernel_text(LAST_ROW), "tile,double_buffer"), "ascend910b2", timeout=120)
+    assert res.cycles > 0
