@@ -26,7 +26,8 @@ It requires: 1) the tensor is a GM tensor (input, output, temp) of rank >= 1 the
 nest reads or writes by subscript, not copied or assigned whole; 2) the loop encloses all
 its accesses in that nest; 3) the footprint is a box; 4) an output is written over its
 whole footprint or read before (so the copy-out writes back only what the nest wrote);
-5) a temp that is read before the nest writes it was written by an earlier statement;
+5) a temp that is read before the nest writes it was written by earlier statements
+everywhere the nest touches it (`regions.WrittenBefore`: by region, not by name);
 6) the locals fit (`CapacityExceeded` names the scope and the bytes).
 
 Rewrite (`split{ew.i=4},stage{A=ew}` on `C[i] = A[i] * 2.0`, M = 8):

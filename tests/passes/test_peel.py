@@ -132,3 +132,9 @@ def test_hand_peeled_matmul_tiles(pipeline: str) -> None:
     k = kernel(PEELED_MATMUL)
     out = apply(k, pipeline)
     assert equivalent(k, out, trials=2) == []
+
+
+def test_stage_refuses_to_copy_in_rows_nobody_wrote() -> None:
+    with pytest.raises(PassError, match="statements before the nest do not write all of it") as e:
+        apply(kernel(PEELED_SCAN), "split{rest=5},stage{t=rest}")
+    assert e.value.loc is not None
