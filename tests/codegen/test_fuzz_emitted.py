@@ -16,7 +16,7 @@ Hunt locally with more:
     ASCX_FUZZ_EXAMPLES=300 python -m pytest tests/codegen/test_fuzz_emitted.py -q -s
     ASCX_FUZZ_SEED=1234 ...      # replay a run
     ASCX_FUZZ_SHRINK=1 ...       # let hypothesis shrink a failure (slow: one compile per step)
-    ASCX_FUZZ_SOURCE=random|examples|gaps ...   # draw from one source only
+    ASCX_FUZZ_SOURCE=random|examples|gaps|phases ...   # draw from one source only
 """
 
 from __future__ import annotations
@@ -117,6 +117,28 @@ def gap_kernels(draw: st.DrawFn) -> ir.Kernel:
     return parse(text, "gaps.ir")
 
 
+@st.composite
+def phase_kernels(draw: st.DrawFn) -> ir.Kernel:
+    """Two or three phases handing data to each other through GM temps (cross-block
+    barriers: issue 29, item 15), over row counts below, at and above the 48 AIV cores,
+    the first phase now and then with an explicit `@cores(N)` beyond them (capped to one
+    wave: `spread.one_wave`)."""
+    from transformer.parser import parse
+
+    R = draw(st.sampled_from([2, 5, 47, 48, 49, 100]))
+    C = draw(st.sampled_from([1, 8, 33]))
+    cores = draw(st.sampled_from(["", "", f"  @cores({draw(st.sampled_from([2, 48, 64, 100]))})\n"]))
+    third = draw(st.booleans())
+    text = (f"kernel phases(X: f32[R, C]) -> (Y: f32[R, C]) {{\n  size R = {R}\n  size C = {C}\n"
+            "  temp t: f32[R, C]\n  temp u: f32[R, C]\n"
+            f"{cores}  a: for r in 0..R {{\n    for c in 0..C {{ t[r, c] = X[r, c] * 2.0 }}\n  }}\n"
+            + ("  b: for r in 0..R {\n    for c in 0..C { u[R - 1 - r, c] = t[r, c] + 1.0 }\n  }\n"
+               "  d: for r in 0..R {\n    for c in 0..C { Y[r, c] = u[R - 1 - r, c] - t[r, c] }\n  }\n" if third else
+               "  b: for r in 0..R {\n    for c in 0..C { Y[R - 1 - r, c] = t[r, c] + X[R - 1 - r, c] }\n  }\n")
+            + "}\n")
+    return parse(text, "phases.ir")
+
+
 def _kernels() -> st.SearchStrategy[ir.Kernel]:
     src = os.environ.get("ASCX_FUZZ_SOURCE", "")
     if src == "random":
@@ -125,7 +147,9 @@ def _kernels() -> st.SearchStrategy[ir.Kernel]:
         return example_kernels()
     if src == "gaps":
         return gap_kernels()
-    return st.one_of(runnable_kernels(), example_kernels(), gap_kernels())
+    if src == "phases":
+        return phase_kernels()
+    return st.one_of(runnable_kernels(), example_kernels(), gap_kernels(), phase_kernels())
 
 
 def _legal_actions(kernel: ir.Kernel, target):  # type: ignore[no-untyped-def]
