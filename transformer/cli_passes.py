@@ -10,7 +10,7 @@ import dataclasses
 import json
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -35,6 +35,9 @@ from .cli_common import (  # noqa: F401  (transform_kernel: re-exported)
     write_output_file,
 )
 from .diagnostics import UsageError
+
+if TYPE_CHECKING:
+    from .targets import Target
 from .driver import OutputReport, VerifyReport, verify_emitted_kernel, verify_kernels  # noqa: F401  (re-exported)
 
 DEFAULT_TRIALS = 3
@@ -198,7 +201,7 @@ def _fresh_seed() -> int:
 
 
 def _verify_shapes(file: str, pipeline: str | None, sizes: tuple[str, ...], shapes: list[tuple[str, ...]],
-                   target: Any, trials: int, seed: int | None, as_json: bool, emitted: bool, toolchain: Any) -> None:
+                   target: "Target", trials: int, seed: int | None, as_json: bool, emitted: bool, toolchain: Any) -> None:
     """`verify --shapes`: the kernel loaded at each shape (the bounds and range checks of
     `--size` apply to each), the pipeline run at it, verified; one line per shape, exit 1
     when any fails. Each shape is transformed, and with --emitted built, on its own: the
