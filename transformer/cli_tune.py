@@ -2,7 +2,7 @@
 
     ascx tune FILE [--size N=V]... [--target T] [--budget N] [--strategy agent|random|grid|tpe]
               [--jobs J] [--executor local|ray] [--db PATH] [--seed S] [--measure M]
-              [--documented PIPELINE] [--explain] [--json] [-o tuned.ir] [--emit ascendc]
+              [--allow PASS]... [--documented PIPELINE] [--explain] [--json] [-o tuned.ir] [--emit ascendc]
     ascx explain RUN [--db PATH] [--json]
     ascx db list|show RUN|export [--db PATH] [--json]
 
@@ -102,6 +102,9 @@ def _fmt(us: float | None) -> str:
 @click.option("--seed", type=int, default=0, callback=non_negative, show_default=True)
 @click.option("--measure", "measure", type=click.Choice(["auto", "emulator", "estimate"]), default="auto", show_default=True,
               help="auto: the emulator profiler when available, else the analytic estimate.")
+@click.option("--allow", "allow", metavar="PASS", multiple=True,
+              help="Let the search use this precision-changing pass (repeatable: round_operand, reciprocal); each "
+                   "candidate using it is verified against the interpreter at the outputs' tolerance.")
 @click.option("--documented", metavar="PIPELINE", default=None, help="Pipeline to compare with (default: the one examples/README.md documents for FILE).")
 @click.option("--explain", "explain_", is_flag=True, help="Explain the choice (ablation, bounds, pruned alternatives, top five).")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON object instead of text.")
@@ -109,12 +112,17 @@ def _fmt(us: float | None) -> str:
 @click.option("--emit", type=click.Choice(["ir", "ascendc"]), default="ir", show_default=True, help="What -o receives.")
 @handle_errors
 def tune_cmd(file: str, sizes: tuple[str, ...], target_name: str | None, budget: int, strategy: str, jobs: int,
-             executor: str, db_path: str | None, seed: int, measure: str, documented: str | None, explain_: bool,
-             as_json: bool, output: str | None, emit: str) -> None:
+             executor: str, db_path: str | None, seed: int, measure: str, allow: tuple[str, ...], documented: str | None,
+             explain_: bool, as_json: bool, output: str | None, emit: str) -> None:
     """Choose the pass pipeline for FILE by measured latency; every evaluation is stored in
     the tuning DB (a tuned shape answers at once, an interrupted tune resumes)."""
+    from .tune.precision import PRECISION_PASSES
     from .tune.tuner import tune
 
+    for a in allow:
+        if a not in PRECISION_PASSES:
+            raise UsageError(f"--allow {a}: not a precision-changing pass",
+                             hint=f"--allow takes one of: {', '.join(PRECISION_PASSES)} (the other passes are always searched)")
     if budget < 1:
         raise UsageError(f"--budget must be at least 1, got {budget}")
     if jobs < 1:
@@ -145,7 +153,7 @@ def tune_cmd(file: str, sizes: tuple[str, ...], target_name: str | None, budget:
     bar = _Bar() if (not as_json and sys.stderr.isatty()) else None
     try:
         res = tune(kernel, target, budget=budget, strategy=strategy, measurer=measurer, db=db, seed=seed,
-                   jobs=jobs, executor=executor, documented=doc or None, progress=bar)
+                   jobs=jobs, executor=executor, documented=doc or None, progress=bar, allow=tuple(dict.fromkeys(allow)))
     finally:
         if bar is not None:
             bar.close()
@@ -191,6 +199,13 @@ def _report(res: Any) -> str:
             elif m is not None:
                 out.append(f"{label}: failed: {m.error}")
         out.append(f"passes: --passes '{res.best.pipeline}'" if res.best.pipeline else "passes: (none)")
+        used, chk = res.precision_choice()
+        if used:
+            verdict = f"verified against the interpreter: {chk.detail}" if chk and chk.ok else \
+                f"NOT verified: {chk.detail if chk else 'no check'}"
+            out.append(f"precision: {', '.join(used)} (allowed by --allow; {verdict})")
+        elif res.allow:
+            out.append(f"precision: unchanged (the best uses none of --allow {' '.join(res.allow)})")
         cb = res.carried_best()
         if cb is not None:
             out.append(f"note: the best {cb.describe()}")

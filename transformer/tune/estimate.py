@@ -288,8 +288,9 @@ def estimate(kernel: ir.Kernel, target: Target | None = None) -> Estimate:
     cycles = 0.0
     from ..lower.spread import kernel_spread
 
-    spread = kernel_spread(kernel, tgt)  # the cores lowering splits each top-level loop over
     flash = _flash_kernel(m, kernel)
+    # the cores lowering splits each top-level loop over (a flash kernel has its own schedule)
+    spread = kernel_spread(kernel, tgt) if flash is None else {}
     if flash is not None:  # the whole kernel is one pipelined mix kernel
         total = dict(flash)
         cycles = max(flash.values())

@@ -226,6 +226,7 @@ class SearchSpace:
         self._index: dict[str, int] = {}
         self.truncated = False
         self.complete = False  # every candidate enumerated (`build`)
+        self.eager = 0  # leading stages a strategy should expand in full (the `--allow` precision stages)
 
     # ---- building -----------------------------------------------------------------
     @classmethod

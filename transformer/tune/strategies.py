@@ -176,9 +176,18 @@ class Agent(Strategy):
         else:
             # ties in the estimate are broken by the order nodes were pushed (a counter), so
             # the same space and seed always price the same candidates (never by `id()`)
+            # the leading `space.eager` stages (the precision options `--allow` opens) are
+            # expanded in full first: their kernels are priced badly until the passes after
+            # them apply (P rounded to f16 is slower until `flash_attention` uses it), so
+            # best-first search alone would never look past them
             root = self.space.root()
-            heap: list[tuple[float, int, Node]] = [(self._p(self.space.reach(root)), 0, root)]
-            pushed = 1
+            frontier = [root]
+            for _ in range(self.space.eager):
+                frontier = [ch for node in frontier if not node.done
+                            for ch in [node.child(None), *map(node.child, node.actions())]]
+            heap: list[tuple[float, int, Node]] = [(self._p(self.space.reach(nd)), i, nd) for i, nd in enumerate(frontier)]
+            heapq.heapify(heap)
+            pushed = len(heap)
             n = 0
             seen: set[tuple[str, int]] = set()
             while heap and n < self.PRICE_EXPANSIONS:

@@ -36,6 +36,7 @@ from .measure import Measurement, Measurer
 from .measurers import default_measurer
 from .space import DEFAULT_STAGES, Candidate, SearchSpace, kernel_key
 from .carry import Carried, recheck
+from .precision import PRECISION_PASSES, Check, check, stages_for, uses
 from .strategies import Strategy, make_strategy, nearest_sizes
 from ..targets import Target
 
@@ -71,6 +72,15 @@ class TuneResult:
     space: SearchSpace | None = None
     strategy: str = ""
     carried: list[Carried] = field(default_factory=list)  # pipelines from other sizes, re-checked here
+    allow: tuple[str, ...] = ()  # the precision-changing passes the search could use
+    precision: dict[str, Check] = field(default_factory=dict)  # candidate key -> the interpreter's verdict
+
+    def precision_choice(self) -> tuple[list[str], Check | None]:
+        """The winner's precision-changing passes and their verification ([] when none)."""
+        if self.best is None:
+            return [], None
+        used = uses(self.best.passes, self.allow)
+        return used, self.precision.get(self.best.key) if used else None
 
     def carried_best(self) -> Carried | None:
         """The re-check of the winner when it is a pipeline carried over from other sizes."""
@@ -101,7 +111,13 @@ class TuneResult:
             "run_id": self.run_id,
             "carried": [c.to_json() for c in self.carried],
             "best_carried_from": (cb.tuned_at if (cb := self.carried_best()) is not None else None),
+            "allow": list(self.allow),
+            "precision": self._precision_json(),
         }
+
+    def _precision_json(self) -> dict[str, Any] | None:
+        used, chk = self.precision_choice()
+        return {"passes": used, "verified": chk.to_json() if chk else None} if used else None
 
     def top(self, n: int = 5) -> list[tuple[Candidate, Measurement]]:
         ok = [(c, m) for c, m in self.history if m.ok]
@@ -116,16 +132,25 @@ def tune(kernel: ir.Kernel, target: Target, *, budget: int = 20, strategy: str |
          measurer: Measurer | None = None, db: TuningDB | None = None, seed: int | None = None,
          jobs: int = 1, executor: str = "local", documented: str | None = None,
          space: SearchSpace | None = None, stages: tuple[str, ...] = DEFAULT_STAGES,
-         progress: Callable[[Progress], None] | None = None) -> TuneResult:
-    """Tune `kernel` (at its sizes) on `target`; every evaluation goes to `db`."""
+         progress: Callable[[Progress], None] | None = None, allow: tuple[str, ...] = ()) -> TuneResult:
+    """Tune `kernel` (at its sizes) on `target`; every evaluation goes to `db`. `allow`:
+    precision-changing passes the search may use (`precision.py`), each candidate using
+    one verified against the interpreter first."""
+    unknown = [a for a in allow if a not in PRECISION_PASSES]
+    if unknown:
+        raise ValueError(f"--allow {unknown[0]}: not a precision-changing pass (known: {', '.join(PRECISION_PASSES)})")
     measurer = measurer or default_measurer()
     db = db or TuningDB()
     mv = model_version(measurer)
     tname = getattr(target, "name", str(target))
     source = kernel_key(kernel, target)
     sizes = kernel.size_values()
-    space = space or SearchSpace(kernel, target, stages)
+    if space is None:
+        space = SearchSpace(kernel, target, stages_for(allow, tuple(stages)))
+        space.eager = len(space.stages) - len(stages)
     history: dict[str, tuple[Candidate, Measurement]] = {}
+    precision: dict[str, Check] = {}
+    forbidden = tuple(n for n in PRECISION_PASSES if n not in allow)  # not chosen, whatever the DB holds
 
     # ---- resume: this problem's past evaluations ------------------------------------
     past = db.evaluations(source, mv)
@@ -134,7 +159,7 @@ def tune(kernel: ir.Kernel, target: Target, *, budget: int = 20, strategy: str |
         if e.measurement.transient:  # a timeout is not final: measured again
             continue
         c = space.candidate_for(e.pipeline)
-        if c is not None and c.key not in history:
+        if c is not None and c.key not in history and not uses(c.passes, forbidden):
             history[c.key] = (c, e.measurement)
             used.append(e.id)
     warm: list[str] = []
@@ -186,6 +211,22 @@ def tune(kernel: ir.Kernel, target: Target, *, budget: int = 20, strategy: str |
     def submit(c: Candidate) -> None:
         busy[ex.submit(_limited(measurer, history), c.kernel, target)] = c
 
+    def precision_refused(c: Candidate) -> bool:
+        """Verify a candidate using an allowed precision pass; a failed one is recorded."""
+        if not uses(c.passes, allow):
+            return False
+        if c.key not in precision:
+            precision[c.key] = check(kernel, c.kernel, seed)
+        chk = precision[c.key]
+        strat.decide("precision", c, ok=chk.ok, detail=chk.detail)
+        if chk.ok:
+            return False
+        m = Measurement.failure(f"precision: {chk.detail}")
+        _store(db, source, mv, kernel, tname, c, m, run_id, measured=False)
+        history[c.key] = (c, m)
+        strat.observe(c, m)
+        return True
+
     def settle_waiting() -> None:
         for key, c in list(waiting.items()):
             hit = db.lookup(key, mv)
@@ -211,6 +252,8 @@ def tune(kernel: ir.Kernel, target: Target, *, budget: int = 20, strategy: str |
                     c = strat.propose(busy_keys)
                 if c is None:
                     break
+                if precision_refused(c):
+                    continue
                 hit = db.lookup(c.key, mv)
                 if hit is not None:  # the same kernel measured for another problem
                     reuse(c, hit, "same canonical kernel already measured")
@@ -244,12 +287,15 @@ def tune(kernel: ir.Kernel, target: Target, *, budget: int = 20, strategy: str |
         heart.close()
         flush_decisions()
 
-    ok = [(c, m) for c, m in history.values() if m.ok]
+    ok = [(c, m) for c, m in history.values() if m.ok and not uses(c.passes, forbidden)]
     best = min(ok, key=lambda cm: cm[1].time_us or math.inf) if ok else None
+    if best is not None and uses(best[0].passes, allow) and best[0].key not in precision:  # resumed from the DB
+        precision[best[0].key] = check(kernel, best[0].kernel, seed)
     base_m = history.get(baseline.key, (None, None))[1]
     doc_m = history.get(doc.key, (None, None))[1] if doc is not None else None
     res = TuneResult(source, mv, best[0] if best else None, best[1] if best else None, base_m, documented, doc_m,
-                     len(history), new, str(db.path), run_id, list(history.values()), space, strat.name, carried)
+                     len(history), new, str(db.path), run_id, list(history.values()), space, strat.name, carried,
+                     tuple(allow), precision)
     db.finish_run(run_id, best_pipeline=res.best.pipeline if res.best else None,
                   best_time_us=res.best_m.time_us if res.best_m else None,
                   baseline_us=base_m.time_us if base_m else None, documented_pipeline=documented,
