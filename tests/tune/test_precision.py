@@ -85,3 +85,25 @@ kernel mm32(A: f32[M, K], B: f32[K, N]) -> (C: f32[M, N]) {
 def test_allow_takes_only_precision_passes(tmp_path):
     r = _tune(str(tmp_path / "t.sqlite"), "--allow", "tile")
     assert r.exit_code == 2 and "not a precision-changing pass" in r.output and "round_operand" in r.output
+
+
+def test_the_agent_prices_past_the_allowed_precision_stages(target):
+    """P rounded to f16 but not yet flashed is priced worse than the untransformed kernel:
+    best-first pricing alone never reaches the flash kernel; the `--allow` stages are
+    expanded in full first (`space.eager`)."""
+    from transformer.cli_common import load_kernel
+    from transformer.tune.space import SearchSpace
+    from transformer.tune.strategies import Agent
+
+    class Short(Agent):
+        PRICE_EXPANSIONS = 1
+
+    k = load_kernel(ATTENTION, ("S=256", "D=64"))
+    priced = {}
+    for eager in (0, 2):
+        sp = SearchSpace(k, target, ("round_operand", "flash_attention", "fuse"))
+        sp.eager = eager
+        a = Short(sp, 0)
+        priced[eager] = {sp.by_key[key].pipeline for key in a.priced}
+    flash = "round_operand{pv.s=f16},flash_attention"
+    assert flash in priced[2] and flash not in priced[0]
