@@ -2,12 +2,16 @@
 them as a target override (`--target-file`).
 
     ascx calibrate runs.csv [more.csv ...] [--target T] [--target-file F] -o cal.toml [--json]
+    ascx calibrate --dataset published [--target T] -o cal.toml [--json]
 
 Inputs are calibration CSVs (`transformer.timing.calibrate.read_samples_csv`: emulator
 features paired with measured busy cycles, e.g. recorded by `ascx profile --backend npu`);
 the model's parameters are `transformer.timing.params.PIPE_FEATURES`, or `--params FILE.toml`
-(`[PIPE] feature = "fact"` or `"1/fact"`).  Exit 0 when the override was written, 2 on bad
-input (located in the CSV or TOML file) or when no parameter could be fitted.
+(`[PIPE] feature = "fact"` or `"1/fact"`).  With `--dataset` (a builtin name such as `published`, or a dataset TOML file) the
+inputs are published kernel timings instead: every point is profiled on the emulator and
+the parameters are fitted in two stages (`transformer.timing.fit_dataset`; it profiles the
+points twice, minutes of CPU).  Exit 0 when the override was written, 2 on bad input
+(located in the CSV or TOML file) or when no parameter could be fitted.
 """
 
 from __future__ import annotations
@@ -84,7 +88,9 @@ def _check_facts(pipes: dict[str, dict[str, str]], target: Target, params_path: 
 
 
 @click.command("calibrate")
-@click.argument("results", nargs=-1, required=True, metavar="RESULTS.csv...")
+@click.argument("results", nargs=-1, required=False, metavar="RESULTS.csv...")
+@click.option("--dataset", "dataset", default=None, metavar="NAME|FILE.toml",
+              help="Fit to published timings instead of CSVs: `published` (shipped) or a dataset file.")
 @target_option
 @click.option("-o", "--output", required=True, metavar="OVERRIDE.toml",
               help="Write the fitted parameters here (load with --target-file).")
@@ -92,14 +98,22 @@ def _check_facts(pipes: dict[str, dict[str, str]], target: Target, params_path: 
               help="Model parameters to fit ([PIPE] feature = \"fact\" or \"1/fact\"); default: the timing model's.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @handle_errors
-def calibrate_cmd(results: tuple[str, ...], target_name: str | None, output: str, params_path: str | None,
-                  as_json: bool) -> None:
+def calibrate_cmd(results: tuple[str, ...], dataset: str | None, target_name: str | None, output: str,
+                  params_path: str | None, as_json: bool) -> None:
     """Fit the timing model's per-pipe parameters (bandwidths, per-instruction costs, vector
     and cube rates, launch overhead) to measured runs by non-negative least squares, print
     the error per pipe before/after and the rank correlation of total time across kernels,
     and write the fitted values as a target override."""
     from .timing.calibrate import CalibrationInputError, calibrate, override_text, read_samples_csv
 
+    if dataset is not None:
+        if results or params_path:
+            raise UsageError("--dataset fits the published points: give no RESULTS.csv and no --params",
+                             hint="ascx calibrate --dataset published -o cal.toml")
+        _calibrate_dataset(dataset, target_name, output, as_json)
+        return
+    if not results:
+        raise UsageError("nothing to fit: give RESULTS.csv files or --dataset", hint="ascx calibrate --dataset published -o cal.toml")
     check_output_path(output, "-o", inputs=results, suffix=".toml")
     target = load_target(target_name)
     pipes = model_pipe_features(params_path)
@@ -123,6 +137,27 @@ def calibrate_cmd(results: tuple[str, ...], target_name: str | None, output: str
         click.echo(json.dumps(report.to_json() | {"output": output}, indent=2))
     else:
         click.echo(report.format())
+        click.echo(f"wrote {output}: use it with --target-file {output}")
+
+
+def _calibrate_dataset(dataset: str, target_name: str | None, output: str, as_json: bool) -> None:
+    """`--dataset`: profile the points, fit, write the override (facts marked calibrated,
+    each with the points it came from)."""
+    from .timing.dataset import DatasetError, load_dataset, profile_point
+    from .timing.fit_dataset import calibrate_dataset, dataset_override_text, prior_target
+
+    check_output_path(output, "-o", suffix=".toml")
+    try:
+        points = load_dataset(dataset)
+    except DatasetError as e:
+        raise UsageError(str(e), hint="--dataset published, or a TOML file of [[point]] tables (docs/timing.md)") from None
+    target = prior_target(target_name or (load_target(None).name))
+    cal, _, _ = calibrate_dataset(points, target, profile_point)
+    write_output_file(output, dataset_override_text(cal, dataset))
+    if as_json:
+        click.echo(json.dumps(cal.to_json() | {"output": output}, indent=2))
+    else:
+        click.echo(cal.format())
         click.echo(f"wrote {output}: use it with --target-file {output}")
 
 

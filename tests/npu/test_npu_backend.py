@@ -137,7 +137,7 @@ def test_profile_on_fake_npu(fake_cann: FakeCann) -> None:
     tc = detect_cann(0, need_msprof=True)
     prof = profile_on_npu(kernel, target, tc)
     assert prof.backend == "npu" and prof.time_us == 48.26 and prof.kernel == "add" and prof.bound == "MTE2"
-    assert prof.roofline_us == pytest.approx(3 * 524288 / 1.6e6)
+    assert prof.roofline_us == pytest.approx(3 * 524288 / (float(target.value("hbm_bandwidth_gbps")) * 1e3))
     (call,) = fake_cann.calls("msprof")
     assert call["argv"][0] == "op" and "--kernel-name=add" in call["argv"]
     assert any(a.startswith("--output=") for a in call["argv"]) and call["argv"][-1] == "0"

@@ -116,9 +116,10 @@ def test_auto_tiles_fit_budget_at_default_sizes() -> None:
 
     k = example("add", {})
     chosen = choose_tiles(k)
-    # 256 rows spread over 48 cores: one tile of ceil(256 / 48) = 6 rows per core at most
-    # (passes/_balance.py); each row (1024 f16) fits whole, so `j` is not tiled
-    assert list(chosen) == ["ew"] and -(-256 // chosen["ew"]) <= 48 and chosen["ew"] <= 6, chosen
+    # 256 rows spread over 48 cores: at most ceil(256 / 48) = 6 rows per tile, and (with the
+    # calibrated table, passes/_balance.py) at most two tiles per core, so the double buffer
+    # has a tile to overlap; each row (1024 f16) fits whole, so `j` is not tiled
+    assert list(chosen) == ["ew"] and -(-256 // chosen["ew"]) <= 2 * 48 and chosen["ew"] <= 6, chosen
     req = ",".join(f"{n}={v}" for n, v in chosen.items())
     out, _ = run_pipeline(k, parse_pipeline(f"tile{{{req}}},double_buffer"))
     assert check_kernel_capacity(out, "ascend910b2").status == "sat"

@@ -88,8 +88,11 @@ def common_facts() -> dict[str, Fact]:
 
 def make_a2(name: str, description: str, variant: dict[str, Fact], gm_bytes: Fact) -> Target:
     """An A2 target: common facts overridden by the variant's own (`variant` wins)."""
+    from ._calibrated import apply
+
     facts = common_facts()
     facts.update(variant)
+    facts = apply(name, facts)
     t = Target(name=name, arch="split", description=description, scopes=a2_scopes(gm_bytes),
                facts=facts)
     t.validate()

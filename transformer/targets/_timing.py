@@ -10,7 +10,7 @@ variants and calibrate it against `msprof` data.  Table with uncertainties: docs
 
 from __future__ import annotations
 
-from ._base import Fact, assumed
+from ._base import Fact, assumed, doc
 
 TP = "third party (ascend-facts.md: an open pipe-level cost model of A2/A3)"
 ASSUMED = "assumed (ascend-facts.md: timing parameters)"
@@ -29,8 +29,9 @@ def timing_facts() -> dict[str, Fact]:
                                              "round trip (hundreds of cycles); not in facts"),
         # vector unit
         "timing_v_instr_cycles": assumed(6, TP + ": head ~6 cycles per vector instruction"),
-        "timing_v_repeat_cycles": assumed(2, TP + ": ~2 cycles per 256 B repeat (the A2 table "
-                                          "assumes 1: conflict, calibrate)"),
+        "timing_v_repeat_cycles": doc(1, "vendor peak (hicann/catlass docs/en/1_Practice/evaluation/"
+                                      "bottleneck_analysis_and_optimization.md): 11.06 TOPS fp16 = 48 AIV x "
+                                      "1.8 GHz x 128 lanes, one 256 B repeat per cycle per AIV (was 2, third party)"),
         "timing_v_transc_repeat_cycles": assumed(2, TP + ": Exp/Ln/Sqrt/Rsqrt/Div are value-"
                                                  "dependent; assumed 2x the add slope (extra 2/repeat)"),
         "timing_v_reduce_instr_cycles": assumed(10, "assumed: reductions pay an extra head for "
@@ -70,6 +71,10 @@ def timing_facts() -> dict[str, Fact]:
         "timing_xcore_latency_cycles": assumed(200, ASSUMED + ": cross-core flags through GM cost more"),
         "timing_launch_cycles": assumed(10900, "third party (ascend-facts.md: a vendor FA model counts "
                                         "~10,900 cycles launch)"),
+        "timing_launch_mix_cycles": assumed(0, "assumed: a MIX_MODE launch costs what others do (no "
+                                            "separate figure)"),
+        "timing_l2_bytes_per_cycle": assumed(110 * 24, "assumed: the ini's L2 read rate (110 B/cycle) "
+                                             "once per AIC (24): every GM byte crosses L2 at this aggregate rate"),
         "timing_block_dispatch_cycles": assumed(2000, "third party (ascend-facts.md: ~2,000 cycles per "
                                                 "block dispatch)"),
     }

@@ -14,7 +14,7 @@ from __future__ import annotations
 from ..targets import Target
 
 #: Changes whenever the model's arithmetic changes (part of every profile, and of caches).
-MODEL_VERSION = "ascx-pipe-2"
+MODEL_VERSION = "ascx-pipe-3"
 
 #: pipe -> feature (as counted by the emulator, `ascx_emu/timing.h`) -> target fact name.
 PIPE_FEATURES: dict[str, dict[str, str]] = {
@@ -65,6 +65,8 @@ GLOBAL_FACTS: dict[str, str] = {
     "sync_latency": "timing_sync_latency_cycles",
     "xcore_latency": "timing_xcore_latency_cycles",
     "launch": "timing_launch_cycles",
+    "launch_mix": "timing_launch_mix_cycles",
+    "l2_bytes_per_cycle": "timing_l2_bytes_per_cycle",
     "block_dispatch": "timing_block_dispatch_cycles",
 }
 

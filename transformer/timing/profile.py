@@ -79,8 +79,11 @@ def parse_summary(summary: Mapping[str, Any], target: Target, *, kernel: str, li
     crit = max(cores, key=lambda c: c["end"]) if cores else None
     makespan = max((l["makespan"] for l in launches), default=0.0)
     hbm_cycles = max((l["hbm_cycles"] for l in launches), default=0.0)
-    if crit is not None and makespan >= hbm_cycles:
+    l2_cycles = max((l.get("l2_cycles", 0.0) for l in launches), default=0.0)
+    if crit is not None and makespan >= max(hbm_cycles, l2_cycles):
         bound = max(crit["busy"], key=lambda k: crit["busy"][k])
+    elif l2_cycles > hbm_cycles:
+        bound = "L2"
     scalar_share = float(crit["scalar_cycles"]) / crit["end"] if crit and crit["end"] > 0 else 0.0
     hot = []
     for h in summary.get("hot", [])[:20]:
@@ -101,7 +104,7 @@ def parse_summary(summary: Mapping[str, Any], target: Target, *, kernel: str, li
     det = {
         "timing_only": bool(summary.get("timing_only")),
         "launches": [{k: l.get(k) for k in ("name", "mode", "block_dim", "slots", "cycles", "makespan", "hbm_cycles", "gm_bytes",
-                                            "footprint_bytes", "hbm_bytes")} for l in launches],
+                                            "footprint_bytes", "hbm_bytes", "l2_cycles", "l2_miss", "launch_cycles")} for l in launches],
         "roofline_cycles": {"hbm": hbm, "cube": cube, "vector": vec},
         "gm_bytes": gm_bytes,
         # every pipe's busy cycles summed over every core of every launch: the same

@@ -1,5 +1,5 @@
 // Ascend C kernel `add`, emitted by ascx from examples/add.ir for ascend910b2.
-// Kind: vector (AIV_MODE, blockDim 43).
+// Kind: vector (AIV_MODE, blockDim 48).
 // Regenerate instead of editing: ascx emit examples/add.ir --passes tile,double_buffer
 // The emulator checks emitted code as written: its own flags only (no compiler auto-sync) and
 // GlobalTensor views as hard bounds (docs/emulator.md, "Auto-sync and GM bounds").
@@ -102,16 +102,16 @@ public:
         AGm.SetGlobalBuffer((__gm__ half *)A, 262144);
         BGm.SetGlobalBuffer((__gm__ half *)B, 262144);
         CGm.SetGlobalBuffer((__gm__ half *)C, 262144);
-        pipe.InitBuffer(inQueue_A_ub, BUFFER_NUM, 12288);
-        pipe.InitBuffer(inQueue_B_ub, BUFFER_NUM, 12288);
-        pipe.InitBuffer(outQueue_C_ub, BUFFER_NUM, 12288);
+        pipe.InitBuffer(inQueue_A_ub, BUFFER_NUM, 6144);
+        pipe.InitBuffer(inQueue_B_ub, BUFFER_NUM, 6144);
+        pipe.InitBuffer(outQueue_C_ub, BUFFER_NUM, 6144);
     }
     __aicore__ inline void Process()
     {
-        // 43 workers (GetBlockIdx): worker w runs iterations [0 + w * 1, 0 + (w + 1) * 1)
-        if (workerIdx < 43) {
-            int32_t i0Begin = 0 + workerIdx * 1;
-            int32_t i0End = i0Begin + 1;
+        // 48 workers (GetBlockIdx): worker w runs 2 iterations if w < 38, else 1, contiguous from 0
+        if (workerIdx < 48) {
+            int32_t i0Begin = 0 + workerIdx * 1 + ascx_min<int32_t>(workerIdx, 38);
+            int32_t i0End = i0Begin + 1 + (workerIdx < 38 ? 1 : 0);
             for (int32_t i0 = i0Begin; i0 < i0End; ++i0) {
                 CopyIn(i0);
                 Compute(i0);
@@ -124,10 +124,10 @@ private:
     __aicore__ inline void CopyIn(int32_t i0)
     {
         A_ubLocal = inQueue_A_ub.AllocTensor<half>();
-        DataCopy(A_ubLocal, AGm[i0 * 6144], ((ascx_min<int32_t>(6, i0 * (-6) + 256) - (0))) * 1024);
+        DataCopy(A_ubLocal, AGm[i0 * 3072], ((ascx_min<int32_t>(3, i0 * (-3) + 256) - (0))) * 1024);
         inQueue_A_ub.EnQue(A_ubLocal);
         B_ubLocal = inQueue_B_ub.AllocTensor<half>();
-        DataCopy(B_ubLocal, BGm[i0 * 6144], ((ascx_min<int32_t>(6, i0 * (-6) + 256) - (0))) * 1024);
+        DataCopy(B_ubLocal, BGm[i0 * 3072], ((ascx_min<int32_t>(3, i0 * (-3) + 256) - (0))) * 1024);
         inQueue_B_ub.EnQue(B_ubLocal);
     }
     __aicore__ inline void Compute(int32_t i0)
@@ -135,7 +135,7 @@ private:
         A_ubLocal = inQueue_A_ub.DeQue<half>();
         B_ubLocal = inQueue_B_ub.DeQue<half>();
         C_ubLocal = outQueue_C_ub.AllocTensor<half>();
-        Add(C_ubLocal, A_ubLocal, B_ubLocal, (ascx_min<int32_t>(6, i0 * (-6) + 256)) * 1024);
+        Add(C_ubLocal, A_ubLocal, B_ubLocal, (ascx_min<int32_t>(3, i0 * (-3) + 256)) * 1024);
         outQueue_C_ub.EnQue(C_ubLocal);
         inQueue_A_ub.FreeTensor(A_ubLocal);
         inQueue_B_ub.FreeTensor(B_ubLocal);
@@ -143,7 +143,7 @@ private:
     __aicore__ inline void CopyOut(int32_t i0)
     {
         C_ubLocal = outQueue_C_ub.DeQue<half>();
-        DataCopy(CGm[i0 * 6144], C_ubLocal, ((ascx_min<int32_t>(6, i0 * (-6) + 256) - (0))) * 1024);
+        DataCopy(CGm[i0 * 3072], C_ubLocal, ((ascx_min<int32_t>(3, i0 * (-3) + 256) - (0))) * 1024);
         outQueue_C_ub.FreeTensor(C_ubLocal);
     }
 

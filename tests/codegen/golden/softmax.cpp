@@ -101,25 +101,22 @@ public:
         workerIdx = static_cast<int32_t>(GetBlockIdx());
         XGm.SetGlobalBuffer((__gm__ half *)X, 262144);
         YGm.SetGlobalBuffer((__gm__ half *)Y, 262144);
-        pipe.InitBuffer(inQueue_X_ub, BUFFER_NUM, 4096);
-        pipe.InitBuffer(outQueue_Y_ub, BUFFER_NUM, 4096);
+        pipe.InitBuffer(inQueue_X_ub, BUFFER_NUM, 6144);
+        pipe.InitBuffer(outQueue_Y_ub, BUFFER_NUM, 6144);
         pipe.InitBuffer(buf_e_ub, 4096);
-        pipe.InitBuffer(tmpBuf0, 8192);
+        pipe.InitBuffer(tmpBuf0, 36928);
     }
     __aicore__ inline void Process()
     {
         e_ubLocal = buf_e_ub.Get<float>();
         tmp0 = tmpBuf0.Get<uint8_t>();
-        // 48 workers (GetBlockIdx): worker w runs 3 iterations if w < 32, else 2, contiguous from 0
+        // 48 workers (GetBlockIdx): worker w runs 2 iterations if w < 38, else 1, contiguous from 0
         if (workerIdx < 48) {
-            int32_t r0Begin = 0 + workerIdx * 2 + ascx_min<int32_t>(workerIdx, 32);
-            int32_t r0End = r0Begin + 2 + (workerIdx < 32 ? 1 : 0);
-            CopyIn(r0Begin);
+            int32_t r0Begin = 0 + workerIdx * 1 + ascx_min<int32_t>(workerIdx, 38);
+            int32_t r0End = r0Begin + 1 + (workerIdx < 38 ? 1 : 0);
             for (int32_t r0 = r0Begin; r0 < r0End; ++r0) {
-                if (r0 + 1 < r0End) {
-                    CopyIn(r0 + 1);
-                }
-                Compute();
+                CopyIn(r0);
+                Compute(r0);
                 CopyOut(r0);
             }
         }
@@ -129,38 +126,82 @@ private:
     __aicore__ inline void CopyIn(int32_t r0)
     {
         X_ubLocal = inQueue_X_ub.AllocTensor<half>();
-        DataCopy(X_ubLocal, XGm[r0 * 2048], 2048);
+        DataCopy(X_ubLocal, XGm[r0 * 3072], ((ascx_min<int32_t>(3, r0 * (-3) + 256) - (0))) * 1024);
         inQueue_X_ub.EnQue(X_ubLocal);
     }
-    __aicore__ inline void Compute()
+    __aicore__ inline void Compute(int32_t r0)
     {
         X_ubLocal = inQueue_X_ub.DeQue<half>();
         Y_ubLocal = outQueue_Y_ub.AllocTensor<half>();
-        for (int32_t r = 0; r < 2; ++r) {
-            mx = (-ascx_inf);
-            ReduceMax(tmp0.ReinterpretCast<half>(), X_ubLocal[r * 1024], tmp0.ReinterpretCast<half>()[16], 1024);
-            SetFlag<HardEvent::V_S>(0);
-            WaitFlag<HardEvent::V_S>(0);
-            mx = ascx_max<float>(mx, ascx_cvt<float>(tmp0.ReinterpretCast<half>().GetValue(0)));
-            sm = 0.0f;
-            Cast(tmp0.ReinterpretCast<float>(), X_ubLocal[r * 1024], RoundMode::CAST_NONE, 1024);
-            Adds(tmp0.ReinterpretCast<float>(), tmp0.ReinterpretCast<float>(), float(-(mx)), 1024);
-            Exp(e_ubLocal, tmp0.ReinterpretCast<float>(), 1024);
-            ReduceSum(tmp0.ReinterpretCast<float>(), e_ubLocal, tmp0.ReinterpretCast<float>()[8], 1024);
-            SetFlag<HardEvent::V_S>(0);
-            WaitFlag<HardEvent::V_S>(0);
-            sm = (sm + tmp0.ReinterpretCast<float>().GetValue(0));
-            Duplicate(tmp0.ReinterpretCast<float>()[1024], sm, 8, 1, 1, 8);
-            Div(tmp0.ReinterpretCast<float>(), e_ubLocal, tmp0.ReinterpretCast<float>()[1024], 64, 16, BinaryRepeatParams(1, 1, 0, 8, 8, 0));
-            Cast(Y_ubLocal[r * 1024], tmp0.ReinterpretCast<float>(), RoundMode::CAST_RINT, 1024);
-        }
+        Max(tmp0.ReinterpretCast<half>()[12320], X_ubLocal, X_ubLocal[128], 128, ascx_min<int32_t>(3, r0 * (-3) + 256), BinaryRepeatParams(1, 1, 1, 64, 64, 64));
+        Max(tmp0.ReinterpretCast<half>()[12320], tmp0.ReinterpretCast<half>()[12320], X_ubLocal[256], 128, ascx_min<int32_t>(3, r0 * (-3) + 256), BinaryRepeatParams(1, 1, 1, 64, 64, 64));
+        Max(tmp0.ReinterpretCast<half>()[12320], tmp0.ReinterpretCast<half>()[12320], X_ubLocal[384], 128, ascx_min<int32_t>(3, r0 * (-3) + 256), BinaryRepeatParams(1, 1, 1, 64, 64, 64));
+        Max(tmp0.ReinterpretCast<half>()[12320], tmp0.ReinterpretCast<half>()[12320], X_ubLocal[512], 128, ascx_min<int32_t>(3, r0 * (-3) + 256), BinaryRepeatParams(1, 1, 1, 64, 64, 64));
+        Max(tmp0.ReinterpretCast<half>()[12320], tmp0.ReinterpretCast<half>()[12320], X_ubLocal[640], 128, ascx_min<int32_t>(3, r0 * (-3) + 256), BinaryRepeatParams(1, 1, 1, 64, 64, 64));
+        Max(tmp0.ReinterpretCast<half>()[12320], tmp0.ReinterpretCast<half>()[12320], X_ubLocal[768], 128, ascx_min<int32_t>(3, r0 * (-3) + 256), BinaryRepeatParams(1, 1, 1, 64, 64, 64));
+        Max(tmp0.ReinterpretCast<half>()[12320], tmp0.ReinterpretCast<half>()[12320], X_ubLocal[896], 128, ascx_min<int32_t>(3, r0 * (-3) + 256), BinaryRepeatParams(1, 1, 1, 64, 64, 64));
+        WholeReduceMax(tmp0.ReinterpretCast<half>()[6176], tmp0.ReinterpretCast<half>()[12320], 128, ascx_min<int32_t>(3, r0 * (-3) + 256), 1, 1, 64, ReduceOrder::ORDER_ONLY_VALUE);
+        Cast(tmp0.ReinterpretCast<float>(), tmp0.ReinterpretCast<half>()[6176], RoundMode::CAST_NONE, ascx_min<int32_t>(3, r0 * (-3) + 256));
+        Cast(tmp0.ReinterpretCast<float>()[3088], X_ubLocal, RoundMode::CAST_NONE, (ascx_min<int32_t>(3, r0 * (-3) + 256)) * 1024);
+        Brcb(tmp0.ReinterpretCast<float>()[6160], tmp0.ReinterpretCast<float>(), ((ascx_min<int32_t>(3, r0 * (-3) + 256)) + 7) / 8, BrcbRepeatParams(1, 8));
+        Sub(tmp0.ReinterpretCast<float>()[3088], tmp0.ReinterpretCast<float>()[3088], tmp0.ReinterpretCast<float>()[6160], 64, ascx_min<int32_t>(3, r0 * (-3) + 256), BinaryRepeatParams(1, 1, 0, 128, 128, 1));
+        Sub(tmp0.ReinterpretCast<float>()[3088 + 64], tmp0.ReinterpretCast<float>()[3088 + 64], tmp0.ReinterpretCast<float>()[6160], 64, ascx_min<int32_t>(3, r0 * (-3) + 256), BinaryRepeatParams(1, 1, 0, 128, 128, 1));
+        Sub(tmp0.ReinterpretCast<float>()[3088 + 128], tmp0.ReinterpretCast<float>()[3088 + 128], tmp0.ReinterpretCast<float>()[6160], 64, ascx_min<int32_t>(3, r0 * (-3) + 256), BinaryRepeatParams(1, 1, 0, 128, 128, 1));
+        Sub(tmp0.ReinterpretCast<float>()[3088 + 192], tmp0.ReinterpretCast<float>()[3088 + 192], tmp0.ReinterpretCast<float>()[6160], 64, ascx_min<int32_t>(3, r0 * (-3) + 256), BinaryRepeatParams(1, 1, 0, 128, 128, 1));
+        Sub(tmp0.ReinterpretCast<float>()[3088 + 256], tmp0.ReinterpretCast<float>()[3088 + 256], tmp0.ReinterpretCast<float>()[6160], 64, ascx_min<int32_t>(3, r0 * (-3) + 256), BinaryRepeatParams(1, 1, 0, 128, 128, 1));
+        Sub(tmp0.ReinterpretCast<float>()[3088 + 320], tmp0.ReinterpretCast<float>()[3088 + 320], tmp0.ReinterpretCast<float>()[6160], 64, ascx_min<int32_t>(3, r0 * (-3) + 256), BinaryRepeatParams(1, 1, 0, 128, 128, 1));
+        Sub(tmp0.ReinterpretCast<float>()[3088 + 384], tmp0.ReinterpretCast<float>()[3088 + 384], tmp0.ReinterpretCast<float>()[6160], 64, ascx_min<int32_t>(3, r0 * (-3) + 256), BinaryRepeatParams(1, 1, 0, 128, 128, 1));
+        Sub(tmp0.ReinterpretCast<float>()[3088 + 448], tmp0.ReinterpretCast<float>()[3088 + 448], tmp0.ReinterpretCast<float>()[6160], 64, ascx_min<int32_t>(3, r0 * (-3) + 256), BinaryRepeatParams(1, 1, 0, 128, 128, 1));
+        Sub(tmp0.ReinterpretCast<float>()[3088 + 512], tmp0.ReinterpretCast<float>()[3088 + 512], tmp0.ReinterpretCast<float>()[6160], 64, ascx_min<int32_t>(3, r0 * (-3) + 256), BinaryRepeatParams(1, 1, 0, 128, 128, 1));
+        Sub(tmp0.ReinterpretCast<float>()[3088 + 576], tmp0.ReinterpretCast<float>()[3088 + 576], tmp0.ReinterpretCast<float>()[6160], 64, ascx_min<int32_t>(3, r0 * (-3) + 256), BinaryRepeatParams(1, 1, 0, 128, 128, 1));
+        Sub(tmp0.ReinterpretCast<float>()[3088 + 640], tmp0.ReinterpretCast<float>()[3088 + 640], tmp0.ReinterpretCast<float>()[6160], 64, ascx_min<int32_t>(3, r0 * (-3) + 256), BinaryRepeatParams(1, 1, 0, 128, 128, 1));
+        Sub(tmp0.ReinterpretCast<float>()[3088 + 704], tmp0.ReinterpretCast<float>()[3088 + 704], tmp0.ReinterpretCast<float>()[6160], 64, ascx_min<int32_t>(3, r0 * (-3) + 256), BinaryRepeatParams(1, 1, 0, 128, 128, 1));
+        Sub(tmp0.ReinterpretCast<float>()[3088 + 768], tmp0.ReinterpretCast<float>()[3088 + 768], tmp0.ReinterpretCast<float>()[6160], 64, ascx_min<int32_t>(3, r0 * (-3) + 256), BinaryRepeatParams(1, 1, 0, 128, 128, 1));
+        Sub(tmp0.ReinterpretCast<float>()[3088 + 832], tmp0.ReinterpretCast<float>()[3088 + 832], tmp0.ReinterpretCast<float>()[6160], 64, ascx_min<int32_t>(3, r0 * (-3) + 256), BinaryRepeatParams(1, 1, 0, 128, 128, 1));
+        Sub(tmp0.ReinterpretCast<float>()[3088 + 896], tmp0.ReinterpretCast<float>()[3088 + 896], tmp0.ReinterpretCast<float>()[6160], 64, ascx_min<int32_t>(3, r0 * (-3) + 256), BinaryRepeatParams(1, 1, 0, 128, 128, 1));
+        Sub(tmp0.ReinterpretCast<float>()[3088 + 960], tmp0.ReinterpretCast<float>()[3088 + 960], tmp0.ReinterpretCast<float>()[6160], 64, ascx_min<int32_t>(3, r0 * (-3) + 256), BinaryRepeatParams(1, 1, 0, 128, 128, 1));
+        Exp(tmp0.ReinterpretCast<float>()[16], tmp0.ReinterpretCast<float>()[3088], (ascx_min<int32_t>(3, r0 * (-3) + 256)) * 1024);
+        Add(tmp0.ReinterpretCast<float>()[6160], tmp0.ReinterpretCast<float>()[16], tmp0.ReinterpretCast<float>()[16 + 64], 64, ascx_min<int32_t>(3, r0 * (-3) + 256), BinaryRepeatParams(1, 1, 1, 128, 128, 128));
+        Add(tmp0.ReinterpretCast<float>()[6160], tmp0.ReinterpretCast<float>()[6160], tmp0.ReinterpretCast<float>()[16 + 128], 64, ascx_min<int32_t>(3, r0 * (-3) + 256), BinaryRepeatParams(1, 1, 1, 128, 128, 128));
+        Add(tmp0.ReinterpretCast<float>()[6160], tmp0.ReinterpretCast<float>()[6160], tmp0.ReinterpretCast<float>()[16 + 192], 64, ascx_min<int32_t>(3, r0 * (-3) + 256), BinaryRepeatParams(1, 1, 1, 128, 128, 128));
+        Add(tmp0.ReinterpretCast<float>()[6160], tmp0.ReinterpretCast<float>()[6160], tmp0.ReinterpretCast<float>()[16 + 256], 64, ascx_min<int32_t>(3, r0 * (-3) + 256), BinaryRepeatParams(1, 1, 1, 128, 128, 128));
+        Add(tmp0.ReinterpretCast<float>()[6160], tmp0.ReinterpretCast<float>()[6160], tmp0.ReinterpretCast<float>()[16 + 320], 64, ascx_min<int32_t>(3, r0 * (-3) + 256), BinaryRepeatParams(1, 1, 1, 128, 128, 128));
+        Add(tmp0.ReinterpretCast<float>()[6160], tmp0.ReinterpretCast<float>()[6160], tmp0.ReinterpretCast<float>()[16 + 384], 64, ascx_min<int32_t>(3, r0 * (-3) + 256), BinaryRepeatParams(1, 1, 1, 128, 128, 128));
+        Add(tmp0.ReinterpretCast<float>()[6160], tmp0.ReinterpretCast<float>()[6160], tmp0.ReinterpretCast<float>()[16 + 448], 64, ascx_min<int32_t>(3, r0 * (-3) + 256), BinaryRepeatParams(1, 1, 1, 128, 128, 128));
+        Add(tmp0.ReinterpretCast<float>()[6160], tmp0.ReinterpretCast<float>()[6160], tmp0.ReinterpretCast<float>()[16 + 512], 64, ascx_min<int32_t>(3, r0 * (-3) + 256), BinaryRepeatParams(1, 1, 1, 128, 128, 128));
+        Add(tmp0.ReinterpretCast<float>()[6160], tmp0.ReinterpretCast<float>()[6160], tmp0.ReinterpretCast<float>()[16 + 576], 64, ascx_min<int32_t>(3, r0 * (-3) + 256), BinaryRepeatParams(1, 1, 1, 128, 128, 128));
+        Add(tmp0.ReinterpretCast<float>()[6160], tmp0.ReinterpretCast<float>()[6160], tmp0.ReinterpretCast<float>()[16 + 640], 64, ascx_min<int32_t>(3, r0 * (-3) + 256), BinaryRepeatParams(1, 1, 1, 128, 128, 128));
+        Add(tmp0.ReinterpretCast<float>()[6160], tmp0.ReinterpretCast<float>()[6160], tmp0.ReinterpretCast<float>()[16 + 704], 64, ascx_min<int32_t>(3, r0 * (-3) + 256), BinaryRepeatParams(1, 1, 1, 128, 128, 128));
+        Add(tmp0.ReinterpretCast<float>()[6160], tmp0.ReinterpretCast<float>()[6160], tmp0.ReinterpretCast<float>()[16 + 768], 64, ascx_min<int32_t>(3, r0 * (-3) + 256), BinaryRepeatParams(1, 1, 1, 128, 128, 128));
+        Add(tmp0.ReinterpretCast<float>()[6160], tmp0.ReinterpretCast<float>()[6160], tmp0.ReinterpretCast<float>()[16 + 832], 64, ascx_min<int32_t>(3, r0 * (-3) + 256), BinaryRepeatParams(1, 1, 1, 128, 128, 128));
+        Add(tmp0.ReinterpretCast<float>()[6160], tmp0.ReinterpretCast<float>()[6160], tmp0.ReinterpretCast<float>()[16 + 896], 64, ascx_min<int32_t>(3, r0 * (-3) + 256), BinaryRepeatParams(1, 1, 1, 128, 128, 128));
+        Add(tmp0.ReinterpretCast<float>()[6160], tmp0.ReinterpretCast<float>()[6160], tmp0.ReinterpretCast<float>()[16 + 960], 64, ascx_min<int32_t>(3, r0 * (-3) + 256), BinaryRepeatParams(1, 1, 1, 128, 128, 128));
+        WholeReduceSum(tmp0.ReinterpretCast<float>()[8], tmp0.ReinterpretCast<float>()[6160], 64, ascx_min<int32_t>(3, r0 * (-3) + 256), 1, 1, 128);
+        Brcb(tmp0.ReinterpretCast<float>()[3088], tmp0.ReinterpretCast<float>()[8], ((ascx_min<int32_t>(3, r0 * (-3) + 256)) + 7) / 8, BrcbRepeatParams(1, 8));
+        Div(tmp0.ReinterpretCast<float>()[6160], tmp0.ReinterpretCast<float>()[16], tmp0.ReinterpretCast<float>()[3088], 64, ascx_min<int32_t>(3, r0 * (-3) + 256), BinaryRepeatParams(1, 1, 0, 128, 128, 1));
+        Div(tmp0.ReinterpretCast<float>()[6160 + 64], tmp0.ReinterpretCast<float>()[16 + 64], tmp0.ReinterpretCast<float>()[3088], 64, ascx_min<int32_t>(3, r0 * (-3) + 256), BinaryRepeatParams(1, 1, 0, 128, 128, 1));
+        Div(tmp0.ReinterpretCast<float>()[6160 + 128], tmp0.ReinterpretCast<float>()[16 + 128], tmp0.ReinterpretCast<float>()[3088], 64, ascx_min<int32_t>(3, r0 * (-3) + 256), BinaryRepeatParams(1, 1, 0, 128, 128, 1));
+        Div(tmp0.ReinterpretCast<float>()[6160 + 192], tmp0.ReinterpretCast<float>()[16 + 192], tmp0.ReinterpretCast<float>()[3088], 64, ascx_min<int32_t>(3, r0 * (-3) + 256), BinaryRepeatParams(1, 1, 0, 128, 128, 1));
+        Div(tmp0.ReinterpretCast<float>()[6160 + 256], tmp0.ReinterpretCast<float>()[16 + 256], tmp0.ReinterpretCast<float>()[3088], 64, ascx_min<int32_t>(3, r0 * (-3) + 256), BinaryRepeatParams(1, 1, 0, 128, 128, 1));
+        Div(tmp0.ReinterpretCast<float>()[6160 + 320], tmp0.ReinterpretCast<float>()[16 + 320], tmp0.ReinterpretCast<float>()[3088], 64, ascx_min<int32_t>(3, r0 * (-3) + 256), BinaryRepeatParams(1, 1, 0, 128, 128, 1));
+        Div(tmp0.ReinterpretCast<float>()[6160 + 384], tmp0.ReinterpretCast<float>()[16 + 384], tmp0.ReinterpretCast<float>()[3088], 64, ascx_min<int32_t>(3, r0 * (-3) + 256), BinaryRepeatParams(1, 1, 0, 128, 128, 1));
+        Div(tmp0.ReinterpretCast<float>()[6160 + 448], tmp0.ReinterpretCast<float>()[16 + 448], tmp0.ReinterpretCast<float>()[3088], 64, ascx_min<int32_t>(3, r0 * (-3) + 256), BinaryRepeatParams(1, 1, 0, 128, 128, 1));
+        Div(tmp0.ReinterpretCast<float>()[6160 + 512], tmp0.ReinterpretCast<float>()[16 + 512], tmp0.ReinterpretCast<float>()[3088], 64, ascx_min<int32_t>(3, r0 * (-3) + 256), BinaryRepeatParams(1, 1, 0, 128, 128, 1));
+        Div(tmp0.ReinterpretCast<float>()[6160 + 576], tmp0.ReinterpretCast<float>()[16 + 576], tmp0.ReinterpretCast<float>()[3088], 64, ascx_min<int32_t>(3, r0 * (-3) + 256), BinaryRepeatParams(1, 1, 0, 128, 128, 1));
+        Div(tmp0.ReinterpretCast<float>()[6160 + 640], tmp0.ReinterpretCast<float>()[16 + 640], tmp0.ReinterpretCast<float>()[3088], 64, ascx_min<int32_t>(3, r0 * (-3) + 256), BinaryRepeatParams(1, 1, 0, 128, 128, 1));
+        Div(tmp0.ReinterpretCast<float>()[6160 + 704], tmp0.ReinterpretCast<float>()[16 + 704], tmp0.ReinterpretCast<float>()[3088], 64, ascx_min<int32_t>(3, r0 * (-3) + 256), BinaryRepeatParams(1, 1, 0, 128, 128, 1));
+        Div(tmp0.ReinterpretCast<float>()[6160 + 768], tmp0.ReinterpretCast<float>()[16 + 768], tmp0.ReinterpretCast<float>()[3088], 64, ascx_min<int32_t>(3, r0 * (-3) + 256), BinaryRepeatParams(1, 1, 0, 128, 128, 1));
+        Div(tmp0.ReinterpretCast<float>()[6160 + 832], tmp0.ReinterpretCast<float>()[16 + 832], tmp0.ReinterpretCast<float>()[3088], 64, ascx_min<int32_t>(3, r0 * (-3) + 256), BinaryRepeatParams(1, 1, 0, 128, 128, 1));
+        Div(tmp0.ReinterpretCast<float>()[6160 + 896], tmp0.ReinterpretCast<float>()[16 + 896], tmp0.ReinterpretCast<float>()[3088], 64, ascx_min<int32_t>(3, r0 * (-3) + 256), BinaryRepeatParams(1, 1, 0, 128, 128, 1));
+        Div(tmp0.ReinterpretCast<float>()[6160 + 960], tmp0.ReinterpretCast<float>()[16 + 960], tmp0.ReinterpretCast<float>()[3088], 64, ascx_min<int32_t>(3, r0 * (-3) + 256), BinaryRepeatParams(1, 1, 0, 128, 128, 1));
+        Cast(Y_ubLocal, tmp0.ReinterpretCast<float>()[6160], RoundMode::CAST_RINT, (ascx_min<int32_t>(3, r0 * (-3) + 256)) * 1024);
         outQueue_Y_ub.EnQue(Y_ubLocal);
         inQueue_X_ub.FreeTensor(X_ubLocal);
     }
     __aicore__ inline void CopyOut(int32_t r0)
     {
         Y_ubLocal = outQueue_Y_ub.DeQue<half>();
-        DataCopy(YGm[r0 * 2048], Y_ubLocal, 2048);
+        DataCopy(YGm[r0 * 3072], Y_ubLocal, ((ascx_min<int32_t>(3, r0 * (-3) + 256) - (0))) * 1024);
         outQueue_Y_ub.FreeTensor(Y_ubLocal);
     }
 

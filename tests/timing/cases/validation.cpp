@@ -1,11 +1,13 @@
 // Validation kernels of the timing model (tests/timing/test_validation.py, docs/timing.md).
 // `./validation CASE ARGS...` launches one kernel; the test profiles each run.
 //   copy BYTES OFFSET      one GM -> UB DataCopy of BYTES from GM byte offset OFFSET
-//   pipe DEPTH             16 tiles of load (MTE2) / 3 Adds (V) / store (MTE3), queue depth 1 or 2
+//   pipe DEPTH             16 tiles of load (MTE2) / 5 Adds (V) / store (MTE3), queue depth 1 or 2
 //   ew vec|scalar N        z = x + y over N halves: one vector Add, or a GetValue/SetValue loop
 //   mc compute|memory B    B blocks: 16 KiB and 200 vector ops each, or 1 MiB copied in and out each
 //   mm M N K               blocked matmul on the cube, blockDim 24 (timing-only: no arithmetic)
 //   mix N                  mix mode: the AIC runs N Mmads while both AIVs run N Exps
+//   l2 CHUNK CHUNKS REPEAT one AIV reads each of CHUNKS consecutive CHUNK-byte pieces of GM
+//                          REPEAT times in a row (32 KiB copies), the L2 model's reuse test
 #include "kernel_operator.h"
 
 #include <cstdlib>
@@ -48,8 +50,7 @@ template <int DEPTH> void pipe_body(GM_ADDR x, GM_ADDR z)
         LocalTensor<half> b = qin.template DeQue<half>();
         LocalTensor<half> c = qout.template AllocTensor<half>();
         Adds(c, b, (half)1.0f, E);
-        Adds(c, c, (half)1.0f, E);
-        Adds(c, c, (half)1.0f, E);
+        for (int32_t k = 1; k < 5; ++k) Adds(c, c, (half)1.0f, E);  // five: V about as busy as MTE2
         qout.EnQue(c);
         qin.FreeTensor(b);
         LocalTensor<half> d = qout.template DeQue<half>();
@@ -224,6 +225,25 @@ extern "C" __global__ __aicore__ void mix_kernel(GM_ADDR x)
     }
 }
 
+// Reads chunk c REPEAT times before chunk c + 1: reuse distance one chunk, footprint all of them.
+extern "C" __global__ __aicore__ void l2_kernel(GM_ADDR x)
+{
+    const int32_t chunk = g_a, chunks = g_b, repeat = g_c;
+    constexpr int32_t PIECE = 32 * 1024;
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, PIECE);
+    GlobalTensor<half> xGm;
+    xGm.SetGlobalBuffer((__gm__ half *)x, static_cast<uint64_t>(chunk) * chunks / 2);
+    LocalTensor<half> t = buf.Get<half>();
+    for (int32_t c = 0; c < chunks; ++c)
+        for (int32_t r = 0; r < repeat; ++r)
+            for (int32_t off = 0; off < chunk; off += PIECE) {
+                DataCopy(t, xGm[(static_cast<uint64_t>(c) * chunk + off) / 2], PIECE / 2);
+                PipeBarrier<PIPE_ALL>();
+            }
+}
+
 int main(int argc, char **argv)
 {
     g_mode = argc > 1 ? argv[1] : "copy";
@@ -264,6 +284,10 @@ int main(int argc, char **argv)
         GmFree(a);
         GmFree(b);
         GmFree(c);
+    } else if (what == "l2") {
+        uint8_t *x = GmAlloc(static_cast<size_t>(g_a) * g_b);
+        ICPU_RUN_KF(l2_kernel, 1, x);
+        GmFree(x);
     } else if (what == "mix") {
         uint8_t *x = GmAlloc(32);
         SetKernelMode(KernelMode::MIX_MODE);

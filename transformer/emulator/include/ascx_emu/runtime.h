@@ -402,27 +402,43 @@ inline void finish_launch(const char* name, Mode m, uint32_t block_dim, std::vec
         *it = bstart[b] + bt[b];
     }
     L.makespan = *std::max_element(slot.begin(), slot.end());
-    // L2: when the launch's GM footprint fits in L2, re-reads hit L2 (their per-core rate is
-    // the MTE rate) and HBM carries only the footprint; otherwise every byte goes to HBM.
+    // L2 (docs/timing.md): when the launch's GM footprint fits in L2, every re-touch hits and
+    // HBM carries only the footprint. Otherwise an LRU over 512 B lines, fed with every
+    // core's touches in time order, decides which touches miss; HBM carries the missing
+    // share of the GM bytes. Every GM byte also crosses L2, at its own aggregate bandwidth.
     {
-        // a core that stopped recording (`gm_touch`) alone exceeds L2: the footprint is then
-        // reported as that lower bound, more than L2 holds, and HBM carries every byte
+        // a core that stopped recording (`gm_touch`) touched more lines than the model keeps:
+        // the footprint is then reported as that lower bound and HBM carries every byte
         bool over = false;
-        std::vector<uint64_t> lines;
+        std::vector<tm::GmTouch> lines;
         for (auto& c : cores) {
             over = over || c->tm.gm_lines_over;
-            if (!over) lines.insert(lines.end(), c->tm.gm_lines.begin(), c->tm.gm_lines.end());
+            double off = bstart[static_cast<size_t>(c->block)];
+            if (!over)
+                for (const tm::GmTouch& g : c->tm.gm_lines) lines.push_back(tm::GmTouch{g.t + off, g.line});
+            std::vector<tm::GmTouch>().swap(c->tm.gm_lines);
         }
-        if (over) {
-            L.footprint = static_cast<double>(tm::gm_line_cap()) * 512.0;
+        std::vector<uint64_t> ids(lines.size());
+        for (size_t i = 0; i < lines.size(); ++i) ids[i] = lines[i].line;
+        std::sort(ids.begin(), ids.end());
+        L.footprint = static_cast<double>(std::unique(ids.begin(), ids.end()) - ids.begin()) * 512.0;
+        std::vector<uint64_t>().swap(ids);
+        if (over) L.footprint = std::max(L.footprint, static_cast<double>(tm::gm_touch_cap()) * 512.0);
+        if (cfg.l2_bytes <= 0 || over) {
+            L.hbm_bytes = L.gm_bytes;
+            L.l2_miss = 1.0;
+        } else if (L.footprint <= cfg.l2_bytes) {
+            L.hbm_bytes = std::min(L.footprint, L.gm_bytes);
+            L.l2_miss = L.gm_bytes > 0 ? L.hbm_bytes / L.gm_bytes : 0.0;
         } else {
-            std::sort(lines.begin(), lines.end());
-            L.footprint = static_cast<double>(std::unique(lines.begin(), lines.end()) - lines.begin()) * 512.0;
+            L.l2_miss = tm::l2_miss_fraction(lines, cfg.l2_bytes);
+            L.hbm_bytes = std::max(std::min(L.footprint, L.gm_bytes), L.l2_miss * L.gm_bytes);
         }
-        L.hbm_bytes = (cfg.l2_bytes > 0 && L.footprint <= cfg.l2_bytes) ? std::min(L.footprint, L.gm_bytes) : L.gm_bytes;
     }
     L.hbm_cycles = cfg.hbm_bytes_per_cycle > 0 ? L.hbm_bytes / cfg.hbm_bytes_per_cycle : 0.0;
-    L.cycles = cfg.launch + std::max(L.makespan, L.hbm_cycles);
+    L.l2_cycles = cfg.l2_bytes_per_cycle > 0 ? L.gm_bytes / cfg.l2_bytes_per_cycle : 0.0;
+    L.launch_cycles = cfg.launch + (m == Mode::MIX ? cfg.launch_mix : 0.0);
+    L.cycles = L.launch_cycles + std::max(L.makespan, std::max(L.hbm_cycles, L.l2_cycles));
     L.offset = tot.cycles;
     std::string cj;
     for (size_t i = 0; i < cores.size(); ++i) {
@@ -485,7 +501,7 @@ inline void finish_launch(const char* name, Mode m, uint32_t block_dim, std::vec
         }
         // timeline slices, offset by the launch and the block's wave start
         if (!cfg.timeline_path.empty()) {
-            double off = L.offset + cfg.launch + bstart[static_cast<size_t>(cores[i]->block)];
+            double off = L.offset + L.launch_cycles + bstart[static_cast<size_t>(cores[i]->block)];
             double us = 1.0 / cfg.clock_mhz;
             int pid = static_cast<int>(tot.launches.size() * 100000 + i);
             std::string& tl = tot.timeline;
@@ -503,7 +519,7 @@ inline void finish_launch(const char* name, Mode m, uint32_t block_dim, std::vec
             for (auto& f : t.flows) {
                 std::string id = std::to_string(tot.flow_ids++);
                 int fpid = static_cast<int>(tot.launches.size() * 100000 + static_cast<size_t>(f.from_core));
-                double foff = L.offset + cfg.launch + bstart[static_cast<size_t>(cores[static_cast<size_t>(f.from_core)]->block)];
+                double foff = L.offset + L.launch_cycles + bstart[static_cast<size_t>(cores[static_cast<size_t>(f.from_core)]->block)];
                 add("{\"ph\":\"s\",\"name\":\"sync\",\"cat\":\"sync\",\"id\":" + id + ",\"pid\":" + std::to_string(fpid) +
                     ",\"tid\":" + std::to_string(f.from_pipe) + ",\"ts\":" + tm::num((foff + f.t_from) * us) + "}");
                 add("{\"ph\":\"f\",\"bp\":\"e\",\"name\":\"sync\",\"cat\":\"sync\",\"id\":" + id + ",\"pid\":" +
@@ -525,6 +541,8 @@ inline void finish_launch(const char* name, Mode m, uint32_t block_dim, std::vec
                  std::to_string(l.block_dim) + ",\"slots\":" + std::to_string(l.slots) + ",\"cycles\":" + tm::num(l.cycles) +
                  ",\"makespan\":" + tm::num(l.makespan) + ",\"hbm_cycles\":" + tm::num(l.hbm_cycles) + ",\"gm_bytes\":" +
                  tm::num(l.gm_bytes) + ",\"footprint_bytes\":" + tm::num(l.footprint) + ",\"hbm_bytes\":" + tm::num(l.hbm_bytes) +
+                 ",\"l2_cycles\":" + tm::num(l.l2_cycles) + ",\"l2_miss\":" + tm::num(l.l2_miss) +
+                 ",\"launch_cycles\":" + tm::num(l.launch_cycles) +
                  ",\"launch_cycles\":" + tm::num(cfg.launch) + ",\"cores\":[" + l.cores_json + "]}";
         }
         o += "],\"hot\":[";

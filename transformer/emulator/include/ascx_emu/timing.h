@@ -87,6 +87,8 @@ struct Config {
     double p[NP][NF] = {};
     double sync_latency = 0, xcore_latency = 0, launch = 0, block_dispatch = 0;
     double hbm_bytes_per_cycle = 0, clock_mhz = 1000, gm_align = 512, l2_bytes = 0;
+    double l2_bytes_per_cycle = 0;  // aggregate L2 bandwidth (0: no L2 bandwidth bound)
+    double launch_mix = 0;          // extra launch cycles of a MIX_MODE kernel
     int aiv_cores = 1, aic_cores = 1;
     bool timing_only = false;
     int hazards = HZ_ERROR;
@@ -141,6 +143,8 @@ inline Config& config() {
                     else if (k == "clock_mhz") c.clock_mhz = v;
                     else if (k == "gm_align") c.gm_align = v;
                     else if (k == "l2_bytes") c.l2_bytes = v;
+                    else if (k == "l2_bytes_per_cycle") c.l2_bytes_per_cycle = v;
+                    else if (k == "launch_mix") c.launch_mix = v;
                     else if (k == "aiv_cores") c.aiv_cores = std::max(1, static_cast<int>(v));
                     else if (k == "aic_cores") c.aic_cores = std::max(1, static_cast<int>(v));
                     else { std::fprintf(stderr, "ascx-emu: error: unknown timing parameter %s\n", a); std::_Exit(3); }
@@ -265,6 +269,13 @@ struct Flow {
     double t_from, t_to;
 };
 
+// One 512 B GM line touched by a copy, at the start time of the instruction that moved it
+// (core-local cycles; the L2 model merges every core's touches in time order).
+struct GmTouch {
+    double t;
+    uint64_t line;
+};
+
 struct TimingCore {
     double free_at[NP] = {};
     double issue = 0;
@@ -272,8 +283,9 @@ struct TimingCore {
     double feat[NP][NF] = {};
     uint32_t vc[NP][NP] = {};  // vc[p]: vector clock of pipe p (instructions of each pipe it follows)
     double gm_bytes = 0, scalar_cycles = 0;
-    std::vector<uint64_t> gm_lines;  // 512 B GM lines touched (the L2 footprint), deduplicated lazily
-    bool gm_lines_over = false;      // more distinct lines than `gm_line_cap()`: no longer recorded
+    std::vector<GmTouch> gm_lines;   // 512 B GM lines touched, in program order (the L2 model)
+    size_t gm_stamped = 0;           // touches before this index carry their instruction's start time
+    bool gm_lines_over = false;      // more touches than `gm_touch_cap()`: no longer recorded
     int id = 0;
     uint64_t waits = 0;
     std::vector<Edge> flags = std::vector<Edge>(64 * 8);
@@ -296,29 +308,59 @@ struct TimingCore {
     }
 };
 
-// The footprint only decides whether a launch fits in L2, so a core stops recording lines
-// once it alone touched more than L2 holds (the union of the cores is then larger too): the
-// bookkeeping of a kernel over 50 GB of GM stays a few MB per core instead of growing with
-// the GM it reads. Without an L2 in the model (`l2_bytes` 0) the cap is 512 MiB of lines.
-inline size_t gm_line_cap() {
-    double l2 = config().l2_bytes;
-    return l2 > 0 ? static_cast<size_t>(l2 / 512.0) + 1 : (size_t{1} << 20);
-}
+// GM traffic of one access: bytes for the HBM / L2 model, the lines it touches for the L2
+// model (stamped with the start time of the instruction `instr` prices next).
+// A core records at most this many touches (16 B each): past it, the launch's L2 model
+// gives up (HBM carries every byte, the footprint is reported as a lower bound), so the
+// bookkeeping of a kernel over 50 GB of GM stays bounded (128 MiB per core) instead of
+// growing with the GM it reads. The dataset's largest GEMM touches about 1 M lines per core.
+inline size_t gm_touch_cap() { return size_t{1} << 23; }
 
-// GM traffic of one access: bytes for the HBM / L2 model, lines for the footprint.
 inline void gm_touch(TimingCore& t, uintptr_t addr, uint64_t bytes) {
     t.gm_bytes += static_cast<double>(bytes);
     if (bytes == 0 || !config().timing || t.gm_lines_over) return;
-    for (uint64_t l = addr >> 9, e = (addr + bytes - 1) >> 9; l <= e; ++l) t.gm_lines.push_back(l);
-    const size_t cap = gm_line_cap();
-    if (t.gm_lines.size() > 2 * cap) {
-        std::sort(t.gm_lines.begin(), t.gm_lines.end());
-        t.gm_lines.erase(std::unique(t.gm_lines.begin(), t.gm_lines.end()), t.gm_lines.end());
-        if (t.gm_lines.size() > cap) {
-            t.gm_lines_over = true;
-            std::vector<uint64_t>().swap(t.gm_lines);
-        }
+    for (uint64_t l = addr >> 9, e = (addr + bytes - 1) >> 9; l <= e; ++l) t.gm_lines.push_back(GmTouch{0.0, l});
+    if (t.gm_lines.size() > gm_touch_cap()) {
+        t.gm_lines_over = true;
+        std::vector<GmTouch>().swap(t.gm_lines);
+        t.gm_stamped = 0;
     }
+}
+
+// The L2 model of one launch: an LRU cache of `capacity` bytes of 512 B lines, shared by
+// every core, fed with all cores' touches in time order (each core's times offset by its
+// block's start). Returns the fraction of touches that miss (a first touch always misses).
+// Exact LRU by stack distance: a re-touch hits when fewer than capacity / 512 distinct
+// lines were touched since its previous touch (Fenwick tree over touch positions).
+inline double l2_miss_fraction(std::vector<GmTouch>& touches, double capacity) {
+    const size_t n = touches.size();
+    if (n == 0) return 0.0;
+    std::stable_sort(touches.begin(), touches.end(), [](const GmTouch& a, const GmTouch& b) { return a.t < b.t; });
+    std::vector<uint64_t> ids(n);
+    for (size_t i = 0; i < n; ++i) ids[i] = touches[i].line;
+    std::vector<uint64_t> uniq(ids);
+    std::sort(uniq.begin(), uniq.end());
+    uniq.erase(std::unique(uniq.begin(), uniq.end()), uniq.end());
+    std::vector<int64_t> last(uniq.size(), -1);
+    std::vector<int32_t> bit(n + 1, 0);  // 1 at the position of each line's latest touch
+    auto add = [&](size_t i, int32_t v) { for (++i; i <= n; i += i & (~i + 1)) bit[i] += v; };
+    auto prefix = [&](size_t i) { int64_t s = 0; for (; i > 0; i -= i & (~i + 1)) s += bit[i]; return s; };  // [0, i)
+    const double lines = capacity / 512.0;
+    size_t misses = 0;
+    for (size_t i = 0; i < n; ++i) {
+        size_t x = static_cast<size_t>(std::lower_bound(uniq.begin(), uniq.end(), ids[i]) - uniq.begin());
+        if (last[x] < 0) {
+            ++misses;
+        } else {
+            size_t p = static_cast<size_t>(last[x]);
+            double distinct = static_cast<double>(prefix(i) - prefix(p + 1));  // lines touched since
+            if (distinct >= lines) ++misses;
+            add(p, -1);
+        }
+        add(i, 1);
+        last[x] = static_cast<int64_t>(i);
+    }
+    return static_cast<double>(misses) / static_cast<double>(n);
 }
 
 inline size_t& event_budget() {  // timeline slices left for the whole process
@@ -465,6 +507,8 @@ inline void instr(TimingCore& t, int pipe, const char* op, const char* file, int
         t.free_at[pipe] = start + cost;
     }
     t.busy[pipe] += cost;
+    for (size_t i = t.gm_stamped; i < t.gm_lines.size(); ++i) t.gm_lines[i].t = start;
+    t.gm_stamped = t.gm_lines.size();
     if (cfg.timing) {
         hot_add(t, file, line, pipe, cost);
         record(t, pipe, start, cost, op, line);
@@ -529,6 +573,7 @@ struct LaunchRec {
     std::string name, mode;
     int block_dim = 0, slots = 0;
     double cycles = 0, makespan = 0, hbm_cycles = 0, gm_bytes = 0, footprint = 0, hbm_bytes = 0, offset = 0;
+    double l2_cycles = 0, l2_miss = 0, launch_cycles = 0;
     std::string cores_json;
 };
 struct Totals {
