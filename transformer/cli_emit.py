@@ -155,7 +155,8 @@ def emulator_build_cmd(folder: str, no_run: bool, sanitize: bool, werror: bool, 
         click.echo(e.stderr.rstrip(), err=True)
         click.echo(f"ascx emulator build: {root}: compilation failed", err=True)
         raise CheckFailed() from None
-    click.echo(f"built {root}: host {src.main.name}, kernels {', '.join(p.name for p in src.kernels)} -> {binary}")
+    names = [str(p.relative_to(root)) if p.is_relative_to(root) else p.name for p in src.kernels]
+    click.echo(f"built {root}: host {src.main.name}, sources {', '.join(names)} -> {binary}")
     if no_run:
         return
     try:

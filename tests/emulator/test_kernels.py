@@ -113,17 +113,17 @@ def test_cflags_shape():
 
 
 def test_header_defaults_are_the_target_tables() -> None:
-    """runtime.h's fallback sizes (a plain g++ build without -D flags) are the default
+    """mem_sizes.h's fallback sizes (a plain g++ build without -D flags) are the default
     target's physical scope sizes: the target table stays the one place they are written."""
     import re
 
     from transformer.targets import get_target
 
-    text = (include_dir() / "ascx_emu" / "runtime.h").read_text()
+    text = (include_dir() / "ascx_emu" / "mem_sizes.h").read_text()
     scopes = get_target().scopes
     for scope, nbytes in DEFAULT_SCOPE_BYTES.items():
         m = re.search(rf"#define ASCX_EMU_{scope}_BYTES \(([0-9* ]+)\)", text)
-        assert m, f"runtime.h has no default for {scope}"
+        assert m, f"mem_sizes.h has no default for {scope}"
         assert eval(m.group(1)) == nbytes == scopes[scope.lower()].physical_bytes, scope  # noqa: S307 - digits and *
 
 

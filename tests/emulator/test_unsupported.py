@@ -11,7 +11,7 @@ import pytest
 from transformer.emulator import cflags
 
 USES = {
-    "Gelu": "Gelu(t, t, 128);",
+    "Silu": "Silu(t, t, 128);",
     "Sigmoid": "Sigmoid<half, false>(t, t, 128);",                       # explicit template arguments
     "LoadData3DParamsV2": "LoadData3DParamsV2<half> p; (void)p;",      # a parameter struct
     "GatherRepeatParams": "GatherRepeatParams q; (void)q;",

@@ -45,7 +45,7 @@ MIX_AIV_PER_BLOCK = 2
 
 def _default_scope_bytes() -> dict[str, int]:
     """Physical local memory sizes of the default target, from the target table (the one
-    place chip numbers live). The headers fall back to the same numbers (`runtime.h`) for
+    place chip numbers live). The headers fall back to the same numbers (`ascx_emu/mem_sizes.h`) for
     a plain g++ build without flags; a test keeps the two in step."""
     from ..targets import get_target
 
@@ -208,8 +208,8 @@ def _cached_build(sources: Sequence[tuple[str, str]], flags: list[str], key_extr
         # kept next to the binary, so a cached build still shows its warnings
         (out.parent / _WARNINGS).write_text(proc.stderr)
         os.replace(tmp_bin, out)
-        for src in paths:
-            shutil.copyfile(src, out.parent / src.name)
+        for (fname, _), src in zip(sources, paths):
+            shutil.copyfile(src, out.parent / fname)
     return out
 
 
@@ -269,8 +269,11 @@ def compile_files(
     cxx = compiler or os.environ.get("CXX") or "g++"
     flags = build_flags(include=include, **flag_kw)  # type: ignore[arg-type]
     key_extra = [f"{h}:{h.read_text(errors='replace')}" for d in include for h in sorted(Path(d).rglob("*.h"))]
-    sources = [(p.name, p.read_text()) for p in paths]
-    if len({n for n, _ in sources}) != len(sources):
+    names = [p.name for p in paths]
+    # an op project has op_host/x.cpp next to op_kernel/x.cpp: name those by their folder too
+    names = [f"{p.parent.name}_{p.name}" if names.count(p.name) > 1 else p.name for p in paths]
+    sources = list(zip(names, (p.read_text() for p in paths)))
+    if len(set(names)) != len(names):
         raise ValueError("source files must have distinct names")
     return _cached_build(sources, flags, key_extra, cxx, cache_dir, name, in_place=paths)
 

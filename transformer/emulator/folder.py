@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from . import RunResult, compile_files, run_binary
+from . import RunResult, compile_files, default_cache_dir, run_binary
+from .opproject import OpProjectError, is_op_project, op_project
 
 __all__ = ["FolderSources", "FolderError", "find_sources", "build_folder", "make_output_dir", "run_folder"]
 
@@ -34,20 +35,29 @@ class FolderSources:
     root: Path
     main: Path
     kernels: tuple[Path, ...]
+    include: tuple[Path, ...] = ()  # searched first (default: the folder itself)
+    flags: tuple[str, ...] = ()     # extra compiler flags (an op project's -include / -DDTYPE_*)
 
     @property
     def all(self) -> tuple[Path, ...]:
         return (self.main, *self.kernels)
 
 
-def find_sources(root: Path) -> FolderSources:
+def find_sources(root: Path, driver_dir: Path | None = None) -> FolderSources:
     """The .cpp files directly in ``root``: the one defining ``main`` and the kernels.
 
     Subfolders (``scripts/``, ``cmake/``, ``input/``...) are not searched: the samples keep
-    their sources at the top level.
+    their sources at the top level. An op project (``op_host/`` and ``op_kernel/``) is built
+    as :mod:`.opproject` describes (its generated driver, if any, goes to ``driver_dir``).
     """
     if not root.is_dir():
         raise FolderError(f"{root}: not a directory")
+    if is_op_project(root):
+        try:
+            op = op_project(root, driver_dir if driver_dir is not None else default_cache_dir() / "op_drivers")
+        except OpProjectError as e:
+            raise FolderError(str(e)) from None
+        return FolderSources(root, op.main, op.sources, op.include, op.flags)
     files = sorted(p for p in root.iterdir() if p.is_file() and p.suffix in _SOURCE_SUFFIXES)
     mains = [p for p in files if _MAIN.search(p.read_text(errors="replace"))]
     if not mains:
@@ -70,10 +80,10 @@ def build_folder(root: Path, *, sanitize: bool = False, warnings_as_errors: bool
     Raises :class:`FolderError` for a folder without a host program and
     :class:`transformer.emulator.CompileError` when g++ rejects the sources.
     """
-    src = find_sources(root)
-    binary = compile_files(list(src.all), include=[root.resolve()], cache_dir=cache_dir, name=root.resolve().name or "sample",
-                           sanitize=sanitize, warnings_as_errors=warnings_as_errors, extra_flags=extra_flags,
-                           scope_bytes=scope_bytes)
+    src = find_sources(root, None if cache_dir is None else Path(cache_dir) / "op_drivers")
+    binary = compile_files(list(src.all), include=list(src.include or (root.resolve(),)), cache_dir=cache_dir,
+                           name=root.resolve().name or "sample", sanitize=sanitize, warnings_as_errors=warnings_as_errors,
+                           extra_flags=[*src.flags, *extra_flags], scope_bytes=scope_bytes)
     return src, binary
 
 

@@ -27,22 +27,7 @@
 #include "timing.h"
 #include "types.h"
 
-// Local memory sizes in bytes (defaults: Ascend 910B / Atlas A2). Override with -D.
-#ifndef ASCX_EMU_UB_BYTES
-#define ASCX_EMU_UB_BYTES (192 * 1024)
-#endif
-#ifndef ASCX_EMU_L1_BYTES
-#define ASCX_EMU_L1_BYTES (512 * 1024)
-#endif
-#ifndef ASCX_EMU_L0A_BYTES
-#define ASCX_EMU_L0A_BYTES (64 * 1024)
-#endif
-#ifndef ASCX_EMU_L0B_BYTES
-#define ASCX_EMU_L0B_BYTES (64 * 1024)
-#endif
-#ifndef ASCX_EMU_L0C_BYTES
-#define ASCX_EMU_L0C_BYTES (128 * 1024)
-#endif
+#include "mem_sizes.h"  // local memory sizes (ASCX_EMU_<SCOPE>_BYTES)
 #ifndef ASCX_EMU_MAX_QUE_BUFFERS_PER_POSITION
 #define ASCX_EMU_MAX_QUE_BUFFERS_PER_POSITION 8
 #endif
@@ -763,10 +748,16 @@ inline int32_t GetCoreKind() {
 }
 
 // ---------------------------------------------------------------- GlobalTensor
+enum class CacheMode : uint8_t { CACHE_MODE_DISABLE = 0, CACHE_MODE_NORMAL = 1 };
+enum CacheRwMode { READ = 1, WRITE = 2, RW = 3 };
 template <typename T> class GlobalTensor {
 public:
     using PrimType = T;
     GlobalTensor() = default;
+    // An L2 placement hint: recorded, no effect on results or on the timing model (which
+    // has no per-tensor L2 policy).
+    template <CacheRwMode rwMode = CacheRwMode::RW> void SetL2CacheHint(CacheMode mode) { cache_ = mode; }
+    CacheMode GetL2CacheHint_() const { return cache_; }
     void SetGlobalBuffer(__gm__ T* buffer, uint64_t bufferSize) {
         ptr_ = buffer;
         size_ = bufferSize;
@@ -850,6 +841,7 @@ private:
     T* ptr_ = nullptr;
     uint64_t size_ = 0, off_ = 0;
     bool sized_ = false, bad_off_ = false;
+    CacheMode cache_ = CacheMode::CACHE_MODE_NORMAL;
 };
 
 // ---------------------------------------------------------------- LocalTensor
@@ -940,6 +932,17 @@ public:
 
 // ---------------------------------------------------------------- queues and buffers
 class TPipe;
+enum class HardEvent : uint8_t;
+using TEventID = int8_t;
+}  // namespace AscendC
+namespace ascx_emu {
+// The TPipe the running core made last (GetTPipePtr); each core runs in its own thread.
+inline AscendC::TPipe*& current_pipe() {
+    static thread_local AscendC::TPipe* p = nullptr;
+    return p;
+}
+}  // namespace ascx_emu
+namespace AscendC {
 
 template <TPosition SRC, TPosition DST, int32_t DEPTH, auto... EXTRA> class TQueBind {
 public:
@@ -1081,7 +1084,15 @@ private:
 
 class TPipe {
 public:
-    TPipe() { c_ = ascx_emu::cur_core(); }
+    TPipe() {
+        c_ = ascx_emu::cur_core();
+        ascx_emu::current_pipe() = this;
+    }
+    // event ids (defined in ops_more.h)
+    template <HardEvent EVT> TEventID FetchEventID();
+    TEventID FetchEventID(HardEvent evt);
+    template <HardEvent EVT> TEventID AllocEventID();
+    template <HardEvent EVT> void ReleaseEventID(TEventID id);
     ~TPipe() = default;
 
     template <TPosition SRC, TPosition DST, int32_t DEPTH, auto... EXTRA>
@@ -1181,7 +1192,8 @@ inline void event_pipes(HardEvent e, int& src, int& dst, const char*& name) {
     src = r.s; dst = r.d; name = r.n;
 }
 
-template <HardEvent EVT> inline void SetFlag(int32_t eventID, ASCX_LOC) {
+// SetFlag / WaitFlag with the event known at run time (the set_flag / wait_flag intrinsics).
+inline void set_flag_event(HardEvent EVT, int32_t eventID, SrcLoc loc) {
     auto& c = ascx_emu::core("SetFlag", loc);
     int s, d;
     const char* n;
@@ -1198,7 +1210,7 @@ template <HardEvent EVT> inline void SetFlag(int32_t eventID, ASCX_LOC) {
     std::string edge = c.name + "/flag/" + n + "/" + std::to_string(eventID) + "/" + std::to_string(f.n);
     ascx_emu::trace_sync(c, s, "SetFlag", "set", {edge}, s, d, loc, ascx_emu::ks("event", n) + ascx_emu::kv("id", eventID));
 }
-template <HardEvent EVT> inline void WaitFlag(int32_t eventID, ASCX_LOC) {
+inline void wait_flag_event(HardEvent EVT, int32_t eventID, SrcLoc loc) {
     auto& c = ascx_emu::core("WaitFlag", loc);
     int s, d;
     const char* n;
@@ -1216,6 +1228,8 @@ template <HardEvent EVT> inline void WaitFlag(int32_t eventID, ASCX_LOC) {
     std::string edge = c.name + "/flag/" + n + "/" + std::to_string(eventID) + "/" + std::to_string(fn);
     ascx_emu::trace_sync(c, d, "WaitFlag", "wait", {edge}, s, d, loc, ascx_emu::ks("event", n) + ascx_emu::kv("id", eventID));
 }
+template <HardEvent EVT> inline void SetFlag(int32_t eventID, ASCX_LOC) { set_flag_event(EVT, eventID, loc); }
+template <HardEvent EVT> inline void WaitFlag(int32_t eventID, ASCX_LOC) { wait_flag_event(EVT, eventID, loc); }
 template <pipe_t P> inline void PipeBarrier(ASCX_LOC) {
     auto& c = ascx_emu::core("PipeBarrier", loc);
     if (P == PIPE_ALL) ascx_emu::tm::barrier_all(c.tm);
@@ -1223,8 +1237,6 @@ template <pipe_t P> inline void PipeBarrier(ASCX_LOC) {
     ascx_emu::trace_sync(c, P, "PipeBarrier", "barrier", {}, -1, -1, loc);
 }
 
-// Event id allocation helpers (TPipe::FetchEventID-style): ids are handed out round-robin.
-template <HardEvent EVT> inline int32_t FetchEventID() { return 0; }
 
 // ---------------------------------------------------------------- cross-core flags
 // mode 0: all cores of the same kind synchronise (barrier); mode 1: the two AIVs of a
@@ -1467,5 +1479,5 @@ using AscendC::GmFree;
 
 #define ICPU_RUN_KF(func, blockDim, ...) \
     ::ascx_emu::launch(#func, static_cast<uint32_t>(blockDim), [&]() { func(__VA_ARGS__); }, ::ascx_emu::SrcLoc{__FILE__, __LINE__})
-#define ICPU_SET_TILING_KEY(key) ((void)(key))
+#define ICPU_SET_TILING_KEY(key) (::ascx_emu::tiling_key() = static_cast<uint64_t>(key))
 #define KERNEL_TASK_TYPE_DEFAULT(t) ((void)0)

@@ -1,5 +1,5 @@
 // ascx emulator: public Ascend C API names the emulator does not implement. Using one is a
-// compile-time error whose first line names it ("ascx emulator: AscendC::Gelu is not
+// compile-time error whose first line names it ("ascx emulator: AscendC::Silu is not
 // emulated ..."), instead of an unknown-identifier error or a template cascade.
 // Functions are catch-all templates whose body holds a dependent static_assert (it fires
 // only when the name is called); types are class templates that assert when an object is made. Only names the emulator does not define are listed here, so these
@@ -35,9 +35,6 @@ template <auto...> struct always_false_v : std::false_type {};
 
 namespace AscendC {
 // activation / math high-level API
-ASCX_EMU_UNSUPPORTED_FN(Gelu)
-ASCX_EMU_UNSUPPORTED_FN(FasterGelu)
-ASCX_EMU_UNSUPPORTED_FN(FasterGeluV2)
 ASCX_EMU_UNSUPPORTED_FN(Silu)
 ASCX_EMU_UNSUPPORTED_FN(Swish)
 ASCX_EMU_UNSUPPORTED_FN(SwiGLU)
@@ -145,9 +142,6 @@ ASCX_EMU_UNSUPPORTED_FN(IBWait)
 ASCX_EMU_UNSUPPORTED_FN(InitSpmBuffer)
 ASCX_EMU_UNSUPPORTED_FN(WriteSpmBuffer)
 ASCX_EMU_UNSUPPORTED_FN(ReadSpmBuffer)
-ASCX_EMU_UNSUPPORTED_FN(GetSysWorkSpacePtr)
-ASCX_EMU_UNSUPPORTED_FN(SetSysWorkspace)
-ASCX_EMU_UNSUPPORTED_FN(DumpTensor)
 ASCX_EMU_UNSUPPORTED_FN(DumpAccChkPoint)
 ASCX_EMU_UNSUPPORTED_FN(GetSystemCycle)
 

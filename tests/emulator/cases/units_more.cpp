@@ -1,0 +1,92 @@
+// Unit cases of the APIs added for public samples (issue 26 item 3), batched in one program:
+// `./units_more` runs them all on one AIV core and prints `name v0 v1 ...` lines;
+// `./units_more assert_fail` stops on a kernel assert(cond, fmt, ...). Hazard detection stays on.
+#include "kernel_operator.h"
+
+#include <cstdio>
+#include <string>
+
+using namespace AscendC;
+
+static std::string g_case;
+
+namespace {
+void print(const char* name, const float* v, int n)
+{
+    std::printf("%s", name);
+    for (int i = 0; i < n; ++i) std::printf(" %.9g", static_cast<double>(v[i]));
+    std::printf("\n");
+}
+}  // namespace
+
+extern "C" __global__ __aicore__ void units_more(GM_ADDR in, GM_ADDR out, GM_ADDR zeroed)
+{
+    if (g_case == "assert_fail") {
+        int n = 3;
+        assert(n == 4, "n is %d, expected %d", n, 4);
+        return;
+    }
+    TPipe pipe;
+    TPipe* pp = GetTPipePtr();
+    // event ids: Fetch gives a free id without taking it; Alloc takes it; Release frees it
+    TEventID f0 = pp->FetchEventID<HardEvent::V_MTE3>();
+    TEventID f1 = pp->FetchEventID(HardEvent::V_MTE3);
+    TEventID a0 = pp->AllocEventID<HardEvent::V_MTE3>();
+    TEventID a1 = pp->AllocEventID<HardEvent::V_MTE3>();
+    pp->ReleaseEventID<HardEvent::V_MTE3>(a0);
+    TEventID f2 = pp->FetchEventID<HardEvent::V_MTE3>();
+    float ids[5] = {float(f0), float(f1), float(a0), float(a1), float(f2)};
+    print("event_ids", ids, 5);
+    pp->ReleaseEventID<HardEvent::V_MTE3>(a1);
+
+    // InitOutput (before InitBuffer, as InitGlobalMemory): 64 floats of `zeroed` set to 1.5
+    GlobalTensor<float> zg;
+    zg.SetGlobalBuffer((__gm__ float*)zeroed, 64);
+    InitOutput(zg, 64, 1.5f);
+
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 4096);
+    LocalTensor<float> x = buf.Get<float>();
+    LocalTensor<float> y = x[256];
+    GlobalTensor<float> ig, og;
+    ig.SetGlobalBuffer((__gm__ float*)in, 256);
+    og.SetGlobalBuffer((__gm__ float*)out, 256);
+    ig.SetL2CacheHint(CacheMode::CACHE_MODE_DISABLE);
+    DataCopy(x, ig, 64);
+    // the intrinsic forms order MTE2 -> V and V -> MTE3 (an event id of type event_t)
+    event_t e = static_cast<event_t>(pp->FetchEventID(HardEvent::MTE2_V));
+    set_flag(PIPE_MTE2, PIPE_V, e);
+    wait_flag(PIPE_MTE2, PIPE_V, e);
+    Gelu(y, x, 64);
+    FasterGelu(y[64], x, 64);
+    FasterGeluV2(y[128], x, 64);
+    set_flag(PIPE_V, PIPE_MTE3, EVENT_ID1);
+    wait_flag(PIPE_V, PIPE_MTE3, EVENT_ID1);
+    DataCopy(og, y, 192);
+    SetFlag<HardEvent::V_S>(EVENT_ID0);
+    WaitFlag<HardEvent::V_S>(EVENT_ID0);
+    uint32_t dims[2] = {8, 8};
+    DumpTensor(x, 7, 4, ShapeInfo(2, dims));
+    float c0 = static_cast<float>(DEFAULT_C0_SIZE);
+    print("c0", &c0, 1);
+}
+
+int main(int argc, char** argv)
+{
+    g_case = argc > 1 ? argv[1] : "";
+    uint8_t* in = GmAlloc(256 * sizeof(float));
+    uint8_t* out = GmAlloc(256 * sizeof(float));
+    uint8_t* zeroed = GmAlloc(64 * sizeof(float));
+    float* xi = reinterpret_cast<float*>(in);
+    for (int i = 0; i < 64; ++i) xi[i] = -4.0f + 0.125f * static_cast<float>(i);
+    ICPU_RUN_KF(units_more, 1, in, out, zeroed);
+    print("x", xi, 64);
+    print("gelu", reinterpret_cast<float*>(out), 64);
+    print("faster_gelu", reinterpret_cast<float*>(out) + 64, 64);
+    print("faster_gelu_v2", reinterpret_cast<float*>(out) + 128, 64);
+    print("init_output", reinterpret_cast<float*>(zeroed), 64);
+    GmFree(in);
+    GmFree(out);
+    GmFree(zeroed);
+    return 0;
+}

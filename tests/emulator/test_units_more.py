@@ -1,0 +1,58 @@
+"""Unit cases of the APIs added for public samples (issue 26 item 3), one compile of
+`cases/units_more.cpp`: event ids (`GetTPipePtr()->FetchEventID` / `AllocEventID` /
+`ReleaseEventID`, `event_t`), the `set_flag` / `wait_flag` intrinsics (ordering real pipe pairs:
+the run is hazard-checked), `SetL2CacheHint`, `InitOutput`, `DumpTensor` + `ShapeInfo`,
+`DEFAULT_C0_SIZE`, `Gelu` / `FasterGelu` / `FasterGeluV2` against their public formulas, and a
+kernel `assert(cond, fmt, ...)`."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from transformer.emulator import ERROR_EXIT, run_binary
+
+from .conftest import build, parse_named_lines
+
+pytestmark = pytest.mark.slow  # compiles C++ against the emulator
+
+
+@pytest.fixture(scope="module")
+def more(emu_cache):
+    binary = build(emu_cache, "units_more")
+    r = run_binary(binary)  # hazard detection on: the flags must order what they claim
+    assert r.returncode == 0, r.stderr
+    values = "\n".join(ln for ln in r.stdout.splitlines() if not ln.startswith("DumpTensor:"))
+    return binary, r.stdout, parse_named_lines(values)
+
+
+def test_event_ids_fetch_alloc_release(more):
+    _, _, v = more
+    np.testing.assert_array_equal(v["event_ids"], [0, 0, 0, 1, 0])
+
+
+def test_gelu_family_matches_the_public_formulas(more):
+    _, _, v = more
+    x = v["x"]
+    gelu = x / (1 + np.exp(-1.59576912 * (x + 0.044715 * x ** 3)))
+    faster = x / (1 + np.exp(-1.702 * x))
+    sgn = (x + 1e-12) / np.abs(x + 1e-12)
+    v2 = x * (sgn * (-0.1444 * (np.minimum(np.abs(0.7071 * x), 1.769) - 1.769) ** 2 + 0.5) + 0.5)
+    for name, want in (("gelu", gelu), ("faster_gelu", faster), ("faster_gelu_v2", v2)):
+        np.testing.assert_allclose(v[name], want.astype(np.float32), rtol=1e-6, atol=1e-7, err_msg=name)
+    assert abs(v["gelu"][40] - 1.0 * (0.5 * (1 + np.tanh(np.sqrt(2 / np.pi) * (1 + 0.044715))))) < 2e-3  # GELU(1) ~ 0.841
+
+
+def test_init_output_dump_tensor_and_c0(more):
+    _, out, v = more
+    np.testing.assert_array_equal(v["init_output"], np.full(64, 1.5))
+    assert "DumpTensor: desc=7, LocalTensor, 4 elements of float, shape [8, 8]: -4 -3.875 -3.75 -3.625" in out
+    assert v["c0"][0] == 32
+
+
+def test_kernel_assert_with_a_message_stops_the_run(more):
+    binary, _, _ = more
+    r = run_binary(binary, ["assert_fail"])
+    assert r.returncode == ERROR_EXIT, r.stderr
+    assert "ascx-emu: error: assert: Assertion `n == 4' failed. n is 3, expected 4" in r.stderr
+    assert "units_more.cpp:" in r.stderr

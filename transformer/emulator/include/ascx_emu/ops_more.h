@@ -1,0 +1,193 @@
+// ascx emulator: more of the public Ascend C API met in public samples (issue 26 item 3):
+// event ids (`GetTPipePtr()->FetchEventID`, `AllocEventID`, `ReleaseEventID`, `event_t`), the
+// `set_flag` / `wait_flag` / `pipe_barrier` intrinsics, `GlobalTensor::SetL2CacheHint` (a hint:
+// no effect on results), `DumpTensor` / `ShapeInfo`, `DEFAULT_C0_SIZE`, `InitOutput`, the GELU
+// family (`Gelu`, `FasterGelu`, `FasterGeluV2`) and kernel `assert(cond, fmt, ...)`. Written
+// from the public API reference. Clean-room (Apache-2.0).
+#pragma once
+#include <cassert>
+#include <cmath>
+#include <cstdio>
+
+namespace AscendC {
+
+// ---------------------------------------------------------------- event ids
+enum event_t : int32_t { EVENT_ID0 = 0, EVENT_ID1, EVENT_ID2, EVENT_ID3, EVENT_ID4, EVENT_ID5, EVENT_ID6, EVENT_ID7 };
+
+namespace detail {
+// Ids taken by AllocEventID, per HardEvent, for the running core (a thread per core).
+inline uint8_t& taken_ids(HardEvent e) {
+    static thread_local uint8_t t[static_cast<int>(HardEvent::MAX) + 1] = {};
+    return t[static_cast<int>(e)];
+}
+inline int32_t free_id(HardEvent e) {
+    for (int32_t i = 0; i < 8; ++i)
+        if (!(taken_ids(e) & (1u << i))) return i;
+    return -1;
+}
+}  // namespace detail
+
+// FetchEventID: an id free for the event (nothing taken); AllocEventID takes it, ReleaseEventID
+// gives it back. All 8 taken is an error (the device has 8 per event type).
+template <HardEvent EVT> inline TEventID TPipe::FetchEventID() { return FetchEventID(EVT); }
+inline TEventID TPipe::FetchEventID(HardEvent evt) {
+    int32_t id = detail::free_id(evt);
+    if (id < 0) ascx_emu::fail("TPipe::FetchEventID", SrcLoc{"?", 0}, "all 8 event ids of this HardEvent are allocated");
+    return static_cast<TEventID>(id);
+}
+template <HardEvent EVT> inline TEventID TPipe::AllocEventID() {
+    TEventID id = FetchEventID(EVT);
+    detail::taken_ids(EVT) = static_cast<uint8_t>(detail::taken_ids(EVT) | (1u << id));
+    return id;
+}
+template <HardEvent EVT> inline void TPipe::ReleaseEventID(TEventID id) {
+    detail::taken_ids(EVT) = static_cast<uint8_t>(detail::taken_ids(EVT) & ~(1u << (id & 7)));
+}
+// The running core's TPipe (the last one it constructed).
+inline TPipe* GetTPipePtr(ASCX_LOC) {
+    TPipe* p = ascx_emu::current_pipe();
+    if (p == nullptr) ascx_emu::fail("GetTPipePtr", loc, "no TPipe was created on this core");
+    return p;
+}
+
+}  // namespace AscendC
+
+namespace ascx_emu {
+// The HardEvent between two pipes (set_flag(PIPE_MTE2, PIPE_V, id) is SetFlag<HardEvent::MTE2_V>(id)).
+inline AscendC::HardEvent event_of_pipes(pipe_t src, pipe_t dst, const char* api, SrcLoc loc) {
+    for (int e = 0; e < static_cast<int>(AscendC::HardEvent::MAX); ++e) {
+        int s, d;
+        const char* n;
+        AscendC::event_pipes(static_cast<AscendC::HardEvent>(e), s, d, n);
+        if (s == src && d == dst) return static_cast<AscendC::HardEvent>(e);
+    }
+    fail(api, loc, "no HardEvent from pipe %d to pipe %d", static_cast<int>(src), static_cast<int>(dst));
+}
+}  // namespace ascx_emu
+
+// The intrinsic forms (global namespace, as kernels call them).
+inline void set_flag(pipe_t src, pipe_t dst, int32_t id, ASCX_LOC) {
+    AscendC::set_flag_event(ascx_emu::event_of_pipes(src, dst, "set_flag", loc), id, loc);
+}
+inline void wait_flag(pipe_t src, pipe_t dst, int32_t id, ASCX_LOC) {
+    AscendC::wait_flag_event(ascx_emu::event_of_pipes(src, dst, "wait_flag", loc), id, loc);
+}
+using AscendC::event_t;
+using AscendC::EVENT_ID0; using AscendC::EVENT_ID1; using AscendC::EVENT_ID2; using AscendC::EVENT_ID3;
+using AscendC::EVENT_ID4; using AscendC::EVENT_ID5; using AscendC::EVENT_ID6; using AscendC::EVENT_ID7;
+
+namespace AscendC {
+// ---------------------------------------------------------------- constants, GM helpers
+constexpr uint32_t DEFAULT_C0_SIZE = 32;  // bytes of one C0 group of the fractal formats (32 B)
+
+template <typename T>
+inline void InitOutput(GlobalTensor<T>& gm, const uint64_t size, const ascx_emu::nondeduced_t<T> value = 0, ASCX_LOC) {
+    Fill(gm, size, value, loc);  // the older name of InitGlobalMemory
+}
+
+// ---------------------------------------------------------------- DumpTensor
+struct ShapeInfo {
+    ShapeInfo() = default;
+    ShapeInfo(uint8_t dimNum, const uint32_t* dims) : shapeDim(dimNum) {
+        for (uint8_t i = 0; i < dimNum && i < 8; ++i) shape[i] = dims[i];
+    }
+    uint8_t shapeDim = 0;
+    uint32_t shape[8] = {};
+};
+namespace detail {
+template <typename T> inline double dump_value(const T& v) { return static_cast<double>(v); }
+template <typename T> inline void dump_values(const char* where, uint32_t desc, const T* p, uint32_t n, const ShapeInfo& info) {
+    std::printf("DumpTensor: desc=%u, %s, %u elements of %s", desc, where, n, ascx_emu::type_name<T>());
+    if (info.shapeDim) {
+        std::printf(", shape [");
+        for (uint8_t i = 0; i < info.shapeDim; ++i) std::printf(i ? ", %u" : "%u", info.shape[i]);
+        std::printf("]");
+    }
+    std::printf(":");
+    for (uint32_t i = 0; i < n; ++i) std::printf(" %g", dump_value(p[i]));
+    std::printf("\n");
+}
+}  // namespace detail
+// Prints `dumpSize` elements (on the host's stdout: the emulator has no device log buffer).
+template <typename T>
+inline void DumpTensor(const LocalTensor<T>& t, uint32_t desc, uint32_t dumpSize, const ShapeInfo& info = ShapeInfo(), ASCX_LOC) {
+    const T* p = t.Ptr("DumpTensor", 0, dumpSize, loc);
+    if (!ascx_emu::skip_data()) detail::dump_values("LocalTensor", desc, p, dumpSize, info);
+}
+template <typename T>
+inline void DumpTensor(const GlobalTensor<T>& t, uint32_t desc, uint32_t dumpSize, const ShapeInfo& info = ShapeInfo(), ASCX_LOC) {
+    t.Check("DumpTensor", 0, dumpSize, loc);
+    if (!ascx_emu::skip_data()) detail::dump_values("GlobalTensor", desc, t.GetPhyAddr(), dumpSize, info);
+}
+
+// ---------------------------------------------------------------- GELU family
+// Our reading of the public formulas (the FasterGelu page shows its formula as a picture; we
+// use the simplification FastGelu -> x / (1 + exp(-1.702 x)) it names). Computed in double and
+// rounded once; priced as the basic vector instructions of the formula (timing: hl_acct).
+namespace detail {
+template <typename T, typename F>
+inline void gelu_like(const char* api, const LocalTensor<T>& dst, const LocalTensor<T>& src, uint32_t n, int transc, int simple, SrcLoc loc,
+                      F&& f) {
+    static_assert(std::is_same<T, half>::value || std::is_same<T, float>::value, "the GELU APIs take half or float");
+    auto& c = ascx_emu::core(api, loc);
+    ascx_emu::local_check_vec(api, dst, loc);
+    ascx_emu::local_check_vec(api, src, loc);
+    const T* x = src.Ptr(api, 0, n, loc);
+    T* d = dst.Ptr(api, 0, n, loc);
+    bool first = true;
+    for (int i = 0; i < transc + simple; ++i) {
+        const int cls = i < transc ? ascx_emu::tm::VC_TRANSC : ascx_emu::tm::VC_SIMPLE;
+        ascx_emu::account(c, PIPE_V, api, loc, ascx_emu::tm::vec(cls, static_cast<double>(repeats_for<T>(n)), true, static_cast<double>(nbytes<T>(n))),
+                          first ? std::initializer_list<ascx_emu::tm::Acc>{ascx_emu::tm::R(src, nbytes<T>(n)), ascx_emu::tm::W(dst, nbytes<T>(n))}
+                                : std::initializer_list<ascx_emu::tm::Acc>{});
+        first = false;
+    }
+    for (uint32_t i = 0; i < (ascx_emu::skip_data() ? 0u : n); ++i) d[i] = static_cast<T>(f(static_cast<double>(x[i])));
+    trace_vec<T>(c, api, n, repeats_for<T>(n), loc);
+}
+}  // namespace detail
+
+template <typename T, bool highPrecision = false, bool highPerformance = false>
+inline void Gelu(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t dataSize, ASCX_LOC) {
+    detail::gelu_like("Gelu", dst, src, dataSize, 2, 5, loc,
+                      [](double x) { return x / (1.0 + std::exp(-1.59576912 * (x + 0.044715 * x * x * x))); });
+}
+template <typename T, bool highPrecision = false, bool highPerformance = false>
+inline void Gelu(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<uint8_t>& sharedTmpBuffer, const uint32_t dataSize,
+                 ASCX_LOC) {
+    (void)sharedTmpBuffer;
+    Gelu<T, highPrecision, highPerformance>(dst, src, dataSize, loc);
+}
+template <typename T, bool highPrecision = false, bool highPerformance = false>
+inline void FasterGelu(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t dataSize, ASCX_LOC) {
+    detail::gelu_like("FasterGelu", dst, src, dataSize, 2, 2, loc, [](double x) { return x / (1.0 + std::exp(-1.702 * x)); });
+}
+template <typename T, bool highPrecision = false, bool highPerformance = false>
+inline void FasterGelu(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<uint8_t>& sharedTmpBuffer,
+                       const uint32_t dataSize, ASCX_LOC) {
+    (void)sharedTmpBuffer;
+    FasterGelu<T, highPrecision, highPerformance>(dst, src, dataSize, loc);
+}
+template <typename T, bool highPrecision = false, bool highPerformance = false>
+inline void FasterGeluV2(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t dataSize, ASCX_LOC) {
+    detail::gelu_like("FasterGeluV2", dst, src, dataSize, 0, 8, loc, [](double x) {
+        const double sgn = (x + 1e-12) / std::fabs(x + 1e-12);
+        const double a = std::fmin(std::fabs(0.7071 * x), 1.769) - 1.769;
+        return x * (sgn * (-0.1444 * a * a + 0.5) + 0.5);
+    });
+}
+template <typename T, bool highPrecision = false, bool highPerformance = false>
+inline void FasterGeluV2(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<uint8_t>& sharedTmpBuffer,
+                         const uint32_t dataSize, ASCX_LOC) {
+    (void)sharedTmpBuffer;
+    FasterGeluV2<T, highPrecision, highPerformance>(dst, src, dataSize, loc);
+}
+
+}  // namespace AscendC
+
+// Kernel `assert(cond[, fmt, args...])`: the Ascend C debug assert takes a message; the C one
+// does not. A failed one stops the run like an emulator check (exit 3, message and location).
+#undef assert
+#define assert(...) ASCX_EMU_KASSERT_(__VA_ARGS__, "")
+#define ASCX_EMU_KASSERT_(cond, ...) \
+    do { if (!(cond)) ::ascx_emu::assert_failed("assert", #cond, __FILE__, __LINE__, __VA_ARGS__); } while (0)
