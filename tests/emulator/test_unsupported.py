@@ -16,8 +16,7 @@ USES = {
     "LoadData3DParamsV2": "LoadData3DParamsV2<half> p; (void)p;",      # a parameter struct
     "GatherRepeatParams": "GatherRepeatParams q; (void)q;",
     "TQueSync": "TQueSync<PIPE_V, PIPE_MTE3> s; (void)s;",
-    "matmul::Matmul": "using A = MatmulType<TPosition::GM, CubeFormat::ND, half>;\n"
-                      "    matmul::Matmul<A, A, A> mm; (void)mm; REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm);",
+    "ConfusionTranspose": "ConfusionTranspose(t, t);",
     "SetMaskCount": "SetMaskCount();",
     "SoftmaxFlashV2": "SoftmaxFlashV2<half>(t, t, t, t);",
 }

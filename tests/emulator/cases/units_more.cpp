@@ -67,7 +67,7 @@ extern "C" __global__ __aicore__ void units_more(GM_ADDR in, GM_ADDR out, GM_ADD
     WaitFlag<HardEvent::V_S>(EVENT_ID0);
     uint32_t dims[2] = {8, 8};
     DumpTensor(x, 7, 4, ShapeInfo(2, dims));
-    float c0 = static_cast<float>(DEFAULT_C0_SIZE);
+    float c0 = static_cast<float>(tik2::DEFAULT_C0_SIZE);  // the 2023 namespace name is an alias
     print("c0", &c0, 1);
 }
 

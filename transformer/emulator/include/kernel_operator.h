@@ -17,3 +17,6 @@
 #include "ascx_emu/harness.h"
 #include "ascx_emu/opkernel.h"
 #include "securec.h"
+
+// The 2023 samples name the API namespace tik2: an alias, nothing more.
+namespace tik2 = AscendC;

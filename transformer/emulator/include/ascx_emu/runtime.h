@@ -936,11 +936,13 @@ enum class HardEvent : uint8_t;
 using TEventID = int8_t;
 }  // namespace AscendC
 namespace ascx_emu {
-// The TPipe the running core made last (GetTPipePtr); each core runs in its own thread.
-inline AscendC::TPipe*& current_pipe() {
-    static thread_local AscendC::TPipe* p = nullptr;
+// The TPipe the running core made last (GetTPipePtr), by address (the pipe is a local of the
+// kernel: kept as an integer, cleared by its destructor); each core runs in its own thread.
+inline uintptr_t& current_pipe_addr() {
+    static thread_local uintptr_t p = 0;
     return p;
 }
+inline AscendC::TPipe* current_pipe() { return reinterpret_cast<AscendC::TPipe*>(current_pipe_addr()); }
 }  // namespace ascx_emu
 namespace AscendC {
 
@@ -1086,14 +1088,16 @@ class TPipe {
 public:
     TPipe() {
         c_ = ascx_emu::cur_core();
-        ascx_emu::current_pipe() = this;
+        ascx_emu::current_pipe_addr() = reinterpret_cast<uintptr_t>(this);
+    }
+    ~TPipe() {
+        if (ascx_emu::current_pipe_addr() == reinterpret_cast<uintptr_t>(this)) ascx_emu::current_pipe_addr() = 0;
     }
     // event ids (defined in ops_more.h)
     template <HardEvent EVT> TEventID FetchEventID();
     TEventID FetchEventID(HardEvent evt);
     template <HardEvent EVT> TEventID AllocEventID();
     template <HardEvent EVT> void ReleaseEventID(TEventID id);
-    ~TPipe() = default;
 
     template <TPosition SRC, TPosition DST, int32_t DEPTH, auto... EXTRA>
     bool InitBuffer(TQueBind<SRC, DST, DEPTH, EXTRA...>& que, uint8_t num, uint32_t len, ASCX_LOC) {

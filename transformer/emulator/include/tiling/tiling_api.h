@@ -3,3 +3,4 @@
 // ascx_emu/highlevel.h. Clean-room (Apache-2.0).
 #pragma once
 #include "../kernel_operator.h"
+#include "../ascx_emu/matmul_tiling.h"  // matmul_tiling::MultiCoreMatmulTiling ...

@@ -1,0 +1,1 @@
+../../samples/common/data_utils.h
