@@ -2,7 +2,7 @@
 
     ascx tune FILE [--size N=V]... [--target T] [--budget N] [--strategy agent|random|grid|tpe]
               [--jobs J] [--executor local|ray] [--db PATH] [--seed S] [--measure M]
-              [--allow PASS]... [--documented PIPELINE] [--explain] [--json] [-o tuned.ir] [--emit ascendc]
+              [--allow PASS]... [--documented PIPELINE] [--space] [--explain] [--json] [-o tuned.ir] [--emit ascendc]
     ascx explain RUN [--db PATH] [--json]
     ascx db list|show RUN|export [--db PATH] [--json]
 
@@ -106,6 +106,8 @@ def _fmt(us: float | None) -> str:
               help="Let the search use this precision-changing pass (repeatable: round_operand, reciprocal); each "
                    "candidate using it is verified against the interpreter at the outputs' tolerance.")
 @click.option("--documented", metavar="PIPELINE", default=None, help="Pipeline to compare with (default: the one examples/README.md documents for FILE).")
+@click.option("--space", "show_space", is_flag=True,
+              help="Print the search space (each stage's knob, its masked domain, the space's size); measure nothing.")
 @click.option("--explain", "explain_", is_flag=True, help="Explain the choice (ablation, bounds, pruned alternatives, top five).")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON object instead of text.")
 @click.option("-o", "--output", metavar="PATH", default=None, help="Write the tuned kernel (.ir, or Ascend C with --emit ascendc).")
@@ -113,7 +115,7 @@ def _fmt(us: float | None) -> str:
 @handle_errors
 def tune_cmd(file: str, sizes: tuple[str, ...], target_name: str | None, budget: int, strategy: str, jobs: int,
              executor: str, db_path: str | None, seed: int, measure: str, allow: tuple[str, ...], documented: str | None,
-             explain_: bool, as_json: bool, output: str | None, emit: str) -> None:
+             show_space: bool, explain_: bool, as_json: bool, output: str | None, emit: str) -> None:
     """Choose the pass pipeline for FILE by measured latency; every evaluation is stored in
     the tuning DB (a tuned shape answers at once, an interrupted tune resumes)."""
     from .tune.precision import PRECISION_PASSES
@@ -133,6 +135,9 @@ def tune_cmd(file: str, sizes: tuple[str, ...], target_name: str | None, budget:
         raise UsageError("--emit ascendc needs -o PATH", hint="e.g. -o tuned.cpp")
     kernel = load_kernel(file, sizes)
     target = load_target(target_name)
+    if show_space:
+        click.echo(_space_text(kernel, target, tuple(dict.fromkeys(allow)), as_json))
+        return
     measurer = _measurer(measure)
     if strategy == "tpe":
         try:
@@ -182,6 +187,27 @@ def tune_cmd(file: str, sizes: tuple[str, ...], target_name: str | None, budget:
         if expl is not None:
             click.echo(expl.render())
     db.close()
+
+
+SPACE_SECONDS = 60.0  # `--space` enumerates for at most this long (then: size is a lower bound)
+
+
+def _space_text(kernel: Any, target: Any, allow: tuple[str, ...], as_json: bool) -> str:
+    """`ascx tune --space`: the staged space as data (no measurement)."""
+    from .tune.precision import stages_for
+    from .tune.space import DEFAULT_STAGES, SearchSpace
+
+    d = SearchSpace(kernel, target, stages_for(allow, DEFAULT_STAGES)).describe(seconds=SPACE_SECONDS)
+    if as_json:
+        return json.dumps(d, indent=2)
+    out = [f"search space of `{kernel.name}`: {'' if d['complete'] else 'at least '}{d['size']} distinct candidate "
+           f"kernels ({d['pruned']} pass instances pruned by legality or capacity)"]
+    for k in d["knobs"]:
+        dom = k["domain"]
+        out.append(f"  {k['stage']}: {len(dom)} choices: " + ", ".join(dom[:8]) + (" ..." if len(dom) > 8 else ""))
+    if not d["complete"]:
+        out.append(f"  (enumeration stopped after {SPACE_SECONDS:g} s or {d['size']} candidates: the domains seen so far)")
+    return "\n".join(out)
 
 
 def _report(res: Any) -> str:

@@ -104,3 +104,21 @@ def test_db_export_includes_each_runs_decisions(tmp_path):
     (run,) = exp["runs"]
     assert {d["kind"] for d in run["decisions"]} >= {"price", "reference"}
     assert sorted(run["evaluation_ids"]) == sorted(e["id"] for e in exp["evaluations"])
+
+
+def test_space_prints_knobs_domains_and_size_without_measuring(tmp_path):
+    from transformer.tune.space import DEFAULT_STAGES
+
+    db = tmp_path / "never.sqlite"
+    add = str(ROOT / "examples" / "add.ir")
+    r = _run("tune", add, "--size", "M=16", "--size", "N=256", "--space", "--json", "--db", str(db))
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.output)
+    assert d["complete"] and d["size"] > 10
+    assert [k["stage"] for k in d["knobs"]] == list(DEFAULT_STAGES)
+    tile = next(k for k in d["knobs"] if k["stage"] == "tile")["domain"]
+    assert tile[0] == "skip" and "tile" in tile and any(t.startswith("tile{") for t in tile)
+    assert not db.exists()  # nothing measured, nothing stored
+    text = _run("tune", add, "--size", "M=16", "--size", "N=256", "--space", "--allow", "round_operand").output
+    # add has nothing to round: the same candidates, one more (empty) knob in front
+    assert f"{d['size']} distinct candidate kernels" in text and "\n  round_operand: 1 choices: skip\n" in text

@@ -295,11 +295,29 @@ class SearchSpace:
             node = node.child(options[choose(node, options)])
         return self.reach(node)
 
-    def _enumerate(self, limit: int) -> None:
+    def _enumerate(self, limit: int, deadline: float | None = None) -> None:
+        import time
+
         for _ in self.iter_dfs():
-            if len(self.candidates) >= limit:
+            if len(self.candidates) >= limit or (deadline is not None and time.monotonic() > deadline):
                 self.truncated = True
                 return
+
+    def describe(self, limit: int = MAX_CANDIDATES, seconds: float | None = None) -> dict[str, Any]:
+        """The space as data, without measuring: enumerate it (at most `limit` candidates,
+        `seconds` of wall time) and give each stage's knob, the domain of pass instances
+        the mask let through anywhere in the tree ("skip" first), the candidates' count
+        (`size`, exact when `complete`) and how many instances the mask pruned."""
+        import time
+
+        self._enumerate(limit, None if seconds is None else time.monotonic() + seconds)
+        self.complete = not self.truncated
+        domains: dict[int, dict[str, None]] = {i: {"skip": None} for i in range(len(self.stages))}
+        for (_, stage), steps in self._expanded.items():
+            for st in steps:
+                domains[stage].setdefault(st.text)
+        knobs = [{"stage": name, "pass": name, "domain": list(domains[i])} for i, name in enumerate(self.stages)]
+        return {"size": len(self.candidates), "complete": self.complete, "knobs": knobs, "pruned": len(self.pruned)}
 
     # ---- queries --------------------------------------------------------------------
     def candidate_for(self, pipeline: str | Iterable[str]) -> Candidate | None:
