@@ -14,6 +14,7 @@ a dtype-appropriate tolerance rather than exactly.
 
 from __future__ import annotations
 
+import math
 from typing import Callable
 
 import numpy as np
@@ -115,3 +116,64 @@ REFERENCES: dict[str, Callable[..., dict[str, np.ndarray]]] = {
     "conv2d": conv2d,
 }
 """Example file stem -> reference function (called with the inputs as keyword args)."""
+
+
+def _elementwise(f: Callable[..., float], *xs: np.ndarray) -> np.ndarray:
+    """`f` (Python's `math`, in f64) applied element by element, rounded once to f32."""
+    out = [f(*map(float, v)) for v in zip(*[np.asarray(x, np.float64).reshape(-1) for x in xs])]
+    return np.asarray(out, np.float64).astype(F32).reshape(np.shape(xs[0]))
+
+
+def _math_or_nan(f: Callable[..., float]) -> Callable[..., float]:
+    def g(*v: float) -> float:
+        try:
+            return f(*v)
+        except ValueError:  # outside the domain (log1p(-2), sin(inf), ...): NaN, as numpy
+            return math.nan
+        except OverflowError:
+            return math.inf
+    return g
+
+
+def _sigmoid(v: float) -> float:
+    if v != v:
+        return v
+    return 1.0 / (1.0 + math.exp(-v)) if v > -700 else 0.0
+
+
+def _exp2(v: float) -> float:
+    return v if v != v else (2.0 ** v if v < 1100 else math.inf)
+
+
+def _pow(x: float, y: float) -> float:
+    if y == 0:
+        return 1.0
+    if x != x or y != y:
+        return math.nan
+    if x < 0 and y != int(y) and math.isfinite(x):
+        return math.nan
+    try:
+        return math.pow(x, y)
+    except OverflowError:
+        return math.inf if x > 0 or y % 2 == 0 else -math.inf
+    except ValueError:  # pow(0, negative)
+        return math.inf
+
+
+def _floor(v: float) -> float:
+    return v if not math.isfinite(v) else float(math.floor(v))
+
+
+# the intrinsics of `transformer/intrinsics.py`, each from Python's `math` (not numpy, not the
+# table): f32 in, f32 out, computed in f64 and rounded once
+INTRINSICS: dict[str, Callable[..., np.ndarray]] = {
+    "erf": lambda x: _elementwise(_math_or_nan(math.erf), x),
+    "sin": lambda x: _elementwise(_math_or_nan(math.sin), x),
+    "cos": lambda x: _elementwise(_math_or_nan(math.cos), x),
+    "sigmoid": lambda x: _elementwise(_sigmoid, x),
+    "exp2": lambda x: _elementwise(_exp2, x),
+    "log1p": lambda x: _elementwise(lambda v: v if v != v or v == math.inf else (
+        -math.inf if v == -1 else (math.nan if v < -1 else math.log1p(v))), x),
+    "floor": lambda x: _elementwise(_floor, x),
+    "pow": lambda x, y: _elementwise(_pow, x, y),
+}

@@ -13,6 +13,7 @@ function, kept together so that `check_kernel` and the reader see all of them in
 
 from __future__ import annotations
 
+import difflib
 import math
 from typing import Callable, Iterator
 
@@ -20,6 +21,7 @@ from . import ir
 from .affine import eval_int, non_affine_part, to_affine
 from .diagnostics import SemanticError, did_you_mean
 from .dtypes import BOOL, WEAK_FLOAT, WEAK_INT, Ty, float_of, promote
+from .intrinsics import BY_NAME as INTRINSIC, names_hint
 
 CPP_KEYWORDS = frozenset(
     """alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t
@@ -275,7 +277,7 @@ def check_shapes(k: ir.Kernel) -> Iterator[SemanticError]:
                 msg = (f"unknown size `{name}` in the shape of `{t.name}`" if name
                        else f"shape of `{t.name}` must be affine in sizes and integers")
                 yield SemanticError(msg, _first_loc(bad) or t.loc,
-                                    hint=did_you_mean(name, sizes) if name else None)
+                                    hint=did_you_mean(name, sizes) if name else _non_affine_hint(bad, None))
                 continue
             v = eval_int(d, env)
             if v <= 0:
@@ -397,14 +399,20 @@ def _call_type(e: ir.Call, k: ir.Kernel, loop_vars: tuple[str, ...], errors: lis
     if e.func in ir.INTRINSICS:
         if not arity(ir.INTRINSICS[e.func]):
             return WEAK_FLOAT
-        if e.func in ("max", "min"):
-            _check_literals(e.args, promote(args[0], args[1]), errors)
-            return promote(args[0], args[1])
-        if e.func == "abs":
+        rule = INTRINSIC[e.func].result
+        if rule == "same":
             return args[0]
-        return float_of(args[0])
+        comp = promote(args[0], args[1]) if len(args) == 2 else args[0]
+        if rule == "promote":
+            _check_literals(e.args, comp, errors)
+            return comp
+        return float_of(comp)
     callables = list(ir.INTRINSICS) + list(ir.DTYPES) + ["select"]
-    errors.append(SemanticError(f"unknown function `{e.func}`", e.loc, hint=did_you_mean(e.func, callables)))
+    close = difflib.get_close_matches(e.func, callables, n=1, cutoff=0.6)
+    near = f"did you mean `{close[0]}`?" if close else ""
+    errors.append(SemanticError(f"unknown function `{e.func}`", e.loc,
+                                hint=(near + "; " if near else "") + names_hint()
+                                + "; casts: " + ", ".join(ir.DTYPES) + "; and select(cond, a, b)"))
     return WEAK_FLOAT
 
 
@@ -444,8 +452,19 @@ def _check_index(idx: ir.Expr, k: ir.Kernel, loop_vars: tuple[str, ...], errors:
     bad = non_affine_part(idx, frozenset(loop_vars), sizes, allow_minmax=allow_minmax)
     if bad is not None:
         errors.append(SemanticError(f"{what} is not affine", _first_loc(bad) or _first_loc(idx),
-                                    hint=f"{_article(what)} {what} is affine in loop variables, sizes and integer literals"
-                                    + (" (plus `min`/`max`)" if allow_minmax else "")))
+                                    hint=_non_affine_hint(bad, f"{_article(what)} {what} is affine in loop variables, "
+                                                               "sizes and integer literals"
+                                                               + (" (plus `min`/`max`)" if allow_minmax else ""))))
+
+
+def _non_affine_hint(bad: ir.Expr, default: str | None) -> str | None:
+    """The hint for a non-affine shape, bound or index: for a division, how to write it
+    without one (its own size, or a loop split in two)."""
+    if isinstance(bad, ir.Binary) and bad.op == "/":
+        return ("the IR does not divide sizes or indices yet: declare the quotient as a size of its own "
+                "(`size H = 32`, then `H` for `D / 2` and `2 * H` for `D`), or split the loop in two "
+                "(`for h in 0..H { for b in 0..2 { ... 2 * h + b ... } }`)")
+    return default
 
 
 def _article(word: str) -> str:

@@ -16,6 +16,7 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Iterator, Union
 
+from .intrinsics import ARITY
 from .dtypes import DTYPE_BYTES, DTYPES, FLOAT_DTYPES, INT_DTYPES  # noqa: F401  (re-exported: ir.DTYPES, ...)
 
 # --------------------------------------------------------------------------------------
@@ -34,18 +35,9 @@ ASSIGN_OPS: tuple[str, ...] = ("=",) + REDUCE_OPS
 ARITH_OPS = ("+", "-", "*", "/")
 COMPARE_OPS = ("<", "<=", ">", ">=", "==", "!=")
 
-# name -> number of arguments. Add an intrinsic here (and to the interpreter's table), not
-# as a special case elsewhere.
-INTRINSICS: dict[str, int] = {
-    "exp": 1,
-    "log": 1,
-    "sqrt": 1,
-    "rsqrt": 1,
-    "abs": 1,
-    "tanh": 1,
-    "max": 2,
-    "min": 2,
-}
+# name -> number of arguments, from the one intrinsic table (intrinsics.py): add an intrinsic
+# there, not as a special case elsewhere.
+INTRINSICS: dict[str, int] = dict(ARITY)
 
 ANNOTATIONS: dict[str, tuple[str, ...]] = {
     # annotation name -> accepted keyword names (a single positional argument is allowed

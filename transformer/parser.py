@@ -147,7 +147,7 @@ def read_source(path: str) -> Source:
 # exhaust Python's stack. Real kernels stay far below both.
 MAX_EXPR_DEPTH = 100
 MAX_LOOP_DEPTH = 32
-_EXPR_NODES = frozenset({"binary", "neg", "call"})  # operators; an access is not one, but
+_EXPR_NODES = frozenset({"binary", "neg", "call", "power"})  # operators; an access is not one, but
 # nesting inside its indices counts (`x[y[...]]` is one deeper per access)
 
 
@@ -239,6 +239,10 @@ def _syntax_error(e: lark.exceptions.UnexpectedInput, source: Source) -> ParseEr
             else:
                 hint = ("a float literal needs digits on both sides of the point (`1.0`, `0.5`); "
                         "ranges are `lo..hi`")
+        if ch == "%":
+            hint = ("the IR has no `%` (modulo) operator: write the loop as two, e.g. `for i in 0..N` reading "
+                    "`x[i % 2]` as `for h in 0..H { for b in 0..2 { ... x[b] ... } }` with `size H` = N / 2 "
+                    "and `2 * h + b` where `i` was used (docs/ir.md, Indices)")
         return ParseError(f"unexpected character `{ch}`", Loc(line, col), hint=hint, source=source)
     if isinstance(e, lark.exceptions.UnexpectedEOF):
         lines = source.text.splitlines() or [""]
@@ -507,6 +511,9 @@ class _Builder:
         if d == "neg":
             operand = t.children[0]
             return ir.Unary("-", self.expr(operand), loc=_loc_of(t))
+        if d == "power":
+            lhs, op, rhs = t.children
+            return ir.Call("pow", (self.expr(lhs), self.expr(rhs)), loc=_loc_of(op))
         if d == "binary":
             lhs, op, rhs = t.children
             return ir.Binary(str(op), self.expr(lhs), self.expr(rhs), loc=_loc_of(op))

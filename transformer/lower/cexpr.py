@@ -16,6 +16,7 @@ from typing import Callable
 from .. import ir
 from ..affine import Affine, to_affine
 from ..dtypes import BOOL, WEAK_FLOAT, WEAK_INT, Ty, float_of, promote
+from ..intrinsics import BY_NAME as INTRINSIC
 
 CTYPE: dict[str, str] = {"f16": "half", "bf16": "bfloat16_t", "f32": "float", "i8": "int8_t", "i32": "int32_t"}
 
@@ -294,14 +295,17 @@ class ExprEmitter:
             comp = promote(ta, tb)
             ct = ("float" if comp.is_float else "int64_t") if comp.weak else CTYPE[comp.dtype]
             return f"ascx_{f}<{ct}>({self.conv(a, ta, comp)}, {self.conv(b, tb, comp)})", comp
-        v, t = self.value(e.args[0])
+        vals = [self.value(a) for a in e.args]
+        v, t = vals[0]
         if f == "abs":
             ct = ("float" if t.is_float else "int64_t") if t.weak else CTYPE[t.dtype]
             return f"ascx_abs<{ct}>({v})", t
+        if len(vals) == 2:
+            t = promote(t, vals[1][1])
         comp = Ty(float_of(t).dtype)
-        x = self.conv(v, t, Ty("f32"))
-        fn = {"exp": "std::exp", "log": "std::log", "sqrt": "std::sqrt", "tanh": "std::tanh"}.get(f)
-        r = f"{fn}({x})" if fn else f"(1.0f / std::sqrt({x}))"
+        cpp = INTRINSIC[f].cpp
+        assert cpp is not None, f
+        r = cpp.format(*[self.conv(vv, tv, Ty("f32")) for vv, tv in vals])
         if comp.dtype == "f32":
             return r, comp
         return f"ascx_cvt<{CTYPE[comp.dtype]}>({r})", comp

@@ -49,7 +49,10 @@ from .. import ir
 from ..affine import Affine, to_affine
 from ..dtypes import Ty, promote
 from ..intexpr import affine_extent, eval_const, tail_max_extent
+from ..intrinsics import BY_NAME as INTRINSIC
+from ..printer import format_expr
 from .cexpr import CTYPE
+from .compose import compile_composed
 from .instr import Flag, Loop, Operand, Placed, RangeFill, Repeat, ScalarStep, VecOp, names_of, render, repeat_chunks
 from .plan import Line, NestChoice
 from .temporaries import fits, needs_api_temp, over_capacity, slot_bytes
@@ -94,6 +97,30 @@ _CMPMODE = {"<": "LT", ">": "GT", "==": "EQ", "<=": "LE", ">=": "GE", "!=": "NE"
 _FLIP = {"<": ">", ">": "<", "<=": ">=", ">=": "<=", "==": "==", "!=": "!="}  # s op x == x FLIP[op] s
 
 
+def _typed_stand_ins(e: ir.Expr, bound: dict[str, Vec]) -> ir.Expr:
+    """`e` with each bound step name replaced by a value of its dtype (`f32(0.0)`), so the
+    scalar typer gives the type of an expression over a composition's steps."""
+    if isinstance(e, ir.Name) and e.name in bound:
+        return ir.Call(bound[e.name].dtype, (ir.FloatLit(0.0),))
+    if isinstance(e, ir.Unary):
+        return ir.Unary(e.op, _typed_stand_ins(e.operand, bound))
+    if isinstance(e, ir.Binary):
+        return ir.Binary(e.op, _typed_stand_ins(e.lhs, bound), _typed_stand_ins(e.rhs, bound))
+    if isinstance(e, ir.Call):
+        return ir.Call(e.func, tuple(_typed_stand_ins(a, bound) for a in e.args))
+    return e
+
+
+def _no_instruction(e: ir.Expr, loop_vars: set[str]) -> str:
+    """Why `e` has no vector instruction, in the kernel's own terms (its source text, never
+    an internal class name): a loop variable used as a value needs an index vector (an
+    arithmetic progression), which no pattern builds yet."""
+    if isinstance(e, ir.Name) and e.name in loop_vars:
+        return (f"the loop variable `{e.name}` is used as a value; no vector pattern builds an index "
+                f"vector (0, 1, 2, ...) yet")
+    return f"no vector instruction for `{format_expr(e)}`"
+
+
 class _Sel:
     NoMatch = NoMatch  # for the shapes in other modules (contract.py) that drive a selection
     Vec = Vec
@@ -123,6 +150,7 @@ class _Sel:
         self.tables: dict[tuple[int, ...], int] = {}  # their byte offsets in the scratch, by shape
         self.cse: dict[str, int] = {}  # uses of each repeated subexpression of the statement
         self.cse_vals: dict[str, Vec] = {}  # their values, once computed
+        self.bound: dict[str, Vec] = {}  # a composed intrinsic's named steps, while it compiles (compose.py)
 
     # ---- temporaries --------------------------------------------------------------------
     @property
@@ -173,7 +201,7 @@ class _Sel:
 
     # ---- operands -----------------------------------------------------------------------
     def depends(self, e: ir.Expr) -> bool:
-        return any(isinstance(x, ir.Name) and x.name in self.vars for x in ir.sub_exprs(e))
+        return any(isinstance(x, ir.Name) and (x.name in self.vars or x.name in self.bound) for x in ir.sub_exprs(e))
 
     def access_ref(self, a: ir.Access, write: bool = False, into: Vec | None = None) -> Vec:
         """The operand of the UB local access `a` over the nest: the tensor at the first
@@ -403,17 +431,22 @@ class _Sel:
             return self.narrowed(out, dest) if narrow else out
         if isinstance(e, ir.Call) and e.func == "tanh":
             return self.tanh(e.args[0], dest)
+        if isinstance(e, ir.Name) and e.name in self.bound:  # a composition's step (compose.py)
+            return self.bound[e.name]
+        if isinstance(e, ir.Call) and (e.func == "pow" or (e.func in INTRINSIC and INTRINSIC[e.func].compose)):
+            return compile_composed(self, e, dest)
         if isinstance(e, ir.Call) and e.func in ("max", "min"):
             return self.binop(e.func, e.args[0], e.args[1], dest)
         if isinstance(e, ir.Call) and e.func == "select":
             cond = e.args[0]
             if isinstance(cond, ir.Binary) and cond.op in ir.COMPARE_OPS and \
-                    to_affine(ir.Binary("-", cond.lhs, cond.rhs), self.low.sizes) is None:
+                    (to_affine(ir.Binary("-", cond.lhs, cond.rhs), self.low.sizes) is None
+                     or any(isinstance(x, ir.Name) and x.name in self.bound for x in ir.sub_exprs(cond))):
                 return self.select_data(e, dest)
             return self.select_index(e, dest)
         if isinstance(e, ir.Binary) and e.op in ir.ARITH_OPS:
             return self.binop(e.op, e.lhs, e.rhs, dest)
-        raise NoMatch(f"no vector instruction for `{type(e).__name__}`" + (f" `{e.func}`" if isinstance(e, ir.Call) else ""))
+        raise NoMatch(_no_instruction(e, self.vars))
 
     def narrowed(self, v: Vec, dest: Vec | None) -> Vec:
         """`v` (f32) rounded once to bf16 (`Cast`, CAST_RINT): the result of a bf16 operation
@@ -615,6 +648,8 @@ class _Sel:
         return f"{CTYPE[dtype]}(-1)" if dtype in INT_VEC else f"{CTYPE[dtype]}(-1.0f)"
 
     def ty_of(self, e: ir.Expr) -> Ty:
+        if self.bound and any(isinstance(x, ir.Name) and x.name in self.bound for x in ir.sub_exprs(e)):
+            e = _typed_stand_ins(e, self.bound)
         return self.pe.ex.value(e)[1]
 
     def broadcast(self, dt: str, code: str) -> Vec:
