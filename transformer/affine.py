@@ -1,9 +1,15 @@
 """Affine expressions over loop variables and sizes.
 
 Indices and loop bounds in the IR are affine in loop variables, sizes and integer
-literals (after tiling, loop bounds may also use `min`/`max`). This module decides that
-(`non_affine_part`) and turns such expressions into a linear form (`Affine`) that the
-checker, the interpreter and dependence analysis all use.
+literals (after tiling, loop bounds may also use `min`/`max`), or quasi-affine: they may
+also take a floor division `e / c` or a remainder `e % c` by a positive constant `c`. This
+module decides that (`non_affine_part`) and turns such expressions into a linear form
+(`Affine`) that the checker, the interpreter and dependence analysis all use. A division
+of constants folds (`D / 2` is 32), and so does one whose every coefficient the divisor
+divides (`(2 * k + 1) / 2` is `k`); a quasi-affine expression that stays (`i % 2`) has no
+linear form (`to_affine` gives None): every consumer already treats that conservatively,
+and dependence analysis decides it exactly with Z3 (floor division and modulo by a
+constant are Presburger).
 """
 
 from __future__ import annotations
@@ -80,6 +86,12 @@ def non_affine_part(
             if _mentions(e.lhs, loop_vars) and _mentions(e.rhs, loop_vars):
                 return e
             return None
+        if e.op in QUASI_OPS:  # quasi-affine: the divisor a constant of sizes and literals
+            bad = non_affine_part(e.lhs, loop_vars, sizes, allow_minmax=allow_minmax) or \
+                non_affine_part(e.rhs, loop_vars, sizes, allow_minmax=allow_minmax)
+            if bad is not None:
+                return bad
+            return e if _mentions(e.rhs, loop_vars) else None
         return e
     if isinstance(e, ir.Call) and allow_minmax and e.func in ("min", "max") and len(e.args) == 2:
         for a in e.args:
@@ -120,7 +132,37 @@ def to_affine(e: ir.Expr, sizes: Mapping[str, int]) -> Affine | None:
         if b.is_const():
             return a.scale(b.const)
         return None
+    if isinstance(e, ir.Binary) and e.op in QUASI_OPS:
+        a = to_affine(e.lhs, sizes)
+        b = to_affine(e.rhs, sizes)
+        if a is None or b is None or not b.is_const() or b.const <= 0:
+            return None
+        c = b.const
+        if a.is_const():
+            return Affine((), a.const // c if e.op == "/" else a.const % c)
+        if all(k % c == 0 for _, k in a.coeffs):  # (c * k + b) / c = k + b / c; (c * k + b) % c = b % c
+            if e.op == "%":
+                return Affine((), a.const % c)
+            return Affine.make({v: k // c for v, k in a.coeffs}, a.const // c)
+        return None  # floor division / modulo of a variable: quasi-affine, not linear
     return None
+
+
+QUASI_OPS = ("/", "%")
+"""Operators of quasi-affine index arithmetic: floor division and the remainder (in 0..c-1)
+by a positive constant `c` (an integer literal, a size, or an expression of them), as MLIR's
+affine `floordiv` / `mod` and isl define them."""
+
+
+def is_quasi_affine(e: ir.Expr) -> bool:
+    """Whether `e` divides or takes a remainder anywhere (`i / 2`, `c % CG`)."""
+    return any(isinstance(s, ir.Binary) and s.op in QUASI_OPS for s in ir.sub_exprs(e))
+
+
+def floor_div(a: int, b: int) -> int:
+    if b <= 0:
+        raise ValueError(f"division by {b} in an index expression (the divisor must be positive)")
+    return a // b
 
 
 def eval_int(e: ir.Expr, env: Mapping[str, int]) -> int:
@@ -140,6 +182,10 @@ def eval_int(e: ir.Expr, env: Mapping[str, int]) -> int:
             return a - b
         if e.op == "*":
             return a * b
+        if e.op == "/":
+            return floor_div(a, b)
+        if e.op == "%":
+            return a - b * floor_div(a, b)
         raise ValueError(f"operator {e.op} in an integer expression")
     if isinstance(e, ir.Call) and e.func in ("min", "max"):
         vals = [eval_int(a, env) for a in e.args]

@@ -18,7 +18,7 @@ import math
 from typing import Callable, Iterator
 
 from . import ir
-from .affine import eval_int, non_affine_part, to_affine
+from .affine import QUASI_OPS, eval_int, non_affine_part, to_affine
 from .diagnostics import SemanticError, did_you_mean
 from .dtypes import BOOL, WEAK_FLOAT, WEAK_INT, Ty, float_of, promote
 from .intrinsics import BY_NAME as INTRINSIC, names_hint
@@ -279,6 +279,13 @@ def check_shapes(k: ir.Kernel) -> Iterator[SemanticError]:
                 yield SemanticError(msg, _first_loc(bad) or t.loc,
                                     hint=did_you_mean(name, sizes) if name else _non_affine_hint(bad, None))
                 continue
+            errs: list[SemanticError] = []
+            for q in ir.sub_exprs(d):
+                if isinstance(q, ir.Binary) and q.op in QUASI_OPS:
+                    _check_divisor(q, k, frozenset(), errs)
+            if errs:
+                yield from errs
+                continue
             v = eval_int(d, env)
             if v <= 0:
                 yield SemanticError(f"dimension of `{t.name}` is {v}, it must be positive", _first_loc(d) or t.loc)
@@ -333,6 +340,14 @@ def _expr_type(e: ir.Expr, k: ir.Kernel, loop_vars: tuple[str, ...], errors: lis
         _check_literals((e.lhs, e.rhs), promote(a, b), errors)
         if e.op in ir.COMPARE_OPS:
             return BOOL
+        if e.op == "%":
+            if a != WEAK_INT or b != WEAK_INT:
+                errors.append(SemanticError(
+                    "`%` takes loop variables, sizes and integer literals (index arithmetic)", e.loc,
+                    hint=f"here it has {a.dtype if a != WEAK_INT else 'an index'} and "
+                         f"{b.dtype if b != WEAK_INT else 'an index'} operands; for data, `x - c * floor(x / c)`"))
+            else:
+                _check_divisor(e, k, loop_vars, errors)
         return promote(a, b)
     if isinstance(e, ir.Call):
         return _call_type(e, k, loop_vars, errors)
@@ -450,6 +465,13 @@ def _check_index(idx: ir.Expr, k: ir.Kernel, loop_vars: tuple[str, ...], errors:
                                             hint=did_you_mean(s.name, list(loop_vars) + list(sizes))))
             return
     bad = non_affine_part(idx, frozenset(loop_vars), sizes, allow_minmax=allow_minmax)
+    if bad is not None and isinstance(bad, ir.Binary) and bad.op in QUASI_OPS:
+        _check_divisor(bad, k, frozenset(loop_vars), errors)  # the divisor mentions a loop variable
+        return
+    if bad is None:
+        for q in ir.sub_exprs(idx):
+            if isinstance(q, ir.Binary) and q.op in QUASI_OPS:
+                _check_divisor(q, k, frozenset(loop_vars), errors)
     if bad is not None:
         errors.append(SemanticError(f"{what} is not affine", _first_loc(bad) or _first_loc(idx),
                                     hint=_non_affine_hint(bad, f"{_article(what)} {what} is affine in loop variables, "
@@ -457,13 +479,36 @@ def _check_index(idx: ir.Expr, k: ir.Kernel, loop_vars: tuple[str, ...], errors:
                                                                + (" (plus `min`/`max`)" if allow_minmax else ""))))
 
 
+def _check_divisor(e: ir.Binary, k: ir.Kernel, loop_vars: tuple[str, ...] | frozenset[str],
+                   errors: list[SemanticError]) -> None:
+    """The divisor of a quasi-affine `/` or `%` is a positive constant: an integer literal,
+    a size or an expression of them (floor division and modulo by it are then exact for
+    dependence analysis: MLIR's affine `floordiv` / `mod`)."""
+    if any(isinstance(x, ir.Name) and x.name in loop_vars for x in ir.sub_exprs(e.rhs)):
+        errors.append(SemanticError(f"the divisor of `{e.op}` depends on a loop variable", _start_loc(e.rhs) or e.loc,
+                                    hint="divide by an integer literal or a size (`i / 2`, `c % CG`)"))
+        return
+    try:
+        v = eval_int(e.rhs, k.size_values())
+    except (KeyError, ValueError):
+        return  # an unknown name: reported where it is
+    if v <= 0:
+        errors.append(SemanticError(f"the divisor of `{e.op}` is {v}; it must be positive", _start_loc(e.rhs) or e.loc,
+                                    hint="floor division and modulo are by a positive literal or size"))
+
+
+def _start_loc(e: ir.Expr) -> ir.Loc | None:
+    """The leftmost source location in `e` (where its text starts, bar an opening parenthesis)."""
+    locs = [x.loc for x in ir.sub_exprs(e) if x.loc is not None]
+    return min(locs, key=lambda l: (l.line, l.col)) if locs else None
+
+
 def _non_affine_hint(bad: ir.Expr, default: str | None) -> str | None:
     """The hint for a non-affine shape, bound or index: for a division, how to write it
     without one (its own size, or a loop split in two)."""
-    if isinstance(bad, ir.Binary) and bad.op == "/":
-        return ("the IR does not divide sizes or indices yet: declare the quotient as a size of its own "
-                "(`size H = 32`, then `H` for `D / 2` and `2 * H` for `D`), or split the loop in two "
-                "(`for h in 0..H { for b in 0..2 { ... 2 * h + b ... } }`)")
+    if isinstance(bad, ir.Binary) and bad.op in QUASI_OPS:
+        return (f"`{bad.op}` divides by a positive constant: an integer literal or a size (`D / 2`, `i % 2`, "
+                "`c / CG`), not by a loop variable or a tensor element")
     return default
 
 

@@ -447,6 +447,15 @@ def _z3_expr(e: ir.Expr, side: _Side, vars_: dict):  # type: ignore[no-untyped-d
     if isinstance(e, ir.Binary) and e.op in ("+", "-", "*"):
         l, r = _z3_expr(e.lhs, side, vars_), _z3_expr(e.rhs, side, vars_)
         return l + r if e.op == "+" else (l - r if e.op == "-" else l * r)
+    if isinstance(e, ir.Binary) and e.op in ("/", "%"):
+        # quasi-affine, by a positive constant (checked): Z3's integer div / mod are Euclidean,
+        # which for a positive divisor is floor division and the remainder in 0..c-1, as the
+        # IR defines them; the query stays Presburger (exact)
+        c = to_affine(e.rhs, side.sizes)
+        if c is None or not c.is_const() or c.const <= 0:
+            raise _Complex
+        l = _z3_expr(e.lhs, side, vars_)
+        return l / c.const if e.op == "/" else l % c.const
     if isinstance(e, ir.Call) and e.func in ("min", "max") and len(e.args) == 2:
         l, r = _z3_expr(e.args[0], side, vars_), _z3_expr(e.args[1], side, vars_)
         return z3.If(l <= r, l, r) if e.func == "min" else z3.If(l >= r, l, r)

@@ -585,6 +585,8 @@ class _Interpreter:
             return self.sizes[e.name]
         if isinstance(e, ir.Binary):
             a, b = self.index_value(e.lhs, env), self.index_value(e.rhs, env)
+            if e.op in ("/", "%"):  # quasi-affine: floor division, remainder in 0..b-1 (b > 0, checked)
+                return a // b if e.op == "/" else a % b
             return a + b if e.op == "+" else a - b if e.op == "-" else a * b
         if isinstance(e, ir.Unary):
             return -self.index_value(e.operand, env)
@@ -701,8 +703,13 @@ class _Interpreter:
             r = np.subtract(x, y)
         elif op == "*":
             r = np.multiply(x, y)
+        elif op == "%":  # weak integers only (checked), by a positive constant: the floor remainder
+            r = np.mod(x, y)
+        elif comp.is_int and comp.weak:  # index arithmetic: floor division by a positive divisor
+            r = np.where(np.asarray(y) > 0, np.floor_divide(x, np.where(np.asarray(y) > 0, y, 1)),
+                         int_divide(x, y, np.int64))
         elif comp.is_int:
-            r = int_divide(x, y, np.int64 if comp.weak else NP_DTYPE[comp.dtype])
+            r = int_divide(x, y, NP_DTYPE[comp.dtype])
         else:
             r = np.true_divide(x, y)
         if comp.weak:

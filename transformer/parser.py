@@ -239,10 +239,6 @@ def _syntax_error(e: lark.exceptions.UnexpectedInput, source: Source) -> ParseEr
             else:
                 hint = ("a float literal needs digits on both sides of the point (`1.0`, `0.5`); "
                         "ranges are `lo..hi`")
-        if ch == "%":
-            hint = ("the IR has no `%` (modulo) operator: write the loop as two, e.g. `for i in 0..N` reading "
-                    "`x[i % 2]` as `for h in 0..H { for b in 0..2 { ... x[b] ... } }` with `size H` = N / 2 "
-                    "and `2 * h + b` where `i` was used (docs/ir.md, Indices)")
         return ParseError(f"unexpected character `{ch}`", Loc(line, col), hint=hint, source=source)
     if isinstance(e, lark.exceptions.UnexpectedEOF):
         lines = source.text.splitlines() or [""]

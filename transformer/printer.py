@@ -13,7 +13,7 @@ import math
 from . import ir
 
 # Binding strength: higher binds tighter.
-_PREC = {"<": 1, "<=": 1, ">": 1, ">=": 1, "==": 1, "!=": 1, "+": 2, "-": 2, "*": 3, "/": 3}
+_PREC = {"<": 1, "<=": 1, ">": 1, ">=": 1, "==": 1, "!=": 1, "+": 2, "-": 2, "*": 3, "/": 3, "%": 3}
 _UNARY_PREC = 4
 
 

@@ -57,7 +57,7 @@ ASCEND_IS_NOT_AIC ASCEND_IS_NOT_AIV int8_t int16_t int32_t int64_t uint8_t uint1
 float double int bool char void NULL INFINITY NAN assert printf fprintf fopen fclose fread fwrite FILE exit
 abort malloc free memcpy stderr stdout errno argc argv ONE_BLK_SIZE SYNC_AIV SYNC_AIC SYNC_C2V SYNC_V2C
 ReadFile WriteFile dir status
-ascx_cvt ascx_wrap ascx_iadd ascx_isub ascx_imul ascx_ineg ascx_idiv ascx_max ascx_min ascx_abs
+ascx_cvt ascx_wrap ascx_iadd ascx_isub ascx_imul ascx_ineg ascx_idiv ascx_qdiv ascx_qmod ascx_max ascx_min ascx_abs
 ascx_inf ascx_nan ascx_kb ascx_c0 ascx_c1 ascx_c2 ascx_c3 ascx_c4 ascx_c5 ascx_c6 ascx_c7
 ascx_range_mask ascx_m ascx_lo ascx_hi ascx_full ascx_r0 WholeReduceSum BinaryRepeatParams UnaryRepeatParams
 """.split()) | MACROS
@@ -201,6 +201,8 @@ class ExprEmitter:
             return affine_cpp(a, self.names)
         if isinstance(e, ir.Call) and e.func in ("min", "max"):
             return f"ascx_{e.func}<int32_t>({self.index(e.args[0])}, {self.index(e.args[1])})"
+        if isinstance(e, ir.Binary) and e.op in ("/", "%"):  # quasi-affine: floor division / modulo
+            return f"ascx_{'qdiv' if e.op == '/' else 'qmod'}<int64_t>({self.index(e.lhs)}, {self.index(e.rhs)})"
         if isinstance(e, ir.Binary):
             return f"({self.index(e.lhs)} {e.op} {self.index(e.rhs)})"
         if isinstance(e, ir.Unary):
@@ -276,7 +278,9 @@ class ExprEmitter:
     def int_op(self, op: str, x: str, y: str, comp: Ty) -> str:
         """`x op y` for integers of type `comp`: wraps in that type (in 64 bits when weak),
         division truncates and `x / 0 == 0` (`ascx_i*` helpers of the prelude)."""
-        fn = {"+": "ascx_iadd", "-": "ascx_isub", "*": "ascx_imul", "/": "ascx_idiv"}[op]
+        fn = {"+": "ascx_iadd", "-": "ascx_isub", "*": "ascx_imul", "/": "ascx_idiv", "%": "ascx_qmod"}[op]
+        if comp.weak and op == "/":  # index arithmetic: floor division by a positive divisor
+            fn = "ascx_qdiv"
         return f"{fn}<{self.int_ctype(comp)}>({x}, {y})"
 
     def call(self, e: ir.Call) -> tuple[str, Ty]:

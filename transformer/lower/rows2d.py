@@ -74,7 +74,7 @@ from .plan import Line, NestChoice
 from .price import Pricer
 from .cexpr import CTYPE
 from .temporaries import fits, needs_api_temp
-from .vector import _COMPOUND, VEC_TYPES, NoMatch, Scal, Vec, _same_index_check, _Sel, _trip
+from .vector import _COMPOUND, VEC_TYPES, NoMatch, Scal, Vec, _same_index_check, _Sel, _trip, quasi_affine_reason
 
 if TYPE_CHECKING:
     from .lower import PhaseEmitter
@@ -242,7 +242,7 @@ def match(pe: "PhaseEmitter", row: ir.For) -> Shape | str:
         for a in accs:
             info = low.info.get(a.tensor)
             if info is None or info.kind != "local" or info.scope != "ub":
-                return f"`{a.tensor}` is not a UB local"
+                return quasi_affine_reason(a.tensor, row.body, low.sizes) or f"`{a.tensor}` is not a UB local"
             first.setdefault(a.tensor, (st, nest, a))
             uses_r = any(row.var in _names(i) for i in a.indices)
             if uses_r and len(a.indices) == 2:

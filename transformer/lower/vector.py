@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 from .. import ir
-from ..affine import Affine, to_affine
+from ..affine import Affine, is_quasi_affine, to_affine
 from ..dtypes import Ty, promote
 from ..intexpr import affine_extent, eval_const, tail_max_extent
 from ..intrinsics import BY_NAME as INTRINSIC
@@ -95,6 +95,21 @@ _SCALAR_FORM = {"+": "Adds", "*": "Muls", "max": "Maxs", "min": "Mins"}
 _COMPOUND = {"+=": "+", "*=": "*", "max=": "max", "min=": "min"}
 _CMPMODE = {"<": "LT", ">": "GT", "==": "EQ", "<=": "LE", ">=": "GE", "!=": "NE"}
 _FLIP = {"<": ">", ">": "<", "<=": ">=", ">=": "<=", "==": "==", "!=": "!="}  # s op x == x FLIP[op] s
+
+
+def quasi_affine_reason(tensor: str, stmts: tuple[ir.Stmt, ...], sizes: dict[str, int]) -> str | None:
+    """Why `tensor` in the nest `stmts` has no vector code when one of its accesses there is
+    at a quasi-affine index (`X[s, d / 2]`): `tile` stages no such tensor (the footprint is
+    not a box of affine bounds) and no vector pattern gathers it yet; None otherwise."""
+    for st in ir.iter_stmts(stmts):
+        for top in ir.stmt_exprs(st):
+            for a in ir.sub_exprs(top):
+                if isinstance(a, ir.Access) and a.tensor == tensor:
+                    quasi = next((i for i in a.indices if is_quasi_affine(i) and to_affine(i, sizes) is None), None)
+                    if quasi is not None:
+                        return (f"`{tensor}` is accessed at a quasi-affine index `{format_expr(quasi)}` (floor "
+                                "division or modulo): `tile` does not stage it and no vector pattern reads it yet")
+    return None
 
 
 def _typed_stand_ins(e: ir.Expr, bound: dict[str, Vec]) -> ir.Expr:
@@ -210,7 +225,8 @@ class _Sel:
         `into` when given) instead."""
         info = self.low.info.get(a.tensor)
         if info is None or info.kind != "local" or info.scope != "ub":
-            raise NoMatch(f"`{a.tensor}` is not a UB local")
+            raise NoMatch(quasi_affine_reason(a.tensor, self.loops[0].body, self.low.sizes)
+                          or f"`{a.tensor}` is not a UB local")
         total = Affine((), 0)
         inner = self.loops[-1].var
         strided = ""

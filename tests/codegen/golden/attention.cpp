@@ -52,6 +52,19 @@ template <typename T> __aicore__ inline T ascx_idiv(T a, T b)
 {
     return b == 0 ? T(0) : b == T(-1) ? ascx_ineg<T>(a) : T(a / b);
 }
+// index arithmetic (quasi-affine): floor division and the remainder in 0..b-1 for b > 0 (the
+// checker makes every `%` divisor and every index divisor positive); b <= 0 divides as ascx_idiv
+template <typename T> __aicore__ inline T ascx_qdiv(T a, T b)
+{
+    if (b <= 0) return ascx_idiv<T>(a, b);
+    T q = a / b;
+    return (a % b != 0 && a < 0) ? T(q - 1) : q;
+}
+template <typename T> __aicore__ inline T ascx_qmod(T a, T b)
+{
+    T r = a % b;
+    return r < 0 ? T(r + b) : r;
+}
 template <typename T> __aicore__ inline T ascx_max(T a, T b)
 {
     if constexpr (!std::is_integral<T>::value) {
