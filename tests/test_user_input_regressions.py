@@ -308,16 +308,25 @@ def _cli(tmp_path, text: str, *args: str):  # type: ignore[no-untyped-def]
     return CliRunner().invoke(main, [*args, str(f)] if args else ["parse", str(f)])
 
 
-def test_loop_variable_as_a_value_is_named_not_an_internal_class(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    """Was "no vector instruction for `Name`" (a select comparing f32 of a label with f32(c))."""
+def test_loop_variable_as_a_value_vectorises_instead_of_naming_a_class(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Was scalar code with "no vector instruction for `Name`" (a select comparing f32 of a
+    label with f32(c)): the loop variable is an index vector now (`CreateVecIndex`)."""
     text = ("kernel k(x: f32[R, C], lab: i32[R]) -> (y: f32[R, C]) {\n  size R = 8\n  size C = 64\n"
             "  for r in 0..R {\n    for c in 0..C {\n"
             "      y[r, c] = select(f32(c) == f32(lab[r]), x[r, c] - 1.0, x[r, c])\n    }\n  }\n}\n")
     from transformer.lower import lower_kernel
 
     k = run_pipeline(parse(text, "k.ir"), parse_pipeline("tile"), None)[0]
-    (why,) = [n.fallback for n in lower_kernel(k).nests if n.fallback]
-    assert "`Name`" not in why and "the loop variable `c` is used as a value" in why
+    plan = lower_kernel(k)
+    assert not [n.fallback for n in plan.nests if n.fallback]
+    assert any("CreateVecIndex" in n.instructions for n in plan.nests)
+
+
+def test_no_fallback_reason_names_an_internal_class() -> None:
+    from transformer.lower.vector import _no_instruction
+
+    e = parse("kernel k(x: f32[4]) -> (y: f32[4]) {\n  for i in 0..4 {\n    y[i] = x[i] * 2.0\n  }\n}\n").body[0].body[0].value
+    assert _no_instruction(e) == "no vector instruction for `x[i] * 2.0`"
 
 
 def test_unknown_function_lists_the_intrinsics(tmp_path) -> None:  # type: ignore[no-untyped-def]

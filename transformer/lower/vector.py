@@ -26,6 +26,8 @@ Instruction table (x, y vectors; s a scalar):
 | `T[j] = s` | `Duplicate` |
 | `s max= x`, `s min= x`, `s += x` (f32) | `ReduceMax`, `ReduceMin`, `ReduceSum`, then a scalar combine after `V_S` sync |
 | `tanh(x)` | `1 - 2 / (exp(2x) + 1)` in f32: `Muls Exp Adds`, `Div` of -2 by the vector, `Adds` (`Cast`s around an f16 `x`) |
+| `erf sin cos sigmoid exp2 log1p floor`, `pow(x, c)` | the intrinsic table's composition of the instructions here (`compose.py`) |
+| a loop variable (or an index expression of it) as a value | `CreateVecIndex` (i32), then `Muls`/`Adds` for a step or offset (`index_vector`) |
 | bf16 arithmetic | in f32: `Cast` up, the f32 instruction, one `Cast` down (`narrowed`) |
 | `select(x <op> y, a, b)` on data | `Compare` / `CompareScalar` into a bit mask, `Select` (`select_data`; two literals in the stored type; nested selects that spell `c1 and c2` / `c1 or c2`: `And` / `Or` of the masks, one `Select`) |
 | i32 `+ - * max min`, `-x` | `Add Sub Mul Max Min`, `Adds Muls Maxs Mins` (wrapping, exact) |
@@ -47,7 +49,7 @@ from typing import TYPE_CHECKING, Callable
 
 from .. import ir
 from ..affine import Affine, is_quasi_affine, to_affine
-from ..dtypes import Ty, promote
+from ..dtypes import WEAK_INT, Ty, promote
 from ..intexpr import affine_extent, eval_const, tail_max_extent
 from ..intrinsics import BY_NAME as INTRINSIC
 from ..printer import format_expr
@@ -126,13 +128,9 @@ def _typed_stand_ins(e: ir.Expr, bound: dict[str, Vec]) -> ir.Expr:
     return e
 
 
-def _no_instruction(e: ir.Expr, loop_vars: set[str]) -> str:
+def _no_instruction(e: ir.Expr) -> str:
     """Why `e` has no vector instruction, in the kernel's own terms (its source text, never
-    an internal class name): a loop variable used as a value needs an index vector (an
-    arithmetic progression), which no pattern builds yet."""
-    if isinstance(e, ir.Name) and e.name in loop_vars:
-        return (f"the loop variable `{e.name}` is used as a value; no vector pattern builds an index "
-                f"vector (0, 1, 2, ...) yet")
+    an internal class name)."""
     return f"no vector instruction for `{format_expr(e)}`"
 
 
@@ -449,6 +447,8 @@ class _Sel:
             return self.tanh(e.args[0], dest)
         if isinstance(e, ir.Name) and e.name in self.bound:  # a composition's step (compose.py)
             return self.bound[e.name]
+        if isinstance(e, (ir.Name, ir.Binary, ir.Unary)) and self.ty_of(e) == WEAK_INT:
+            return self.index_vector(e, dest)  # loop variables as values (`c`, `c0 * 64 + c1`)
         if isinstance(e, ir.Call) and (e.func == "pow" or (e.func in INTRINSIC and INTRINSIC[e.func].compose)):
             return compile_composed(self, e, dest)
         if isinstance(e, ir.Call) and e.func in ("max", "min"):
@@ -462,7 +462,38 @@ class _Sel:
             return self.select_index(e, dest)
         if isinstance(e, ir.Binary) and e.op in ir.ARITH_OPS:
             return self.binop(e.op, e.lhs, e.rhs, dest)
-        raise NoMatch(_no_instruction(e, self.vars))
+        raise NoMatch(_no_instruction(e))
+
+    def index_vector(self, e: ir.Expr, dest: Vec | None) -> Vec:
+        """An index expression of the nest's loop variable used as a value (`f32(c)`, after
+        `tile` `c0 * 64 + c1`): affine in it with step k, it is the arithmetic progression
+        first, first + k, ... over the nest: `CreateVecIndex` in i32 (documented for int32_t
+        on the A2) from `first` when k is 1, else from 0 then `Muls` k and `Adds` first. The
+        IR computes index arithmetic in 64 bits: exact while the values fit i32. One loop
+        only: over a collapsed 2-D nest the values are not one progression."""
+        lp = self.loops[-1]
+        a = to_affine(e, self.low.sizes)
+        lo = to_affine(lp.lo, self.low.sizes)
+        what = format_expr(e)
+        if a is None:
+            raise NoMatch(f"the index expression `{what}` is used as a value and is not affine")
+        if len(self.loops) != 1 or any(a.coeff(lp2.var) for lp2 in self.loops[:-1]):
+            raise NoMatch(f"the index expression `{what}` is used as a value in a 2-D nest (not one progression)")
+        if lo is None:
+            raise NoMatch(f"the index expression `{what}` is used as a value and its loop starts at a `min`/`max`")
+        from .cexpr import affine_cpp
+
+        k = a.coeff(lp.var)
+        first = Affine.make({v: c for v, c in a.coeffs if v != lp.var}, a.const) + lo.scale(k)
+        out = self.out_for("i32", dest, "index vectors")
+        if k == 1:
+            self.vop("CreateVecIndex", out, scalar=f"int32_t({affine_cpp(first, self.low.names)})")
+            return out
+        self.vop("CreateVecIndex", out, scalar="int32_t(0)")
+        self.vop("Muls", out, out, scalar=f"int32_t({k})")
+        if first != Affine((), 0):
+            self.vop("Adds", out, out, scalar=f"int32_t({affine_cpp(first, self.low.names)})")
+        return out
 
     def narrowed(self, v: Vec, dest: Vec | None) -> Vec:
         """`v` (f32) rounded once to bf16 (`Cast`, CAST_RINT): the result of a bf16 operation

@@ -790,6 +790,23 @@ template <typename T> inline void Duplicate(const LocalTensor<T>& dst, const asc
     for (int32_t i = 0; i < (ascx_emu::skip_data() ? 0 : count); ++i) d[i] = scalarValue;
     detail::trace_vec<T>(c, api, count, detail::repeats_for<T>(count), loc);
 }
+// CreateVecIndex (public API, count form): dst[i] = firstValue + i for i < count; int16_t,
+// half, int32_t and float on the A2 (the documented types; others do not compile). A float
+// index is exact while firstValue + i is (|.| <= 2^24; half: 2^11); beyond, rounded once.
+template <typename T> inline void CreateVecIndex(const LocalTensor<T>& dst, const ascx_emu::nondeduced_t<T>& firstValue, const uint32_t count, ASCX_LOC) {
+    static_assert(std::is_same<T, int16_t>::value || std::is_same<T, int32_t>::value || std::is_same<T, float>::value ||
+                      std::is_same<T, half>::value,
+                  "ascx emulator: CreateVecIndex takes int16_t, half, int32_t or float (Atlas A2)");
+    const char* api = "CreateVecIndex";
+    auto& c = ascx_emu::core(api, loc);
+    ascx_emu::local_check_vec(api, dst, loc);
+    T* d = dst.Ptr(api, 0, count, loc);
+    detail::vec_acct(c, api, loc, static_cast<double>(detail::repeats_for<T>(count)), true, static_cast<double>(detail::nbytes<T>(count)),
+                     {ascx_emu::tm::W(dst, detail::nbytes<T>(count))});
+    const double first = ascx_emu::to_d(firstValue);
+    for (uint32_t i = 0; i < (ascx_emu::skip_data() ? 0u : count); ++i) d[i] = ascx_emu::convert<T>(first + static_cast<double>(i));
+    detail::trace_vec<T>(c, api, count, detail::repeats_for<T>(count), loc);
+}
 template <typename T, bool isSetMask = true>
 inline void Duplicate(const LocalTensor<T>& dst, const ascx_emu::nondeduced_t<T>& scalarValue, uint64_t mask, const int32_t repeatTimes, const uint16_t dstBlockStride,
                       const uint8_t dstRepeatStride, ASCX_LOC) {
