@@ -189,3 +189,40 @@ def const_trip(loop: ir.For, sizes: Mapping[str, int]) -> tuple[int, int] | None
         return None
     return lo.const, max(hi.const - lo.const, 0)
 
+
+
+def loop_var_bounds(kernel: ir.Kernel) -> dict[str, tuple[int, int]]:
+    """A closed interval holding every value each loop variable takes (the union over the
+    loops of that name), by interval arithmetic over the bounds (`min`/`max` allowed);
+    a variable whose bounds cannot be bounded is absent. Used to prove an index value fits
+    a 32-bit vector lane."""
+    sizes = kernel.size_values()
+    out: dict[str, tuple[int, int]] = {}
+
+    def interval(e: ir.Expr) -> tuple[int, int] | None:
+        if isinstance(e, ir.Call) and e.func in ("min", "max") and len(e.args) == 2:
+            a, b = interval(e.args[0]), interval(e.args[1])
+            if a is None or b is None:
+                return None
+            f = min if e.func == "min" else max
+            return f(a[0], b[0]), f(a[1], b[1])
+        af = to_affine(e, sizes)
+        if af is None:
+            return None
+        lo = hi = af.const
+        for v, c in af.coeffs:
+            if v not in out:
+                return None
+            x0, x1 = out[v]
+            lo, hi = lo + min(c * x0, c * x1), hi + max(c * x0, c * x1)
+        return lo, hi
+
+    for s in ir.iter_stmts(kernel.body):
+        if isinstance(s, ir.For):
+            lo, hi = interval(s.lo), interval(s.hi)
+            if lo is None or hi is None:
+                continue
+            iv = (lo[0], max(lo[0], hi[1] - 1))
+            old = out.get(s.var)
+            out[s.var] = iv if old is None else (min(old[0], iv[0]), max(old[1], iv[1]))
+    return out

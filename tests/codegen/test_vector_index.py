@@ -52,3 +52,10 @@ def test_a_step_is_a_multiply_and_an_offset() -> None:
 def test_index_values_match_the_interpreter_under_sanitizers() -> None:
     k = kernel_text(IDX)  # tiles of 32 over 100 columns: offsets c0 * 32 and a tail of 4
     check_emitted(apply(k, "tile{a.c=32}"), k, sanitize=True, what="index vectors")
+
+
+def test_values_that_may_not_fit_i32_stay_scalar() -> None:
+    k = kernel_text(IDX.replace("f32(3 * c - 2 * r + 1)", "f32(100000000 * c)"))
+    plan = lower_kernel(apply(k, "tile"))
+    (why,) = [n.fallback for n in plan.nests if n.fallback]
+    assert "may not fit i32" in why

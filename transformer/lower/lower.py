@@ -25,6 +25,7 @@ function.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass, field
@@ -34,7 +35,7 @@ from .. import ir
 from ..affine import Affine, to_affine
 from ..diagnostics import AscxError
 from ..dtypes import Ty, promote
-from ..intexpr import affine_extent
+from ..intexpr import affine_extent, loop_var_bounds
 from .cexpr import C_GLOBALS, CTYPE, INT32_MAX, ExprEmitter, Names, affine_cpp, const_value, wide_stride, wide_term
 from .plan import Buffer, GmParam, KernelPlan, Line, Method, NestChoice, Phase, Scalar, WorkspaceSlot
 from . import tbuf_sync
@@ -121,6 +122,12 @@ class _PhaseSrc:
 
 
 class Lowering:
+    @functools.cached_property
+    def var_bounds(self) -> dict[str, tuple[int, int]]:
+        """Every loop variable's value range (`intexpr.loop_var_bounds`): an index vector
+        is emitted only when its values provably fit i32 (vector.index_vector)."""
+        return loop_var_bounds(self.kernel)
+
     def __init__(self, kernel: ir.Kernel, target: Target | None = None, *, select: bool = True, source_name: str = "",
                  spread: bool = True) -> None:
         from ..targets import resolve_target

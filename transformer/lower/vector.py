@@ -394,8 +394,9 @@ class _Sel:
         got = self.made.get(key) or ctx.ready.get(key)
         if got is not None:
             return got
-        dt = self.ty_of(e).dtype
-        if dt not in VEC_TYPES:
+        ty = self.ty_of(e)
+        dt = ty.dtype
+        if dt not in VEC_TYPES and ty != WEAK_INT:  # an index value: an i32 progression (index_vector)
             raise NoMatch(f"vector arithmetic in {dt}")
         slot = Vec(self.slot_operand(dt, ctx.pinned[key] * ctx.slot))
         if key in ctx.hoist:
@@ -483,6 +484,10 @@ class _Sel:
             raise NoMatch(f"the index expression `{what}` is used as a value and its loop starts at a `min`/`max`")
         from .cexpr import affine_cpp
 
+        bounds = self.low.var_bounds
+        span = abs(a.const) + sum(abs(c) * max(abs(b) for b in bounds.get(v, (2**31, 2**31))) for v, c in a.coeffs)
+        if span >= 2**31:
+            raise NoMatch(f"the index expression `{what}` is used as a value and may not fit i32")
         k = a.coeff(lp.var)
         first = Affine.make({v: c for v, c in a.coeffs if v != lp.var}, a.const) + lo.scale(k)
         out = self.out_for("i32", dest, "index vectors")
