@@ -197,3 +197,48 @@ def test_emitted_rope_matches_the_interpreter() -> None:
     t = run_pipeline(k, parse_pipeline("tile,double_buffer"), None)[0]
     diffs = verify_emitted(t, None, trials=1, seed=3, reference=k)
     assert len(diffs) == 2 and all(d.ok for d in diffs), [d.describe() for d in diffs]
+
+
+ROPE_DERIVED = """kernel rope_half(X: f32[S, D], C: f32[S, Dh], Sn: f32[S, Dh]) -> (Y: f32[S, D]) {
+  size S = 16
+  size D = 64
+  size Dh = D / 2
+  rope: for s in 0..S {
+    for d in 0..Dh {
+      Y[s, d] = X[s, d] * C[s, d] - X[s, d + Dh] * Sn[s, d]
+      Y[s, d + Dh] = X[s, d + Dh] * C[s, d] + X[s, d] * Sn[s, d]
+    }
+  }
+}
+"""
+
+
+def test_a_derived_size_follows_the_sizes_it_is_computed_from(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from transformer.printer import print_kernel
+
+    k = parse(ROPE_DERIVED, "rope.ir")
+    assert k.size_values()["Dh"] == 32 and "size Dh = D / 2" in print_kernel(k)
+    assert parse(print_kernel(k), "again.ir") == k
+    assert k.with_sizes({"D": 20}).size_values()["Dh"] == 10
+    ins = random_inputs(k, np.random.default_rng(3))
+    np.testing.assert_allclose(run(k, ins)["Y"], _rope_reference(ins["X"], ins["C"], ins["Sn"], False), rtol=1e-6, atol=1e-6)
+    f = tmp_path / "rope.ir"
+    f.write_text(ROPE_DERIVED)
+    r = CliRunner().invoke(main, ["run", str(f), "--size", "D=32"])
+    assert r.exit_code == 0 and "Y: float32[16, 32]" in r.output, r.output
+    r = CliRunner().invoke(main, ["run", str(f), "--size", "Dh=8"])
+    assert r.exit_code == 2 and "`Dh` is derived (`size Dh = D / 2`)" in r.output
+    t = run_pipeline(k.with_sizes({"D": 32}), parse_pipeline("tile"), None)[0]
+    ins = random_inputs(t, np.random.default_rng(4))
+    np.testing.assert_allclose(run(t, ins)["Y"], run(k.with_sizes({"D": 32}), ins)["Y"], rtol=1e-6)
+
+
+@pytest.mark.parametrize("decl,message,at", [
+    ("  size H = N / 2\n  size N = 8\n", "size `H` uses `N`, which is not a size declared before it", "2:12"),
+    ("  size N = 8\n  size H = N / 0\n", "the divisor of `/` is 0; it must be positive", "3:16"),
+    ("  size N = 8\n  size H = N - 8\n", "size `H` must be positive, got 0", "3:8"),
+    ("  size N = 8\n  size H = N / 2 in 1..8\n", "size `H` is derived (`N / 2`) and cannot have a range", "3:21"),
+])
+def test_bad_derived_sizes_are_located_errors(tmp_path, decl: str, message: str, at: str) -> None:  # type: ignore[no-untyped-def]
+    r = _cli(tmp_path, "kernel k(x: f32[N]) -> (y: f32[N]) {\n" + decl + "  for i in 0..N {\n    y[i] = x[i]\n  }\n}\n")
+    assert r.exit_code == 2 and f"k.ir:{at}: error: {message}" in r.output, r.output

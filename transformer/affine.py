@@ -159,35 +159,6 @@ def is_quasi_affine(e: ir.Expr) -> bool:
     return any(isinstance(s, ir.Binary) and s.op in QUASI_OPS for s in ir.sub_exprs(e))
 
 
-def floor_div(a: int, b: int) -> int:
-    if b <= 0:
-        raise ValueError(f"division by {b} in an index expression (the divisor must be positive)")
-    return a // b
-
-
-def eval_int(e: ir.Expr, env: Mapping[str, int]) -> int:
-    """Evaluate an integer index/bound expression with every name bound in `env`
-    (sizes and loop variables). Supports min/max. Raises KeyError for unbound names."""
-    if isinstance(e, ir.IntLit):
-        return e.value
-    if isinstance(e, ir.Name):
-        return env[e.name]
-    if isinstance(e, ir.Unary):
-        return -eval_int(e.operand, env)
-    if isinstance(e, ir.Binary):
-        a, b = eval_int(e.lhs, env), eval_int(e.rhs, env)
-        if e.op == "+":
-            return a + b
-        if e.op == "-":
-            return a - b
-        if e.op == "*":
-            return a * b
-        if e.op == "/":
-            return floor_div(a, b)
-        if e.op == "%":
-            return a - b * floor_div(a, b)
-        raise ValueError(f"operator {e.op} in an integer expression")
-    if isinstance(e, ir.Call) and e.func in ("min", "max"):
-        vals = [eval_int(a, env) for a in e.args]
-        return min(vals) if e.func == "min" else max(vals)
-    raise ValueError(f"not an integer expression: {type(e).__name__}")
+eval_int = ir.eval_int_expr
+"""Evaluate an integer index/bound expression with every name bound in `env` (sizes and
+loop variables): `ir.eval_int_expr` (min/max and the quasi-affine `/`, `%` included)."""

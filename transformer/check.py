@@ -22,6 +22,7 @@ from .affine import QUASI_OPS, eval_int, non_affine_part, to_affine
 from .diagnostics import SemanticError, did_you_mean
 from .dtypes import BOOL, WEAK_FLOAT, WEAK_INT, Ty, float_of, promote
 from .intrinsics import BY_NAME as INTRINSIC, names_hint
+from .printer import format_expr
 
 CPP_KEYWORDS = frozenset(
     """alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t
@@ -205,9 +206,20 @@ def check_declarations(k: ir.Kernel) -> Iterator[SemanticError]:
             want = {"NCHW": 4, "NHWC": 4, "NC1HWC0": 5}.get(t.layout)
             if want is not None and t.rank != want:
                 yield SemanticError(f"layout {t.layout} needs rank {want}, `{t.name}` has rank {t.rank}", t.loc)
+    earlier: list[ir.SizeDecl] = []
     for s in k.sizes:
+        if s.expr is not None:  # derived: checked as a shape is, over the sizes before it
+            bad = list(_check_derived_size(s, k, earlier))
+            earlier.append(s)
+            if bad:
+                yield from bad
+                continue
+        else:
+            earlier.append(s)
         if s.value <= 0:
-            yield SemanticError(f"size `{s.name}` must be positive, got {s.value}", s.loc)
+            yield SemanticError(f"size `{s.name}` must be positive, got {s.value}", s.loc,
+                                hint=f"`{s.name}` = {format_expr(s.expr)} is {s.value} at these sizes"
+                                if s.expr is not None else None)
         elif s.value > INT32_MAX:
             yield SemanticError(f"size `{s.name}` is {s.value}, more than {INT32_MAX} (2^31 - 1)", s.loc,
                                 hint="emitted Ascend C indexes with int32_t")
@@ -223,6 +235,41 @@ def check_declarations(k: ir.Kernel) -> Iterator[SemanticError]:
             lo, hi = _INT_RANGE[c.dtype]
             if not lo <= c.value <= hi:
                 yield SemanticError(f"const `{c.name}` = {c.value} does not fit {c.dtype} ({lo}..{hi})", c.loc)
+
+
+def _check_derived_size(s: ir.SizeDecl, k: ir.Kernel, earlier: list[ir.SizeDecl]) -> Iterator[SemanticError]:
+    """`size Dh = D / 2`: an affine or quasi-affine expression of the sizes declared before
+    it (not of a ranged one: the range checks take each size on its own) and literals; no
+    range of its own (its values follow the others')."""
+    assert s.expr is not None
+    names = {x.name: x for x in earlier}
+    for q in ir.sub_exprs(s.expr):
+        if isinstance(q, ir.Name):
+            if q.name not in names:
+                later = any(x.name == q.name for x in k.sizes)
+                yield SemanticError(f"size `{s.name}` uses `{q.name}`, which is not a size declared before it",
+                                    q.loc or s.loc, hint="declare it first" if later else
+                                    did_you_mean(q.name, list(names)) or "a derived size is an expression of sizes and integers")
+                return
+            if names[q.name].ranged:
+                yield SemanticError(f"size `{s.name}` is derived from the ranged size `{q.name}`", q.loc or s.loc,
+                                    hint="a derived size of a ranged one is not supported yet; give it its own value")
+                return
+    bad = non_affine_part(s.expr, frozenset(), frozenset(names))
+    if bad is not None:
+        yield SemanticError(f"size `{s.name}` must be affine in sizes and integers", _first_loc(bad) or s.loc,
+                            hint=_non_affine_hint(bad, None))
+        return
+    for q in ir.sub_exprs(s.expr):
+        if isinstance(q, ir.Binary) and q.op in QUASI_OPS:
+            errs: list[SemanticError] = []
+            _check_divisor(q, k, frozenset(), errs)
+            yield from errs
+            if errs:
+                return
+    if s.ranged or s.multiple is not None:
+        yield SemanticError(f"size `{s.name}` is derived (`{format_expr(s.expr)}`) and cannot have a range of its own",
+                            s.range_loc or s.loc, hint="its values follow the sizes it is computed from")
 
 
 def check_size_range(s: ir.SizeDecl) -> Iterator[SemanticError]:

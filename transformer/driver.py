@@ -66,6 +66,12 @@ def load_text(source: Source, sizes: Mapping[str, int] | None = None, *, size_te
             if name not in known:
                 raise UsageError(f"--size {name}: kernel `{kernel.name}` has no size `{name}`",
                                  hint=did_you_mean(name, known) or ("sizes: " + ", ".join(known) if known else "it declares no sizes"))
+        for d in kernel.sizes:
+            if d.name in sizes and d.expr is not None:
+                from .printer import format_expr
+
+                raise UsageError(f"--size {d.name}: `{d.name}` is derived (`size {d.name} = {format_expr(d.expr)}`)",
+                                 hint="set the sizes it is computed from; its value follows them")
         kernel = kernel.with_sizes(dict(sizes))
         errors = check_kernel(kernel)
         if not errors:  # loop bounds a pass derived at other sizes: refuse, never emit wrong counts

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Iterator, Union
+from typing import Iterator, Mapping, Union
 
 from .intrinsics import ARITY
 from .dtypes import DTYPE_BYTES, DTYPES, FLOAT_DTYPES, INT_DTYPES  # noqa: F401  (re-exported: ir.DTYPES, ...)
@@ -228,6 +228,7 @@ class SizeDecl:
     hi: int | None = None
     multiple: int | None = None
     range_loc: Loc | None = _loc()
+    expr: "Expr | None" = None  # a derived size (`size Dh = D / 2`): its value follows the sizes before it
 
     @property
     def ranged(self) -> bool:
@@ -319,15 +320,53 @@ class Kernel:
         unknown = sorted(set(overrides) - known)
         if unknown:
             raise KeyError(unknown[0])
-        sizes = tuple(
-            replace(s, value=overrides[s.name]) if s.name in overrides else s
-            for s in self.sizes
-        )
-        return replace(self, sizes=sizes)
+        out: list[SizeDecl] = []
+        env: dict[str, int] = {}
+        for s in self.sizes:
+            if s.expr is not None:  # derived: recomputed from the (overridden) sizes before it
+                try:
+                    s = replace(s, value=eval_int_expr(s.expr, env))
+                except (KeyError, ValueError):
+                    pass  # the checker reports a derived size it cannot evaluate
+            elif s.name in overrides:
+                s = replace(s, value=overrides[s.name])
+            env[s.name] = s.value
+            out.append(s)
+        return replace(self, sizes=tuple(out))
 
 
 # --------------------------------------------------------------------------------------
 # Generic traversal helpers used by the checker, interpreter and passes.
+
+
+def eval_int_expr(e: Expr, env: Mapping[str, int]) -> int:
+    """Evaluate an integer index / bound / size expression with every name bound in `env`
+    (sizes and loop variables): `+ - *`, unary `-`, `min`/`max`, and the quasi-affine floor
+    division `/` and remainder `%` (by a positive divisor; else ValueError). Raises KeyError
+    for an unbound name (`affine.eval_int` is this function)."""
+    if isinstance(e, IntLit):
+        return e.value
+    if isinstance(e, Name):
+        return env[e.name]
+    if isinstance(e, Unary):
+        return -eval_int_expr(e.operand, env)
+    if isinstance(e, Binary):
+        a, b = eval_int_expr(e.lhs, env), eval_int_expr(e.rhs, env)
+        if e.op == "+":
+            return a + b
+        if e.op == "-":
+            return a - b
+        if e.op == "*":
+            return a * b
+        if e.op in ("/", "%"):
+            if b <= 0:
+                raise ValueError(f"division by {b} in an index expression (the divisor must be positive)")
+            return a // b if e.op == "/" else a % b
+        raise ValueError(f"operator {e.op} in an integer expression")
+    if isinstance(e, Call) and e.func in ("min", "max"):
+        vals = [eval_int_expr(a, env) for a in e.args]
+        return min(vals) if e.func == "min" else max(vals)
+    raise ValueError(f"not an integer expression: {type(e).__name__}")
 
 
 def iter_stmts(stmts: tuple[Stmt, ...]) -> Iterator[Stmt]:

@@ -320,7 +320,7 @@ class _Builder:
         sizes, consts, buffers = [], [], []
         for d in decls:
             if d.data == "size_decl":
-                sizes.append(self.size_decl(d))
+                sizes.append(self.size_decl(d, sizes))
             elif d.data == "const_decl":
                 consts.append(self.const_decl(d))
             elif d.data == "temp_decl":
@@ -340,14 +340,22 @@ class _Builder:
             loc=_loc_of(name_tok),
         )
 
-    @staticmethod
-    def size_decl(d: Tree) -> ir.SizeDecl:
-        """`size S = 1024 [in 1..65536] [multiple of 16]`; the checker validates the values."""
+    def size_decl(self, d: Tree, before: list[ir.SizeDecl]) -> ir.SizeDecl:
+        """`size S = 1024 [in 1..65536] [multiple of 16]`, or a derived size `size Dh = D / 2`
+        (an expression of the sizes before it: its value follows theirs); the checker
+        validates the values."""
         n, v, rng, mult = d.children
         lo, hi = (int(rng.children[0]), int(rng.children[1])) if rng is not None else (None, None)
-        return ir.SizeDecl(str(n), int(v), loc=_loc_of(n), lo=lo, hi=hi,
+        e = self.expr(v)
+        value, derived = (e.value, None) if isinstance(e, ir.IntLit) else (0, e)
+        if derived is not None:
+            try:
+                value = ir.eval_int_expr(derived, {s.name: s.value for s in before})
+            except (KeyError, ValueError):
+                value = 0  # an unknown name or a bad divisor: the checker says which, where
+        return ir.SizeDecl(str(n), value, loc=_loc_of(n), lo=lo, hi=hi,
                            multiple=int(mult.children[0]) if mult is not None else None,
-                           range_loc=_loc_of(rng.children[0]) if rng is not None else None)
+                           range_loc=_loc_of(rng.children[0]) if rng is not None else None, expr=derived)
 
     @staticmethod
     def _params(t: Tree | None) -> list[Tree]:

@@ -124,7 +124,8 @@ def print_kernel(k: ir.Kernel) -> str:
     lines = [f"kernel {k.name}({params_in}) -> ({params_out}) {{"]
     groups: list[list[str]] = []
     if k.sizes:
-        groups.append([f"  size {s.name} = {s.value}" + format_size_range(s) for s in k.sizes])
+        groups.append([f"  size {s.name} = {format_expr(s.expr) if s.expr is not None else s.value}" + format_size_range(s)
+                       for s in k.sizes])
     if k.consts:
         groups.append([f"  const {c.name}: {c.dtype} = {_const_value(c)}" for c in k.consts])
     if k.buffers:
