@@ -217,9 +217,11 @@ def check_declarations(k: ir.Kernel) -> Iterator[SemanticError]:
         else:
             earlier.append(s)
         if s.value <= 0:
-            yield SemanticError(f"size `{s.name}` must be positive, got {s.value}", s.loc,
-                                hint=f"`{s.name}` = {format_expr(s.expr)} is {s.value} at these sizes"
-                                if s.expr is not None else None)
+            derived = s.expr is not None and any(isinstance(q, ir.Name) for q in ir.sub_exprs(s.expr))
+            yield SemanticError(f"size `{s.name}` must be positive, got {s.value}",
+                                s.loc if derived or s.expr is None else (_start_loc(s.expr) or s.loc),
+                                hint=f"`{s.name}` = {format_expr(s.expr)} is {s.value} at these sizes" if derived
+                                else "a size is a positive integer")
         elif s.value > INT32_MAX:
             yield SemanticError(f"size `{s.name}` is {s.value}, more than {INT32_MAX} (2^31 - 1)", s.loc,
                                 hint="emitted Ascend C indexes with int32_t")
@@ -242,6 +244,12 @@ def _check_derived_size(s: ir.SizeDecl, k: ir.Kernel, earlier: list[ir.SizeDecl]
     it (not of a ranged one: the range checks take each size on its own) and literals; no
     range of its own (its values follow the others')."""
     assert s.expr is not None
+    flt = next((q for q in ir.sub_exprs(s.expr) if isinstance(q, ir.FloatLit)), None)
+    if flt is not None:
+        yield SemanticError(f"size `{s.name}` is not an integer", flt.loc or s.loc,
+                            hint="a size is a positive integer (`size N = 1024`), or an integer expression of "
+                                 "the sizes before it (`size H = N / 2`)")
+        return
     names = {x.name: x for x in earlier}
     for q in ir.sub_exprs(s.expr):
         if isinstance(q, ir.Name):

@@ -2,7 +2,7 @@
 loop variable used as data (`f32(c)`, `z[r, c] = c`, after `tile` `c0 * 32 + c1`, a step
 `3 * c - 2 * r + 1`) is an arithmetic progression, `CreateVecIndex` in i32 (then `Muls` /
 `Adds` for a step or an offset), not scalar code. Plan tests (no compile); one slow test
-runs all of them as emitted code against the interpreter under sanitizers."""
+runs all of them as emitted code against the interpreter (one build)."""
 
 from __future__ import annotations
 
@@ -49,9 +49,9 @@ def test_a_step_is_a_multiply_and_an_offset() -> None:
 
 
 @pytest.mark.slow
-def test_index_values_match_the_interpreter_under_sanitizers() -> None:
+def test_index_values_match_the_interpreter() -> None:
     k = kernel_text(IDX)  # tiles of 32 over 100 columns: offsets c0 * 32 and a tail of 4
-    check_emitted(apply(k, "tile{a.c=32}"), k, sanitize=True, what="index vectors")
+    check_emitted(apply(k, "tile{a.c=32}"), k, what="index vectors")
 
 
 def test_values_that_may_not_fit_i32_stay_scalar() -> None:
