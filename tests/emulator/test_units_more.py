@@ -2,8 +2,9 @@
 `cases/units_more.cpp`: event ids (`GetTPipePtr()->FetchEventID` / `AllocEventID` /
 `ReleaseEventID`, `event_t`), the `set_flag` / `wait_flag` intrinsics (ordering real pipe pairs:
 the run is hazard-checked), `SetL2CacheHint`, `InitOutput`, `DumpTensor` + `ShapeInfo`,
-`DEFAULT_C0_SIZE`, `Gelu` / `FasterGelu` / `FasterGeluV2` against their public formulas, and a
-kernel `assert(cond, fmt, ...)`."""
+`DEFAULT_C0_SIZE`, `Gelu` / `FasterGelu` / `FasterGeluV2` against their public formulas, a
+kernel `assert(cond, fmt, ...)`, and the LocalTensor operators (`dst = a + b` and its kin,
+`t(i)`, `SetAddrWithOffset`, `SetBufferLen`)."""
 
 from __future__ import annotations
 
@@ -56,3 +57,21 @@ def test_kernel_assert_with_a_message_stops_the_run(more):
     assert r.returncode == ERROR_EXIT, r.stderr
     assert "ascx-emu: error: assert: Assertion `n == 4' failed. n is 3, expected 4" in r.stderr
     assert "units_more.cpp:" in r.stderr
+
+
+def test_local_tensor_operators(more):
+    """`s = a + b` and its kin run the whole-tensor instruction; `t(i)` reads and writes an
+    element; SetAddrWithOffset places a tensor an element offset into another's buffer."""
+    _, _, v = more
+    i = np.arange(64, dtype=np.float64)
+    a, b = i, 2.0 + i % 4
+    s = a + b
+    ops = v["tensor_ops"].reshape(6, 64)
+    np.testing.assert_array_equal(ops[0], s)
+    np.testing.assert_array_equal(ops[1], s * b)
+    np.testing.assert_allclose(ops[2], s, rtol=1e-6)  # (s * b) / b
+    np.testing.assert_allclose(ops[3], b, rtol=1e-6)  # s - a
+    u = 0x0F0F + np.arange(64)
+    np.testing.assert_array_equal(ops[4], u & 0x00FF)
+    np.testing.assert_array_equal(ops[5], u | 0x00FF)
+    np.testing.assert_array_equal(v["tensor_sizes"], [64, 640 * 4])  # SetBufferLen size; 640 floats in

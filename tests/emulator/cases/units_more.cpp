@@ -65,6 +65,54 @@ extern "C" __global__ __aicore__ void units_more(GM_ADDR in, GM_ADDR out, GM_ADD
     DataCopy(og, y, 192);
     SetFlag<HardEvent::V_S>(EVENT_ID0);
     WaitFlag<HardEvent::V_S>(EVENT_ID0);
+    // LocalTensor operators: a[i] views, (i) references, SetAddrWithOffset, whole-tensor a + b
+    LocalTensor<float> a = x[512], b = x[576];
+    a.SetBufferLen(64);
+    b.SetBufferLen(64);
+    for (uint32_t i = 0; i < 64; ++i) {
+        a(i) = static_cast<float>(i);           // operator() as a left value
+        b.SetValue(i, 2.0f + static_cast<float>(i % 4));
+    }
+    LocalTensor<float> s;
+    s.SetAddrWithOffset(x, 640);  // x's element 640
+    s.SetBufferLen(64);
+    s = a + b;
+    LocalTensor<float> m = x[704];
+    m.SetBufferLen(64);
+    PipeBarrier<PIPE_V>();
+    m = s * b;
+    PipeBarrier<PIPE_V>();
+    LocalTensor<float> q = x[768];
+    q.SetBufferLen(64);
+    q = m / b;
+    PipeBarrier<PIPE_V>();
+    LocalTensor<float> d = x[832];
+    d.SetBufferLen(64);
+    d = q - a;
+    LocalTensor<uint16_t> u = x[896].ReinterpretCast<uint16_t>(), w = x[928].ReinterpretCast<uint16_t>(),
+                          ao = x[960].ReinterpretCast<uint16_t>(), oo = x[992].ReinterpretCast<uint16_t>();
+    for (uint32_t i = 0; i < 64; ++i) {
+        u(i) = static_cast<uint16_t>(0x0F0F + i);
+        w(i) = static_cast<uint16_t>(0x00FF);
+    }
+    ao.SetBufferLen(64);
+    oo.SetBufferLen(64);
+    ao = u & w;
+    oo = u | w;
+    SetFlag<HardEvent::V_S>(EVENT_ID1);
+    WaitFlag<HardEvent::V_S>(EVENT_ID1);
+    float ops[6 * 64];
+    for (uint32_t i = 0; i < 64; ++i) {
+        ops[i] = s(i);                          // operator() as a right value
+        ops[64 + i] = m.GetValue(i);
+        ops[128 + i] = q(i);
+        ops[192 + i] = d(i);
+        ops[256 + i] = static_cast<float>(ao(i));
+        ops[320 + i] = static_cast<float>(oo(i));
+    }
+    print("tensor_ops", ops, 6 * 64);
+    float sizes[2] = {static_cast<float>(s.GetSize()), static_cast<float>(s.GetPhyAddr() - x.GetPhyAddr())};
+    print("tensor_sizes", sizes, 2);
     uint32_t dims[2] = {8, 8};
     DumpTensor(x, 7, 4, ShapeInfo(2, dims));
     float c0 = static_cast<float>(tik2::DEFAULT_C0_SIZE);  // the 2023 namespace name is an alias

@@ -183,6 +183,41 @@ inline void FasterGeluV2(const LocalTensor<T>& dst, const LocalTensor<T>& src, c
     FasterGeluV2<T, highPrecision, highPerformance>(dst, src, dataSize, loc);
 }
 
+// ---------------------------------------------------------------- LocalTensor operators
+// `dst = a + b` (also -, *, /, &, |): the whole-tensor form of Add / Sub / Mul / Div / And / Or
+// on the public pages. `a + b` makes an expression; assigning it to a LocalTensor runs the
+// instruction over the destination's whole size (GetSize()), priced and checked as that call.
+namespace detail {
+enum class TensorOp { Add, Sub, Mul, Div, And, Or };
+// OP is a template argument so that only the instruction written is instantiated (Div takes no
+// integers, And / Or no floats: each keeps its own type checks).
+template <typename T, TensorOp OP> struct TensorExpr {
+    using ascx_tensor_expr = void;
+    LocalTensor<T> a, b;
+    void assign_to(const LocalTensor<T>& dst) const {
+        const SrcLoc loc{"LocalTensor operator (dst = a op b)", 0};
+        const int32_t n = static_cast<int32_t>(dst.GetSize());
+        if constexpr (OP == TensorOp::Add) Add(dst, a, b, n, loc);
+        else if constexpr (OP == TensorOp::Sub) Sub(dst, a, b, n, loc);
+        else if constexpr (OP == TensorOp::Mul) Mul(dst, a, b, n, loc);
+        else if constexpr (OP == TensorOp::Div) Div(dst, a, b, n, loc);
+        else if constexpr (OP == TensorOp::And) And(dst, a, b, n, loc);
+        else Or(dst, a, b, n, loc);
+    }
+};
+}  // namespace detail
+#define ASCX_EMU_TENSOR_OPERATOR(SYM, OP)                                                                                     \
+    template <typename T> detail::TensorExpr<T, detail::TensorOp::OP> operator SYM(const LocalTensor<T>& a, const LocalTensor<T>& b) { \
+        return {a, b};                                                                                                     \
+    }
+ASCX_EMU_TENSOR_OPERATOR(+, Add)
+ASCX_EMU_TENSOR_OPERATOR(-, Sub)
+ASCX_EMU_TENSOR_OPERATOR(*, Mul)
+ASCX_EMU_TENSOR_OPERATOR(/, Div)
+ASCX_EMU_TENSOR_OPERATOR(&, And)
+ASCX_EMU_TENSOR_OPERATOR(|, Or)
+#undef ASCX_EMU_TENSOR_OPERATOR
+
 }  // namespace AscendC
 
 // Kernel `assert(cond[, fmt, args...])`: the Ascend C debug assert takes a message; the C one

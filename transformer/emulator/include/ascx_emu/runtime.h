@@ -880,7 +880,33 @@ public:
                           {ascx_emu::tm::Acc{scope_, addr_ + offset * static_cast<int64_t>(sizeof(T)), addr_ + (offset + 1) * static_cast<int64_t>(sizeof(T)), true}});
         if (core_->tracing) ascx_emu::trace_emit(*core_, PIPE_S, "SetValue", ascx_emu::kv("elems", 1), loc);
     }
+    // operator(): a reference to element `offset` (a left value as SetValue, a right value as
+    // GetValue). Priced as one scalar local access, and counted as a write for the hazard check
+    // (the emulator cannot tell which way the reference is used: the stricter reading).
+    T& operator()(uint32_t offset) const {
+        T* p = Ptr("LocalTensor::operator()", offset, 1, SrcLoc{"LocalTensor::operator()", 0});
+        ascx_emu::account(*core_, PIPE_S, "operator()", SrcLoc{"LocalTensor::operator()", 0}, ascx_emu::scalar_cost(ascx_emu::tm::S_LOCAL),
+                          {ascx_emu::tm::Acc{scope_, addr_ + offset * static_cast<int64_t>(sizeof(T)), addr_ + (offset + 1) * static_cast<int64_t>(sizeof(T)), true}});
+        return *p;
+    }
+    // SetAddrWithOffset: this tensor starts `offset` elements of src's type after src's start,
+    // inside src's buffer (the public page: the offset counts the old tensor's elements).
+    template <typename S> void SetAddrWithOffset(LocalTensor<S>& src, uint32_t offset) {
+        core_ = src.core_; buf_ = src.buf_; gen_ = src.gen_; pos_ = src.pos_; scope_ = src.scope_;
+        begin_ = src.begin_; end_ = src.end_;
+        addr_ = src.addr_ + offset * static_cast<uint32_t>(sizeof(S));
+        size_ = addr_ <= end_ ? (end_ - addr_) / static_cast<uint32_t>(sizeof(T)) : 0;
+    }
+    // `dst = a + b` and its kin (the whole-tensor forms of Add, Sub, Mul, Div; ops_more.h): the
+    // expression is evaluated into this tensor over this tensor's size.
+    template <typename E, typename = typename E::ascx_tensor_expr> LocalTensor& operator=(const E& e) {
+        e.assign_to(*this);
+        return *this;
+    }
+    LocalTensor(const LocalTensor&) = default;
+    LocalTensor& operator=(const LocalTensor&) = default;
     uint32_t GetSize() const { return size_; }
+    void SetBufferLen(uint32_t dataLen) { size_ = dataLen; }  // in elements, as its parameter table says
     uint32_t GetLength() const { return size_ * static_cast<uint32_t>(sizeof(T)); }
     void SetSize(uint32_t s) { size_ = s; }
     uint64_t GetPhyAddr() const { return addr_; }
