@@ -107,3 +107,17 @@ def test_the_agent_prices_past_the_allowed_precision_stages(target):
         priced[eager] = {sp.by_key[key].pipeline for key in a.priced}
     flash = "round_operand{pv.s=f16},flash_attention"
     assert flash in priced[2] and flash not in priced[0]
+
+
+def test_no_pass_is_searched_after_flash_attention(target):
+    """After `flash_attention` a `multicore` changes the IR but not one line of the emitted
+    kernel: the staged space stops at a `@flash` kernel instead of measuring copies of it."""
+    from transformer.cli_common import load_kernel
+    from transformer.tune.space import SearchSpace
+
+    sp = SearchSpace.build(load_kernel(ATTENTION, ("S=256", "D=64")), target,
+                           ("round_operand", "flash_attention", "multicore"))
+    pipelines = {c.pipeline for c in sp.candidates}
+    assert "round_operand{pv.s=f16},flash_attention" in pipelines
+    assert not any(p.startswith("round_operand{pv.s=f16},flash_attention,") for p in pipelines)
+    assert any(p.startswith("multicore") for p in pipelines)  # other kernels still get the stage

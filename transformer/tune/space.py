@@ -149,6 +149,12 @@ def _tile_grid(kernel: ir.Kernel) -> list[Any]:
     return [Tile(tuple((n, t) for n, _ in outer)) for t in vals]
 
 
+def is_flash(kernel: ir.Kernel) -> bool:
+    """The kernel is marked `@flash` (the `flash_attention` pass)."""
+    first = kernel.body[0] if kernel.body else None
+    return isinstance(first, ir.For) and first.annotation("flash") is not None
+
+
 @dataclass
 class Step:
     """The result of applying one instance at a node: a new kernel, or a prune reason."""
@@ -196,7 +202,10 @@ class Node:
 
     @property
     def done(self) -> bool:
-        return self.stage >= len(self.space.stages)
+        """Past the last stage, or a `@flash` kernel: the lowering emits a flash kernel whole
+        (`lower/flash.py`), so a later pass either leaves its code unchanged (`multicore`:
+        the same Ascend C, measured again for nothing) or undoes the flash form."""
+        return self.stage >= len(self.space.stages) or is_flash(self.kernel)
 
     def actions(self) -> list[Step]:
         """The legal actions at this stage (pruned ones are recorded in the space)."""
