@@ -4,7 +4,7 @@
 the run is hazard-checked), `SetL2CacheHint`, `InitOutput`, `DumpTensor` + `ShapeInfo`,
 `DEFAULT_C0_SIZE`, `Gelu` / `FasterGelu` / `FasterGeluV2` against their public formulas, a
 kernel `assert(cond, fmt, ...)`, and the LocalTensor operators (`dst = a + b` and its kin,
-`t(i)`, `SetAddrWithOffset`, `SetBufferLen`)."""
+`t(i)`, `SetAddrWithOffset`, `SetBufferLen`) and `Broadcast` / `BroadCast`."""
 
 from __future__ import annotations
 
@@ -75,3 +75,20 @@ def test_local_tensor_operators(more):
     np.testing.assert_array_equal(ops[4], u & 0x00FF)
     np.testing.assert_array_equal(ops[5], u | 0x00FF)
     np.testing.assert_array_equal(v["tensor_sizes"], [64, 640 * 4])  # SetBufferLen size; 640 floats in
+
+
+def test_broadcast_along_each_axis(more):
+    """[3, 1] -> [3, 5] (axis 1, k not 32 B aligned), [1, 8] -> [4, 8] (axis 0), [1] -> [10]."""
+    _, _, v = more
+    src = 1.0 + np.arange(9)
+    want = np.concatenate([np.broadcast_to(src[:3, None], (3, 5)).ravel(),
+                           np.broadcast_to(src[None, :8], (4, 8)).ravel(), np.full(10, src[8])])
+    np.testing.assert_array_equal(v["broadcast"], want)
+
+
+def test_broadcast_of_shapes_that_do_not_broadcast_is_an_error(more):
+    binary, _, _ = more
+    r = run_binary(binary, ["broadcast_bad"])
+    assert r.returncode == ERROR_EXIT, r.stderr
+    assert ("ascx-emu: error: Broadcast: srcShape[0] = 2, dstShape[0] = 3: the source must be 1 along axis 1 "
+            "and equal to the destination elsewhere") in r.stderr

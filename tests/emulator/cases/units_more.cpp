@@ -1,6 +1,7 @@
 // Unit cases of the APIs added for public samples (issue 26 item 3), batched in one program:
 // `./units_more` runs them all on one AIV core and prints `name v0 v1 ...` lines;
-// `./units_more assert_fail` stops on a kernel assert(cond, fmt, ...). Hazard detection stays on.
+// `./units_more assert_fail` stops on a kernel assert(cond, fmt, ...), `./units_more broadcast_bad`
+// on a Broadcast whose shapes do not broadcast. Hazard detection stays on.
 #include "kernel_operator.h"
 
 #include <cstdio>
@@ -113,6 +114,26 @@ extern "C" __global__ __aicore__ void units_more(GM_ADDR in, GM_ADDR out, GM_ADD
     print("tensor_ops", ops, 6 * 64);
     float sizes[2] = {static_cast<float>(s.GetSize()), static_cast<float>(s.GetPhyAddr() - x.GetPhyAddr())};
     print("tensor_sizes", sizes, 2);
+    // Broadcast: [3, 1] -> [3, 5] (axis 1, k not 32 B aligned), [1, 8] -> [4, 8] (axis 0), [1] -> [10]
+    TBuf<TPosition::VECCALC> bbuf;
+    pipe.InitBuffer(bbuf, 2048);
+    LocalTensor<float> bsrc = bbuf.Get<float>(), bdst = bsrc[64];
+    for (uint32_t i = 0; i < 9; ++i) bsrc(i) = 1.0f + static_cast<float>(i);
+    const uint32_t d31[2] = {3, 5}, s31[2] = {3, 1}, d18[2] = {4, 8}, s18[2] = {1, 8}, d1[1] = {10}, s1[1] = {1};
+    Broadcast<float, 2, 1>(bdst, bsrc, d31, s31);
+    Broadcast<float, 2, 0>(bdst[64], bsrc, d18, s18);
+    BroadCast<float, 1, 0>(bdst[128], bsrc[8], d1, s1);  // the 8.0 spelling
+    if (g_case == "broadcast_bad") {
+        const uint32_t bad[2] = {2, 1};
+        Broadcast<float, 2, 1>(bdst, bsrc, d31, bad);
+    }
+    SetFlag<HardEvent::V_S>(EVENT_ID2);
+    WaitFlag<HardEvent::V_S>(EVENT_ID2);
+    float bc[15 + 32 + 10];
+    for (uint32_t i = 0; i < 15; ++i) bc[i] = bdst(i);
+    for (uint32_t i = 0; i < 32; ++i) bc[15 + i] = bdst(64 + i);
+    for (uint32_t i = 0; i < 10; ++i) bc[47 + i] = bdst(128 + i);
+    print("broadcast", bc, 57);
     uint32_t dims[2] = {8, 8};
     DumpTensor(x, 7, 4, ShapeInfo(2, dims));
     float c0 = static_cast<float>(tik2::DEFAULT_C0_SIZE);  // the 2023 namespace name is an alias

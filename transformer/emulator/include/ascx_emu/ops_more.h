@@ -183,6 +183,71 @@ inline void FasterGeluV2(const LocalTensor<T>& dst, const LocalTensor<T>& src, c
     FasterGeluV2<T, highPrecision, highPerformance>(dst, src, dataSize, loc);
 }
 
+// ---------------------------------------------------------------- Broadcast
+// Broadcast<T, dim, axis>(dst, src, dstShape, srcShape[, sharedTmpBuffer]): numpy broadcasting
+// of an ND tensor along one axis, dim 1 ([1] -> [n]) or 2 (axis 1: [m, 1] -> [m, k]; axis 0:
+// [1, k] -> [m, k]), as its public page says. Priced as the vector steps that page names:
+// for [m, 1] -> [m, k] a Brcb (8 elements a repeat, each to a 32 B block), a copy of the
+// m x k' blocks (k' = k rounded up to 32 B), and a GatherMask to k when k is not aligned; the
+// other forms as one copy pass over the destination. `BroadCast` is the 8.0 spelling.
+namespace detail {
+template <typename T> inline void broadcast_pass(ascx_emu::CoreState& c, const char* api, SrcLoc loc, double repeats,
+                                                 std::initializer_list<ascx_emu::tm::Acc> acc) {
+    ascx_emu::account(c, PIPE_V, api, loc, ascx_emu::tm::vec(ascx_emu::tm::VC_SIMPLE, repeats, false, 0), acc);
+}
+}  // namespace detail
+template <typename T, int32_t dim, int32_t axis, bool isReuseSource = false>
+inline void Broadcast(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t dstShape[dim], const uint32_t srcShape[dim],
+                      ASCX_LOC) {
+    static_assert(dim == 1 || dim == 2, "Broadcast: dim must be 1 or 2");
+    static_assert(axis >= 0 && axis < dim, "Broadcast: axis must be 0 (dim 1 or 2) or 1 (dim 2)");
+    const char* api = "Broadcast";
+    auto& c = ascx_emu::core(api, loc);
+    ascx_emu::local_check_vec(api, dst, loc);
+    ascx_emu::local_check_vec(api, src, loc);
+    for (int32_t i = 0; i < dim; ++i) {
+        const bool ok = i == axis ? srcShape[i] == 1 && dstShape[i] >= 1 : srcShape[i] == dstShape[i];
+        if (!ok)
+            ascx_emu::fail(api, loc, "srcShape[%d] = %u, dstShape[%d] = %u: the source must be 1 along axis %d and equal to the "
+                           "destination elsewhere", i, srcShape[i], i, dstShape[i], axis);
+    }
+    const int64_t rows = dim == 2 ? dstShape[0] : 1, cols = dim == 2 ? dstShape[1] : dstShape[0];
+    const int64_t n = rows * cols, sn = dim == 2 ? srcShape[0] * static_cast<int64_t>(srcShape[1]) : 1;
+    const T* x = src.Ptr(api, 0, sn, loc);
+    T* d = dst.Ptr(api, 0, n, loc);
+    const int64_t per_block = 32 / static_cast<int64_t>(sizeof(T));
+    if (dim == 2 && axis == 1) {
+        const int64_t kpad = (cols + per_block - 1) / per_block * per_block;
+        detail::broadcast_pass<T>(c, api, loc, static_cast<double>((rows + 7) / 8),
+                                  {ascx_emu::tm::R(src, detail::nbytes<T>(sn)), ascx_emu::tm::W(dst, detail::nbytes<T>(n))});
+        detail::broadcast_pass<T>(c, api, loc, static_cast<double>(detail::repeats_for<T>(rows * kpad)), {});
+        if (kpad != cols) detail::broadcast_pass<T>(c, api, loc, static_cast<double>(detail::repeats_for<T>(rows * kpad)), {});
+    } else {
+        detail::broadcast_pass<T>(c, api, loc, static_cast<double>(detail::repeats_for<T>(n)),
+                                  {ascx_emu::tm::R(src, detail::nbytes<T>(sn)), ascx_emu::tm::W(dst, detail::nbytes<T>(n))});
+    }
+    for (int64_t r = 0; r < (ascx_emu::skip_data() ? 0 : rows); ++r)
+        for (int64_t k = 0; k < cols; ++k) d[r * cols + k] = dim == 1 ? x[0] : axis == 1 ? x[r] : x[k];
+    detail::trace_vec<T>(c, api, n, detail::repeats_for<T>(n), loc);
+}
+template <typename T, int32_t dim, int32_t axis, bool isReuseSource = false>
+inline void Broadcast(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t dstShape[dim], const uint32_t srcShape[dim],
+                      LocalTensor<uint8_t>& sharedTmpBuffer, ASCX_LOC) {
+    (void)sharedTmpBuffer;
+    Broadcast<T, dim, axis, isReuseSource>(dst, src, dstShape, srcShape, loc);
+}
+template <typename T, int32_t dim, int32_t axis, bool isReuseSource = false>
+inline void BroadCast(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t dstShape[dim], const uint32_t srcShape[dim],
+                      ASCX_LOC) {
+    Broadcast<T, dim, axis, isReuseSource>(dst, src, dstShape, srcShape, loc);
+}
+template <typename T, int32_t dim, int32_t axis, bool isReuseSource = false>
+inline void BroadCast(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t dstShape[dim], const uint32_t srcShape[dim],
+                      LocalTensor<uint8_t>& sharedTmpBuffer, ASCX_LOC) {
+    (void)sharedTmpBuffer;
+    Broadcast<T, dim, axis, isReuseSource>(dst, src, dstShape, srcShape, loc);
+}
+
 // ---------------------------------------------------------------- LocalTensor operators
 // `dst = a + b` (also -, *, /, &, |): the whole-tensor form of Add / Sub / Mul / Div / And / Or
 // on the public pages. `a + b` makes an expression; assigning it to a LocalTensor runs the
