@@ -186,6 +186,11 @@ def stage_nest(kernel: ir.Kernel, nest: ir.Stmt, st: Strips | None, sizes: Mappi
         if decl is None or decl.kind == "local" or decl.rank == 0 or x in in_copies or (at is not None and x not in at):
             continue
         groups = _row_groups(accs[x], st, loops) if st is not None else [accs[x]]
+        if len(groups) > 1 and _whole_row_fits(x, decl, accs[x], label, block_paths, loops, sizes, used_outside,
+                                               written_before, target):
+            groups = [accs[x]]
+            trace.decisions.append(f"`{x}` is staged whole across the loops over the row that access it (a temp "
+                                   "of this nest whose row fits a quarter of UB: no round trip through GM)")
         if len(groups) > 1:
             trace.decisions.append(f"`{x}` is staged per tile of each of the {len(groups)} loops over the row that "
                                    "access it (no tile of the row holds it whole)")
@@ -291,6 +296,25 @@ def _row_groups(lst: list[AccessSite], st: Strips, loops: Mapping[Path, ir.For])
             return [lst]
         by_child.setdefault(child, []).append(a)
     return list(by_child.values()) if len(by_child) > 1 else [lst]
+
+
+def _whole_row_fits(x: str, decl: ir.TensorDecl, lst: list[AccessSite], label: str, block_paths: set[Path],
+                    loops: Mapping[Path, ir.For], sizes: Mapping[str, int], used_outside: set[str],
+                    written_before: WrittenBefore | None, target: Target | None) -> bool:
+    """Whether temp `x`, accessed in several loops over a row (`_row_groups`), is better
+    staged as one tile over all of them: a temp only this nest uses (nothing else reads the
+    row: fused attention's scores `s`), written before it is read, of at most a quarter of
+    UB. Then the row stays on chip between the loops instead of going to GM and back per
+    tile (and the GM temp, shared by every row, no longer keeps the rows off the cores)."""
+    if decl.kind != "temp" or x in used_outside:
+        return False
+    got = _place(x, decl, lst, label, block_paths, loops, sizes, used_outside, False, written_before)
+    if isinstance(got, str) or got[2]:  # (a copy-in: not written before it is read)
+        return False
+    n = ir.DTYPE_BYTES[decl.dtype]
+    for _, _, mx, _ in got[1].dims:
+        n *= mx
+    return n <= scope_budget(target, "ub") // 4
 
 
 def _place(x: str, decl: ir.TensorDecl, lst: list[AccessSite], label: str, block_paths: set[Path],

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterator, Sequence, Union
+from typing import TYPE_CHECKING, Iterator, Mapping, Sequence, Union
 
 from . import ir
 from .affine import Affine, to_affine
@@ -794,6 +794,12 @@ def _covers_by_intervals(w: AccessInfo, r: AccessInfo, sizes: dict[str, int]) ->
     private = {w.stmt.loops[k].loop.var: w.stmt.loops[k].loop for k in range(shared, len(w.stmt.loops))}
     used: set[str] = set()
     for dw, dr in zip(w.dims, r.dims):
+        radix = _radix_range(sw.aff(dw[1]), private, used, sw) if dw[0] == "pt" else None
+        if radix is not None:  # `j0 * 256 + j` over a tile loop and its point loop: a range
+            got = _dim_interval(dr, sr)
+            if got is None or got[0] < radix[0] or got[1] > radix[1] - 1:
+                return False
+            continue
         if dw[0] == "pt" and isinstance(dw[1], ir.Name) and dw[1].name in private and dw[1].name not in used:
             used.add(dw[1].name)
             loop = private[dw[1].name]
@@ -811,6 +817,35 @@ def _covers_by_intervals(w: AccessInfo, r: AccessInfo, sizes: dict[str, int]) ->
         if got is None or got[0] < lo.const or got[1] > hi.const - 1:
             return False
     return True
+
+
+def _radix_range(fw: "Affine | None", private: Mapping[str, ir.For], used: set[str],
+                 sw: "_Side") -> tuple[int, int] | None:
+    """[lo, hi) of the elements W writes in one dimension whose index is `c + s1*v1 + s2*v2
+    + ...` over two or more of W's private loops in mixed radix (smallest step 1, each next
+    step the span of the loops before: a tile loop and its point loop, `j0 * 256 + j` with
+    `j` over 0..256), every loop from a constant to a constant: the spans abut, so all of
+    [c + s1*lo1 + .., c + s1*(hi1-1) + .. + 1) is written. Marks the loops used; None when
+    not that form."""
+    named: dict[str, str] = {}  # the side's name of each private loop variable -> the variable
+    for v in private:
+        a = sw.aff(ir.Name(v))
+        if a is not None and len(a.vars) == 1:
+            named[next(iter(a.vars))] = v
+    if fw is None or len(fw.vars) < 2 or not fw.vars <= set(named) or {named[x] for x in fw.vars} & used:
+        return None
+    step, lo, hi = 1, fw.const, fw.const
+    for x in sorted(fw.vars, key=fw.coeff):
+        v = named[x]
+        loop = private[v]
+        a, b = sw.aff(loop.lo), sw.aff(loop.hi)
+        if a is None or b is None or not a.is_const() or not b.is_const() or fw.coeff(x) != step or b.const <= a.const:
+            return None
+        lo += step * a.const
+        hi += step * (b.const - 1)
+        step *= b.const - a.const
+    used.update(named[x] for x in fw.vars)
+    return lo, hi + 1
 
 
 def _covers(w: AccessInfo, r: AccessInfo, sizes: dict[str, int]) -> bool:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from . import ir
-from .affine import to_affine
+from .affine import Affine, to_affine
 from .intexpr import add, affine_extent, const_value, eval_const, lit, mentions, mul, simp, subst_expr, tail_max_extent
 from .walk import names_written, uses
 
@@ -232,18 +232,37 @@ def contains(big: Box, small: Box, sizes: Mapping[str, int]) -> bool:
 
 
 def dense_write(acc: AccessSite, level: Path) -> bool:
-    """A plain write whose elements fill its box: each index uses at most one loop inside
-    `level`, with coefficient 1, and no two indices use the same loop."""
-    inner = {lp.var for p, lp in acc.loops if len(p) > len(level) and p[:len(level)] == level}
+    """A plain write whose elements fill its box: each index uses loops inside `level` in
+    mixed radix — coefficient 1 on one loop, and each further loop's coefficient the
+    product of the extents of the loops before it (`j0 * 256 + j`, `j` over 0..256: a tile
+    loop and its point loop), every such loop from 0 to a constant — and no two indices use
+    the same loop."""
+    inner = {lp.var: lp for p, lp in acc.loops if len(p) > len(level) and p[:len(level)] == level}
     seen: set[str] = set()
     for e in acc.access.indices:
         a = to_affine(e, {})
         if a is None:
             return False
-        used = [v for v in inner if a.coeff(v)]
-        if len(used) > 1 or (used and a.coeff(used[0]) != 1) or (used and used[0] in seen):
+        used = sorted((v for v in inner if a.coeff(v)), key=lambda v: a.coeff(v))
+        if any(v in seen for v in used) or not _mixed_radix(a, [inner[v] for v in used]):
             return False
         seen.update(used)
+    return True
+
+
+def _mixed_radix(a: Affine, loops: list[ir.For]) -> bool:
+    """Whether `a` steps through consecutive elements over `loops` (by coefficient, smallest
+    first): 1, then the extent of the first loop, then the product of the first two, ..."""
+    step = 1
+    for k, lp in enumerate(loops):
+        if a.coeff(lp.var) != step:
+            return False
+        if k == len(loops) - 1:
+            return True
+        lo, hi = to_affine(lp.lo, {}), to_affine(lp.hi, {})
+        if lo is None or hi is None or not lo.is_const() or not hi.is_const() or lo.const != 0:
+            return False
+        step *= hi.const
     return True
 
 
