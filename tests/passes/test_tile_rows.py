@@ -95,13 +95,25 @@ kernel sm2(X: f32[R, C]) -> (Y: f32[R, C]) {
 
 def test_a_temp_that_cannot_be_recomputed_goes_through_gm_in_tiles() -> None:
     # `e` reads `s`, which the first loop keeps changing: recomputing `e` later would
-    # read another `s`; `e` is copied out per tile and back in per tile instead
-    k = kernel(RECOMPUTE_BLOCKED)
+    # read another `s`; a row of `e` too long to keep in UB (16384 f32, 64 KiB: more than a
+    # quarter of UB) is copied out per tile and back in per tile instead
+    k = kernel(RECOMPUTE_BLOCKED).with_sizes({"C": 16384})
     out, trace = run_pipeline(k, "tile{rows=1,rows.c=8}")
     assert not any(c.startswith("recomputed") for c in trace[0].changes)
     assert out.tensor("e") is not None
     copies = [s for s in ir.iter_stmts(out.body) if isinstance(s, ir.Copy) and "e" in (s.dst.tensor, s.src.tensor)]
     assert {c.dst.tensor == "e" for c in copies} == {True, False}
+    assert equivalent(k, out) == []
+
+
+def test_a_short_row_temp_stays_whole_in_ub_across_the_loops() -> None:
+    # the same kernel with rows of 32: a row of `e` (128 B) stays in UB between the loops
+    # over the row, written before it is read: no GM round trip (issue 29 item 1)
+    k = kernel(RECOMPUTE_BLOCKED)
+    out, trace = run_pipeline(k, "tile{rows=1,rows.c=8}")
+    assert out.tensor("e") is None and out.tensor("e_ub") is not None
+    assert not [s for s in ir.iter_stmts(out.body) if isinstance(s, ir.Copy) and "e" in (s.dst.tensor, s.src.tensor)]
+    assert any("`e` is staged whole" in d for d in trace[0].decisions)
     assert equivalent(k, out) == []
 
 
