@@ -4,7 +4,7 @@
 the run is hazard-checked), `SetL2CacheHint`, `InitOutput`, `DumpTensor` + `ShapeInfo`,
 `DEFAULT_C0_SIZE`, `Gelu` / `FasterGelu` / `FasterGeluV2` against their public formulas, a
 kernel `assert(cond, fmt, ...)`, and the LocalTensor operators (`dst = a + b` and its kin,
-`t(i)`, `SetAddrWithOffset`, `SetBufferLen`) and `Broadcast` / `BroadCast`."""
+`t(i)`, `SetAddrWithOffset`, `SetBufferLen`), `Broadcast` / `BroadCast` and `TBufPool`."""
 
 from __future__ import annotations
 
@@ -92,3 +92,17 @@ def test_broadcast_of_shapes_that_do_not_broadcast_is_an_error(more):
     assert r.returncode == ERROR_EXIT, r.stderr
     assert ("ascx-emu: error: Broadcast: srcShape[0] = 2, dstShape[0] = 3: the source must be 1 along axis 1 "
             "and equal to the destination elsewhere") in r.stderr
+
+
+def test_tbufpool_lays_buffers_out_inside_its_bytes(more):
+    """Pool A takes 1 KB of UB; its TBuf (100 B -> 128 B), a 2 x 256 B queue and a 128 B sub-pool
+    follow one another inside it; pool B, made with shareBuf = A, starts on A's first byte."""
+    _, _, v = more
+    np.testing.assert_array_equal(v["pool_offsets"], [128, 384, 640, 0, 1024])
+
+
+def test_tbufpool_of_too_many_buffers_is_an_error(more):
+    binary, _, _ = more
+    r = run_binary(binary, ["pool_full"])
+    assert r.returncode == ERROR_EXIT, r.stderr
+    assert "ascx-emu: error: TBufPool::InitBuffer: more than 1 buffers from one TBufPool (its bufIDSize)" in r.stderr

@@ -1,7 +1,8 @@
 // Unit cases of the APIs added for public samples (issue 26 item 3), batched in one program:
 // `./units_more` runs them all on one AIV core and prints `name v0 v1 ...` lines;
 // `./units_more assert_fail` stops on a kernel assert(cond, fmt, ...), `./units_more broadcast_bad`
-// on a Broadcast whose shapes do not broadcast. Hazard detection stays on.
+// on a Broadcast whose shapes do not broadcast, `./units_more pool_full` on a TBufPool asked for
+// more buffers than its bufIDSize. Hazard detection stays on.
 #include "kernel_operator.h"
 
 #include <cstdio>
@@ -134,6 +135,33 @@ extern "C" __global__ __aicore__ void units_more(GM_ADDR in, GM_ADDR out, GM_ADD
     for (uint32_t i = 0; i < 32; ++i) bc[15 + i] = bdst(64 + i);
     for (uint32_t i = 0; i < 10; ++i) bc[47 + i] = bdst(128 + i);
     print("broadcast", bc, 57);
+    // TBufPool: pool A (1 KB) and pool B over the same bytes; a TBuf and a queue from A, a
+    // sub-pool of A, a TBuf from B; offsets printed relative to pool A's first buffer
+    TBufPool<TPosition::VECCALC> poolA;
+    TBufPool<TPosition::VECCALC, 2> poolB;
+    pipe.InitBufPool(poolA, 1024);
+    pipe.InitBufPool(poolB, 512, poolA);
+    TBuf<TPosition::VECCALC> pa0, pb0, ps0;
+    TQue<TPosition::VECOUT, 1> pq;
+    TBufPool<TPosition::VECCALC, 1> sub;
+    poolA.InitBuffer(pa0, 100);  // rounded to 128 B
+    poolA.InitBuffer(pq, 2, 256);
+    poolA.InitBufPool(sub, 128);
+    sub.InitBuffer(ps0, 64);
+    poolB.InitBuffer(pb0, 64);
+    const uint64_t base = pa0.Get<float>().GetPhyAddr();
+    LocalTensor<float> q0 = pq.AllocTensor<float>(), q1 = pq.AllocTensor<float>();
+    float pool_offs[5] = {static_cast<float>(q0.GetPhyAddr() - base), static_cast<float>(q1.GetPhyAddr() - base),
+                          static_cast<float>(ps0.Get<float>().GetPhyAddr() - base), static_cast<float>(pb0.Get<float>().GetPhyAddr() - base),
+                          static_cast<float>(pipe.Used(0) - base)};
+    print("pool_offsets", pool_offs, 5);
+    pq.FreeTensor(q0);
+    pq.FreeTensor(q1);
+    poolA.Reset();
+    if (g_case == "pool_full") {
+        TBuf<TPosition::VECCALC> big;
+        sub.InitBuffer(big, 32);  // the sub-pool holds one buffer (bufIDSize 1)
+    }
     uint32_t dims[2] = {8, 8};
     DumpTensor(x, 7, 4, ShapeInfo(2, dims));
     float c0 = static_cast<float>(tik2::DEFAULT_C0_SIZE);  // the 2023 namespace name is an alias

@@ -181,6 +181,13 @@ inline std::string jstr(const char* s) {
 // ---------------------------------------------------------------- buffers and cores
 enum BufState : int { BUF_FREE = 0, BUF_ALLOCATED, BUF_ENQUEUED, BUF_DEQUEUED, BUF_TBUF };
 
+// The bytes a TBufPool owns, [base, end) of one scope, and how far its own allocations reach.
+struct PoolRegion {
+    int scope = 0;
+    uint32_t base = 0, end = 0, cur = 0;
+    int bufs = 0, max_bufs = 0;
+};
+
 struct BufInfo {
     int scope = 0;
     uint32_t addr = 0, len = 0;
@@ -686,7 +693,7 @@ inline const char* position_name(TPosition p) {
         default: return "?";
     }
 }
-inline int position_scope(TPosition p) {
+constexpr int position_scope(TPosition p) {
     switch (p) {
         case TPosition::VECIN: case TPosition::VECOUT: case TPosition::VECCALC: case TPosition::CO2: return ascx_emu::SC_UB;
         case TPosition::A1: case TPosition::B1: case TPosition::C1: case TPosition::TSCM: return ascx_emu::SC_L1;
@@ -1127,33 +1134,19 @@ public:
 
     template <TPosition SRC, TPosition DST, int32_t DEPTH, auto... EXTRA>
     bool InitBuffer(TQueBind<SRC, DST, DEPTH, EXTRA...>& que, uint8_t num, uint32_t len, ASCX_LOC) {
-        auto& c = ascx_emu::core("TPipe::InitBuffer", loc);
-        if (num == 0) ascx_emu::fail("TPipe::InitBuffer", loc, "buffer number 0 for a %s queue", position_name(SRC));
-        if (!que.bufs_.empty() && que.core_ == &c) ascx_emu::fail("TPipe::InitBuffer", loc, "queue initialised twice");
-        int pidx = static_cast<int>(SRC);
-        que_bufs_[pidx] += num;
-        if (que_bufs_[pidx] > ASCX_EMU_MAX_QUE_BUFFERS_PER_POSITION)
-            ascx_emu::fail("TPipe::InitBuffer", loc,
-                           "more than %d queue buffers on position %s (%d requested so far); the device hangs",
-                           ASCX_EMU_MAX_QUE_BUFFERS_PER_POSITION, position_name(SRC), que_bufs_[pidx]);
-        que.bufs_.clear();
-        que.fifo_.clear();
-        que.core_ = &c;
-        que.cursor_ = 0;
-        que.id_ = c.que_count++;
-        for (int i = 0; i < num; ++i) {
-            auto* b = Alloc(c, SRC, len, "TPipe::InitBuffer", loc);
-            b->que = que.id_;
-            b->idx = i;
-            que.bufs_.push_back(b);
-        }
-        return true;
+        return InitQue(que, num, len, "TPipe::InitBuffer", loc, nullptr);
     }
     template <TPosition POS> bool InitBuffer(TBuf<POS>& buf, uint32_t len, ASCX_LOC) {
-        auto& c = ascx_emu::core("TPipe::InitBuffer", loc);
-        buf.b_ = Alloc(c, POS, len, "TPipe::InitBuffer", loc);
-        buf.b_->state = ascx_emu::BUF_TBUF;
-        buf.core_ = &c;
+        return InitTBuf(buf, len, "TPipe::InitBuffer", loc, nullptr);
+    }
+    // TBufPool (below): a pool takes `len` bytes of its position's memory from the pipe; with
+    // shareBuf it lies over the same bytes as that pool instead (the two are used in turns).
+    template <typename P> bool InitBufPool(P& pool, uint32_t len, ASCX_LOC) {
+        pool.Make(*this, Reserve(P::kScope, P::kPos, len, "TPipe::InitBufPool", loc, nullptr), len);
+        return true;
+    }
+    template <typename P, typename Q> bool InitBufPool(P& pool, uint32_t len, Q& shareBuf, ASCX_LOC) {
+        pool.Share(*this, shareBuf.region_, len, "TPipe::InitBufPool", loc);
         return true;
     }
     void Reset() {
@@ -1167,34 +1160,148 @@ public:
     uint32_t Used(int scope) const { return used_[scope]; }
 
 private:
-    ascx_emu::BufInfo* Alloc(ascx_emu::CoreState& c, TPosition pos, uint32_t len, const char* api, SrcLoc loc) {
-        int sc = position_scope(pos);
-        if (sc < 0) ascx_emu::fail(api, loc, "position %s cannot hold a local buffer", position_name(pos));
-        ascx_emu::scope_mem(c, sc, api, loc);  // validates the scope exists on this core kind
-        if (++nbufs_ > ASCX_EMU_MAX_BUFFERS)
-            ascx_emu::fail(api, loc, "more than %d buffers in one TPipe", ASCX_EMU_MAX_BUFFERS);
+    template <TPosition, uint32_t> friend class TBufPool;
+    template <TPosition SRC, TPosition DST, int32_t DEPTH, auto... EXTRA>
+    bool InitQue(TQueBind<SRC, DST, DEPTH, EXTRA...>& que, uint8_t num, uint32_t len, const char* api, SrcLoc loc, ascx_emu::PoolRegion* r) {
+        auto& c = ascx_emu::core(api, loc);
+        if (num == 0) ascx_emu::fail(api, loc, "buffer number 0 for a %s queue", position_name(SRC));
+        if (!que.bufs_.empty() && que.core_ == &c) ascx_emu::fail(api, loc, "queue initialised twice");
+        int pidx = static_cast<int>(SRC);
+        que_bufs_[pidx] += num;
+        if (que_bufs_[pidx] > ASCX_EMU_MAX_QUE_BUFFERS_PER_POSITION)
+            ascx_emu::fail(api, loc,
+                           "more than %d queue buffers on position %s (%d requested so far); the device hangs",
+                           ASCX_EMU_MAX_QUE_BUFFERS_PER_POSITION, position_name(SRC), que_bufs_[pidx]);
+        que.bufs_.clear();
+        que.fifo_.clear();
+        que.core_ = &c;
+        que.cursor_ = 0;
+        que.id_ = c.que_count++;
+        for (int i = 0; i < num; ++i) {
+            auto* b = Alloc(c, SRC, len, api, loc, r);
+            b->que = que.id_;
+            b->idx = i;
+            que.bufs_.push_back(b);
+        }
+        return true;
+    }
+    template <TPosition POS> bool InitTBuf(TBuf<POS>& buf, uint32_t len, const char* api, SrcLoc loc, ascx_emu::PoolRegion* r) {
+        auto& c = ascx_emu::core(api, loc);
+        buf.b_ = Alloc(c, POS, len, api, loc, r);
+        buf.b_->state = ascx_emu::BUF_TBUF;
+        buf.core_ = &c;
+        return true;
+    }
+    // The start of `len` bytes (rounded up to 32 B, aligned for the scope) of scope `sc`, taken
+    // from the pipe's free memory or, given a pool region, from that pool's.
+    uint32_t Reserve(int sc, TPosition pos, uint32_t len, const char* api, SrcLoc loc, ascx_emu::PoolRegion* r, bool a_buffer = true) {
+        if (r && r->scope != sc)
+            ascx_emu::fail(api, loc, "a buffer of position %s (%s) cannot come from a TBufPool in %s", position_name(pos),
+                           ascx_emu::scope_name(sc), ascx_emu::scope_name(r->scope));
+        if (r && a_buffer && ++r->bufs > r->max_bufs)
+            ascx_emu::fail(api, loc, "more than %d buffers from one TBufPool (its bufIDSize)", r->max_bufs);
         uint32_t al = ascx_emu::scope_align(sc);
-        uint32_t start = (used_[sc] + al - 1) / al * al;
+        uint32_t& cur = r ? r->cur : used_[sc];
+        const uint32_t cap = r ? r->end : ascx_emu::scope_capacity(sc);
+        uint32_t start = (cur + al - 1) / al * al;
         uint32_t rlen = (len + 31u) / 32u * 32u;
         uint64_t end = static_cast<uint64_t>(start) + rlen;
-        if (end > ascx_emu::scope_capacity(sc))
+        if (end > cap) {
+            if (r)
+                ascx_emu::fail(api, loc, "TBufPool over-allocation: buffer of %u bytes (rounded to %u) at %s offset %u needs the pool "
+                               "[%u, %u) to reach %llu", len, rlen, ascx_emu::scope_name(sc), start, r->base, r->end, (unsigned long long)end);
             ascx_emu::fail(api, loc,
                            "%s over-allocation: buffer of %u bytes (rounded to %u) at offset %u for position %s needs %llu bytes, "
                            "capacity is %u bytes",
                            ascx_emu::scope_name(sc), len, rlen, start, position_name(pos), (unsigned long long)end,
                            ascx_emu::scope_capacity(sc));
-        used_[sc] = static_cast<uint32_t>(end);
+        }
+        cur = static_cast<uint32_t>(end);
+        return start;
+    }
+    ascx_emu::BufInfo* Alloc(ascx_emu::CoreState& c, TPosition pos, uint32_t len, const char* api, SrcLoc loc, ascx_emu::PoolRegion* r = nullptr) {
+        int sc = position_scope(pos);
+        if (sc < 0) ascx_emu::fail(api, loc, "position %s cannot hold a local buffer", position_name(pos));
+        ascx_emu::scope_mem(c, sc, api, loc);  // validates the scope exists on this core kind
+        if (++nbufs_ > ASCX_EMU_MAX_BUFFERS)
+            ascx_emu::fail(api, loc, "more than %d buffers in one TPipe", ASCX_EMU_MAX_BUFFERS);
+        const uint32_t start = Reserve(sc, pos, len, api, loc, r);
         c.bufs.emplace_back();
         auto* b = &c.bufs.back();
         b->scope = sc;
         b->addr = start;
-        b->len = rlen;
+        b->len = (len + 31u) / 32u * 32u;
         return b;
     }
     ascx_emu::CoreState* c_ = nullptr;
     uint32_t used_[ascx_emu::SC_NUM] = {};
     int que_bufs_[static_cast<int>(TPosition::MAX) + 1] = {};
     int nbufs_ = 0;
+};
+
+// ---------------------------------------------------------------- TBufPool
+// A pool of local memory carved from the TPipe (TPipe::InitBufPool) from which queues, TBufs and
+// smaller pools are then taken (InitBuffer / InitBufPool), up to bufIDSize buffers (at most 16).
+// A pool made with shareBuf lies over another pool's bytes, so two phases of a kernel can each
+// lay out the same memory. Reset() ends a phase: the pool's buffers stay allocated (their
+// contents may be overwritten by the other pool), as its public page says; the emulator needs no
+// action there, since the hazard check follows the addresses themselves.
+template <TPosition pos, uint32_t bufIDSize = 4> class TBufPool {
+public:
+    static_assert(bufIDSize >= 1 && bufIDSize <= 16, "TBufPool: bufIDSize must be 1..16");
+    static constexpr TPosition kPos = pos;
+    static constexpr int kScope = position_scope(pos);
+    static constexpr int kBufIDs = static_cast<int>(bufIDSize);
+    static_assert(kScope == ascx_emu::SC_UB || kScope == ascx_emu::SC_L1, "TBufPool: position must be VECIN/VECOUT/VECCALC or A1/B1/C1");
+    TBufPool() = default;
+
+    template <TPosition SRC, TPosition DST, int32_t DEPTH, auto... EXTRA>
+    bool InitBuffer(TQueBind<SRC, DST, DEPTH, EXTRA...>& que, uint8_t num, uint32_t len, ASCX_LOC) {
+        return Pipe("TBufPool::InitBuffer", loc).InitQue(que, num, len, "TBufPool::InitBuffer", loc, &region_);
+    }
+    template <TPosition POS> bool InitBuffer(TBuf<POS>& buf, uint32_t len, ASCX_LOC) {
+        return Pipe("TBufPool::InitBuffer", loc).InitTBuf(buf, len, "TBufPool::InitBuffer", loc, &region_);
+    }
+    // A sub-pool's bufIDSize may not exceed the buffers this pool has left (or, sharing, its own
+    // bufIDSize), as the constructor's page says.
+    template <typename P> bool InitBufPool(P& sub, uint32_t len, ASCX_LOC) {
+        TPipe& p = Pipe("TBufPool::InitBufPool", loc);
+        if (P::kBufIDs > region_.max_bufs - region_.bufs)
+            ascx_emu::fail("TBufPool::InitBufPool", loc, "a sub-pool of bufIDSize %d from a pool with %d of its %d buffers left", P::kBufIDs,
+                           region_.max_bufs - region_.bufs, region_.max_bufs);
+        sub.Make(p, p.Reserve(P::kScope, P::kPos, len, "TBufPool::InitBufPool", loc, &region_, false), len);
+        return true;
+    }
+    template <typename P, typename Q> bool InitBufPool(P& sub, uint32_t len, Q& shareBuf, ASCX_LOC) {
+        if (P::kBufIDs > region_.max_bufs)
+            ascx_emu::fail("TBufPool::InitBufPool", loc, "a shared sub-pool of bufIDSize %d from a pool of bufIDSize %d", P::kBufIDs,
+                           region_.max_bufs);
+        sub.Share(Pipe("TBufPool::InitBufPool", loc), shareBuf.region_, len, "TBufPool::InitBufPool", loc);
+        return true;
+    }
+    void Reset() {}
+
+    // ---- emulator internals
+    void Make(TPipe& p, uint32_t start, uint32_t len) {
+        pipe_ = &p;
+        region_ = ascx_emu::PoolRegion{kScope, start, start + (len + 31u) / 32u * 32u, start, 0, static_cast<int>(bufIDSize)};
+    }
+    void Share(TPipe& p, const ascx_emu::PoolRegion& other, uint32_t len, const char* api, SrcLoc loc) {
+        if (other.end == 0) ascx_emu::fail(api, loc, "shareBuf is a TBufPool that was never initialised");
+        if (other.scope != kScope)
+            ascx_emu::fail(api, loc, "shareBuf lies in %s, this pool's position %s is in %s", ascx_emu::scope_name(other.scope),
+                           position_name(pos), ascx_emu::scope_name(kScope));
+        const uint32_t rlen = (len + 31u) / 32u * 32u;
+        if (rlen > other.end - other.base)
+            ascx_emu::fail(api, loc, "a pool of %u bytes cannot share a pool of %u bytes", rlen, other.end - other.base);
+        Make(p, other.base, len);
+    }
+    TPipe& Pipe(const char* api, SrcLoc loc) {
+        if (!pipe_) ascx_emu::fail(api, loc, "TBufPool used before TPipe::InitBufPool");
+        return *pipe_;
+    }
+    TPipe* pipe_ = nullptr;
+    ascx_emu::PoolRegion region_{};
 };
 
 // ---------------------------------------------------------------- SetFlag / WaitFlag / barriers
