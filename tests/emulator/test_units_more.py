@@ -4,7 +4,7 @@
 the run is hazard-checked), `SetL2CacheHint`, `InitOutput`, `DumpTensor` + `ShapeInfo`,
 `DEFAULT_C0_SIZE`, `Gelu` / `FasterGelu` / `FasterGeluV2` against their public formulas, a
 kernel `assert(cond, fmt, ...)`, and the LocalTensor operators (`dst = a + b` and its kin,
-`t(i)`, `SetAddrWithOffset`, `SetBufferLen`), `Broadcast` / `BroadCast` and `TBufPool`."""
+`t(i)`, `SetAddrWithOffset`, `SetBufferLen`), `Broadcast` / `BroadCast`, `TBufPool` and `LocalMemAllocator`."""
 
 from __future__ import annotations
 
@@ -25,6 +25,14 @@ def more(emu_cache):
     assert r.returncode == 0, r.stderr
     values = "\n".join(ln for ln in r.stdout.splitlines() if not ln.startswith("DumpTensor:"))
     return binary, r.stdout, parse_named_lines(values)
+
+
+def _stops_with(more, case: str, message: str) -> None:
+    """`./units_more <case>` stops with the emulator's error exit and `message` on stderr."""
+    binary, _, _ = more
+    r = run_binary(binary, [case])
+    assert r.returncode == ERROR_EXIT, r.stderr
+    assert message in r.stderr, r.stderr
 
 
 def test_event_ids_fetch_alloc_release(more):
@@ -87,11 +95,8 @@ def test_broadcast_along_each_axis(more):
 
 
 def test_broadcast_of_shapes_that_do_not_broadcast_is_an_error(more):
-    binary, _, _ = more
-    r = run_binary(binary, ["broadcast_bad"])
-    assert r.returncode == ERROR_EXIT, r.stderr
-    assert ("ascx-emu: error: Broadcast: srcShape[0] = 2, dstShape[0] = 3: the source must be 1 along axis 1 "
-            "and equal to the destination elsewhere") in r.stderr
+    _stops_with(more, "broadcast_bad", "ascx-emu: error: Broadcast: srcShape[0] = 2, dstShape[0] = 3: the source must be "
+                "1 along axis 1 and equal to the destination elsewhere")
 
 
 def test_tbufpool_lays_buffers_out_inside_its_bytes(more):
@@ -102,7 +107,18 @@ def test_tbufpool_lays_buffers_out_inside_its_bytes(more):
 
 
 def test_tbufpool_of_too_many_buffers_is_an_error(more):
-    binary, _, _ = more
-    r = run_binary(binary, ["pool_full"])
-    assert r.returncode == ERROR_EXIT, r.stderr
-    assert "ascx-emu: error: TBufPool::InitBuffer: more than 1 buffers from one TBufPool (its bufIDSize)" in r.stderr
+    _stops_with(more, "pool_full", "ascx-emu: error: TBufPool::InitBuffer: more than 1 buffers from one TBufPool (its bufIDSize)")
+
+
+def test_local_mem_allocator_hands_out_tensors_in_order(more):
+    """Alloc<float, 10> (40 B -> 64 B) at 0, Alloc<VECIN, half, 16> at 64, Alloc<float>(8) at 96;
+    GetCurAddr is 128; the tensors work with vector instructions (t2 = t0 + 1)."""
+    _, _, v = more
+    am = v["local_mem_allocator"]
+    np.testing.assert_array_equal(am[:5], [0, 64, 96, 128, 10])
+    np.testing.assert_array_equal(am[5:], 0.5 * np.arange(8) + 1.0)
+
+
+def test_local_mem_allocator_past_the_memory_is_an_error(more):
+    _stops_with(more, "alloc_full", "ascx-emu: error: LocalMemAllocator::Alloc: UB over-allocation: 1048576 elements of "
+                "float at offset 128 need 4194432 bytes, capacity is 196608 bytes")

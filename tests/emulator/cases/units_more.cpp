@@ -2,7 +2,8 @@
 // `./units_more` runs them all on one AIV core and prints `name v0 v1 ...` lines;
 // `./units_more assert_fail` stops on a kernel assert(cond, fmt, ...), `./units_more broadcast_bad`
 // on a Broadcast whose shapes do not broadcast, `./units_more pool_full` on a TBufPool asked for
-// more buffers than its bufIDSize. Hazard detection stays on.
+// more buffers than its bufIDSize, `./units_more alloc_full` on a LocalMemAllocator past the UB.
+// Hazard detection stays on.
 #include "kernel_operator.h"
 
 #include <cstdio>
@@ -166,6 +167,22 @@ extern "C" __global__ __aicore__ void units_more(GM_ADDR in, GM_ADDR out, GM_ADD
     DumpTensor(x, 7, 4, ShapeInfo(2, dims));
     float c0 = static_cast<float>(tik2::DEFAULT_C0_SIZE);  // the 2023 namespace name is an alias
     print("c0", &c0, 1);
+
+    // LocalMemAllocator (last: it lays tensors from UB byte 0, over the TPipe buffers above)
+    PipeBarrier<PIPE_ALL>();
+    LocalMemAllocator<> alloc;
+    LocalTensor<float> t0 = alloc.Alloc<float, 10>();                      // 40 B -> 64 B at 0
+    LocalTensor<half> t1 = alloc.Alloc<TPosition::VECIN, half, 16>();      // 32 B at 64
+    LocalTensor<float> t2 = alloc.Alloc<float>(8);                          // 32 B at 96
+    for (uint32_t i = 0; i < 8; ++i) t0(i) = 0.5f * static_cast<float>(i);
+    Adds(t2, t0, 1.0f, 8);
+    SetFlag<HardEvent::V_S>(EVENT_ID3);
+    WaitFlag<HardEvent::V_S>(EVENT_ID3);
+    float am[13] = {static_cast<float>(t0.GetPhyAddr()), static_cast<float>(t1.GetPhyAddr()), static_cast<float>(t2.GetPhyAddr()),
+                    static_cast<float>(alloc.GetCurAddr()), static_cast<float>(t0.GetSize())};
+    for (uint32_t i = 0; i < 8; ++i) am[5 + i] = t2(i);
+    print("local_mem_allocator", am, 13);
+    if (g_case == "alloc_full") alloc.Alloc<float>(1u << 20);
 }
 
 int main(int argc, char** argv)

@@ -248,6 +248,56 @@ inline void BroadCast(const LocalTensor<T>& dst, const LocalTensor<T>& src, cons
     Broadcast<T, dim, axis, isReuseSource>(dst, src, dstShape, srcShape, loc);
 }
 
+// ---------------------------------------------------------------- LocalMemAllocator
+// LocalMemAllocator<hard>: the static-tensor style without TPipe / TQue. Alloc hands out
+// LocalTensors of tileSize elements one after another from the start of memory `hard` (each
+// rounded up to 32 B and aligned as the memory needs), failing past its capacity; GetCurAddr is
+// the next free byte. Its page says it must not be mixed with TPipe: the emulator does not check
+// that. BIAS and FIXBUF (bias table, fixpipe buffer) are not emulated memories.
+namespace detail {
+constexpr TPosition hardware_position(Hardware h) {
+    return h == Hardware::UB ? TPosition::VECCALC : h == Hardware::L1 ? TPosition::A1 : h == Hardware::L0A ? TPosition::A2
+           : h == Hardware::L0B ? TPosition::B2 : h == Hardware::L0C ? TPosition::CO1 : TPosition::MAX;
+}
+}  // namespace detail
+template <Hardware hard = Hardware::UB> class LocalMemAllocator {
+    static_assert(detail::hardware_position(hard) != TPosition::MAX,
+                  "LocalMemAllocator: the emulator has UB, L1, L0A, L0B and L0C (not GM, BIAS or FIXBUF)");
+    static constexpr int kScope = position_scope(detail::hardware_position(hard));
+
+public:
+    LocalMemAllocator() = default;
+    uint32_t GetCurAddr() const { return cur_; }
+    template <TPosition pos, class DataType, uint32_t tileSize> LocalTensor<DataType> Alloc(ASCX_LOC) { return Alloc<pos, DataType>(tileSize, loc); }
+    template <class DataType, uint32_t tileSize> LocalTensor<DataType> Alloc(ASCX_LOC) {
+        return Alloc<detail::hardware_position(hard), DataType>(tileSize, loc);
+    }
+    template <class DataType> LocalTensor<DataType> Alloc(uint32_t tileSize, ASCX_LOC) {
+        return Alloc<detail::hardware_position(hard), DataType>(tileSize, loc);
+    }
+    template <TPosition pos, class DataType> LocalTensor<DataType> Alloc(uint32_t tileSize, ASCX_LOC) {
+        const char* api = "LocalMemAllocator::Alloc";
+        if (position_scope(pos) != kScope)
+            ascx_emu::fail(api, loc, "position %s is not in this allocator's memory %s", position_name(pos), ascx_emu::scope_name(kScope));
+        auto& c = ascx_emu::core(api, loc);
+        ascx_emu::scope_mem(c, kScope, api, loc);  // the memory exists on this core kind
+        const uint32_t al = ascx_emu::scope_align(kScope);
+        const uint32_t start = (cur_ + al - 1) / al * al;
+        const uint64_t bytes = (static_cast<uint64_t>(tileSize) * sizeof(DataType) + 31u) / 32u * 32u;
+        if (start + bytes > ascx_emu::scope_capacity(kScope))
+            ascx_emu::fail(api, loc, "%s over-allocation: %u elements of %s at offset %u need %llu bytes, capacity is %u bytes",
+                           ascx_emu::scope_name(kScope), tileSize, ascx_emu::type_name<DataType>(), start,
+                           static_cast<unsigned long long>(start + bytes), ascx_emu::scope_capacity(kScope));
+        cur_ = static_cast<uint32_t>(start + bytes);
+        LocalTensor<DataType> t(&c, nullptr, pos, start, static_cast<uint32_t>(bytes));
+        t.SetSize(tileSize);
+        return t;
+    }
+
+private:
+    uint32_t cur_ = 0;
+};
+
 // ---------------------------------------------------------------- LocalTensor operators
 // `dst = a + b` (also -, *, /, &, |): the whole-tensor form of Add / Sub / Mul / Div / And / Or
 // on the public pages. `a + b` makes an expression; assigning it to a LocalTensor runs the

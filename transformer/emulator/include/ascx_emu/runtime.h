@@ -663,7 +663,8 @@ constexpr int32_t TOTAL_L0C_SIZE = ASCX_EMU_L0C_BYTES;
 
 enum class TPosition : uint8_t { GM, A1, A2, B1, B2, C1, C2, CO1, CO2, VECIN, VECOUT, VECCALC, LCM = VECCALC, SPM, SHM = SPM, TSCM, C2PIPE2GM, C2PIPE2LOCAL, MAX };
 using QuePosition = TPosition;
-using Hardware = int;
+// The physical memories (LocalMemAllocator's template argument, ops_more.h).
+enum class Hardware : uint8_t { GM, UB, L1, L0A, L0B, L0C, BIAS, FIXBUF, MAX };
 
 enum class KernelMode { MIX_MODE = 0, AIC_MODE, AIV_MODE, MIX_AIC_1_1 };
 inline void SetKernelMode(KernelMode m) {
