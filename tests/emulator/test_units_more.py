@@ -4,7 +4,7 @@
 the run is hazard-checked), `SetL2CacheHint`, `InitOutput`, `DumpTensor` + `ShapeInfo`,
 `DEFAULT_C0_SIZE`, `Gelu` / `FasterGelu` / `FasterGeluV2` against their public formulas, a
 kernel `assert(cond, fmt, ...)`, and the LocalTensor operators (`dst = a + b` and its kin,
-`t(i)`, `SetAddrWithOffset`, `SetBufferLen`), `Broadcast` / `BroadCast`, `TBufPool` and `LocalMemAllocator`."""
+`t(i)`, `SetAddrWithOffset`, `SetBufferLen`, `SetShapeInfo` / `GetShapeInfo`), `Broadcast` / `BroadCast`, `TBufPool` and `LocalMemAllocator`."""
 
 from __future__ import annotations
 
@@ -83,6 +83,7 @@ def test_local_tensor_operators(more):
     np.testing.assert_array_equal(ops[4], u & 0x00FF)
     np.testing.assert_array_equal(ops[5], u | 0x00FF)
     np.testing.assert_array_equal(v["tensor_sizes"], [64, 640 * 4])  # SetBufferLen size; 640 floats in
+    np.testing.assert_array_equal(v["shape_info"], [3, 2, 3, 4, 0])  # SetShapeInfo on a copy only
 
 
 def test_broadcast_along_each_axis(more):

@@ -165,6 +165,13 @@ extern "C" __global__ __aicore__ void units_more(GM_ADDR in, GM_ADDR out, GM_ADD
     }
     uint32_t dims[2] = {8, 8};
     DumpTensor(x, 7, 4, ShapeInfo(2, dims));
+    LocalTensor<float> shaped = x;
+    const uint32_t dims3[3] = {2, 3, 4};
+    shaped.SetShapeInfo(ShapeInfo(3, dims3));
+    const ShapeInfo got = shaped.GetShapeInfo();
+    float shape_out[5] = {static_cast<float>(got.shapeDim), static_cast<float>(got.shape[0]), static_cast<float>(got.shape[1]),
+                          static_cast<float>(got.shape[2]), static_cast<float>(x.GetShapeInfo().shapeDim)};
+    print("shape_info", shape_out, 5);
     float c0 = static_cast<float>(tik2::DEFAULT_C0_SIZE);  // the 2023 namespace name is an alias
     print("c0", &c0, 1);
 

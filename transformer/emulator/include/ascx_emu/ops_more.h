@@ -86,14 +86,6 @@ inline void InitOutput(GlobalTensor<T>& gm, const uint64_t size, const ascx_emu:
 }
 
 // ---------------------------------------------------------------- DumpTensor
-struct ShapeInfo {
-    ShapeInfo() = default;
-    ShapeInfo(uint8_t dimNum, const uint32_t* dims) : shapeDim(dimNum) {
-        for (uint8_t i = 0; i < dimNum && i < 8; ++i) shape[i] = dims[i];
-    }
-    uint8_t shapeDim = 0;
-    uint32_t shape[8] = {};
-};
 namespace detail {
 template <typename T> inline double dump_value(const T& v) { return static_cast<double>(v); }
 template <typename T> inline void dump_values(const char* where, uint32_t desc, const T* p, uint32_t n, const ShapeInfo& info) {

@@ -852,6 +852,18 @@ private:
     CacheMode cache_ = CacheMode::CACHE_MODE_NORMAL;
 };
 
+// ---------------------------------------------------------------- ShapeInfo
+// A tensor's shape (up to 8 dimensions): what DumpTensor prints and LocalTensor::SetShapeInfo
+// keeps; the emulator's instructions take their sizes from their arguments, not from it.
+struct ShapeInfo {
+    ShapeInfo() = default;
+    ShapeInfo(uint8_t dimNum, const uint32_t* dims) : shapeDim(dimNum) {
+        for (uint8_t i = 0; i < dimNum && i < 8; ++i) shape[i] = dims[i];
+    }
+    uint8_t shapeDim = 0;
+    uint32_t shape[8] = {};
+};
+
 // ---------------------------------------------------------------- LocalTensor
 template <typename T> class LocalTensor {
 public:
@@ -913,6 +925,8 @@ public:
     }
     LocalTensor(const LocalTensor&) = default;
     LocalTensor& operator=(const LocalTensor&) = default;
+    void SetShapeInfo(const ShapeInfo& info) { shape_ = info; }
+    ShapeInfo GetShapeInfo() const { return shape_; }
     uint32_t GetSize() const { return size_; }
     void SetBufferLen(uint32_t dataLen) { size_ = dataLen; }  // in elements, as its parameter table says
     uint32_t GetLength() const { return size_ * static_cast<uint32_t>(sizeof(T)); }
@@ -962,6 +976,7 @@ public:
     int scope_ = ascx_emu::SC_UB;
     uint32_t addr_ = 0, begin_ = 0, end_ = 0, size_ = 0;
     int32_t tag_ = 0;
+    ShapeInfo shape_{};
 };
 
 // ---------------------------------------------------------------- queues and buffers
