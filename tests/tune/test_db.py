@@ -232,3 +232,23 @@ def test_the_emulator_measurers_time_limit_is_a_transient_failure(monkeypatch, t
     monkeypatch.setattr(prof, "profile_kernel", slow_profile)
     m = EmulatorMeasurer(timeout=0.2).measure(small("add", M=512, N=1024), target)  # too large to verify first
     assert m.transient and m.error.startswith("timeout: over 0.2 s"), m.error
+
+
+def test_a_claim_after_another_run_stored_the_candidate_is_refused(tmp_path):
+    """The race test_two_tunes_on_one_db_never_measure_a_candidate_twice hit under load: run B's
+    lookup misses, run A stores its measurement (dropping its claim), then B claims. The claim
+    itself must see the stored row, or B measures the candidate a second time."""
+    db = TuningDB(tmp_path / "c.sqlite")
+    runs = [db.start_run(source="s", model_version="m", kernel_name="k", sizes={}, target="t", strategy="agent",
+                         budget=2, seed=0) for _ in range(2)]
+    assert db.lookup("x", "m") is None  # B looks first: nothing yet
+    assert db.claim("x", "m", runs[0])  # A claims, measures and stores
+    db.record(source="s", candidate="x", model_version="m", kernel_name="k", sizes={}, target="t", pipeline="p",
+              m=Measurement(1.0), run_id=runs[0])
+    assert not db.claim("x", "m", runs[1])  # B's late claim: already measured, wait for the row
+    assert db.lookup("x", "m").time_us == 1.0
+    # a transient failure (timeout) is measured again: its claim is granted
+    from transformer.tune.db import TIMEOUT
+    db.record(source="s", candidate="y", model_version="m", kernel_name="k", sizes={}, target="t", pipeline="p",
+              m=Measurement.failure(f"{TIMEOUT} after 30 s"), run_id=runs[0])
+    assert db.claim("y", "m", runs[1])

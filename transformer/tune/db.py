@@ -219,8 +219,15 @@ class TuningDB:
     def claim(self, candidate: str, model_version: str, run_id: int) -> bool:
         """Claim a candidate for measurement by `run_id`: True when the claim is ours (new,
         already ours, or taken over from a run that is no longer running), False when a
-        live run is measuring it (wait for its row: `lookup`)."""
+        live run is measuring it or its measurement is already stored (wait for its row:
+        `lookup`). The stored-row test is inside the claim's transaction: a caller's earlier
+        `lookup` can miss a row another run stores (and unclaims) just before this claim."""
         with self._tx():
+            done = self.conn.execute(
+                f"SELECT 1 FROM evaluations WHERE candidate=? AND model_version=? AND measured=1 AND NOT {_TRANSIENT} "
+                "LIMIT 1", (candidate, model_version)).fetchone()
+            if done is not None:
+                return False
             row = self.conn.execute("SELECT run_id FROM claims WHERE candidate=? AND model_version=?",
                                     (candidate, model_version)).fetchone()
             if row is not None and row[0] != run_id and self._live(row[0]):
