@@ -15,7 +15,7 @@ import json
 import os
 import re
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -30,6 +30,10 @@ from .cli_common import (
     write_output_file,
 )
 from .diagnostics import UsageError
+
+if TYPE_CHECKING:
+    from .ir import Kernel
+    from .targets import Target
 
 
 def _db(path: str | None) -> Any:
@@ -192,7 +196,7 @@ def tune_cmd(file: str, sizes: tuple[str, ...], target_name: str | None, budget:
 SPACE_SECONDS = 60.0  # `--space` enumerates for at most this long (then: size is a lower bound)
 
 
-def _space_text(kernel: Any, target: Any, allow: tuple[str, ...], as_json: bool) -> str:
+def _space_text(kernel: "Kernel", target: "Target", allow: tuple[str, ...], as_json: bool) -> str:
     """`ascx tune --space`: the staged space as data (no measurement)."""
     from .tune.precision import stages_for
     from .tune.space import DEFAULT_STAGES, SearchSpace
