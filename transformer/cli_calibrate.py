@@ -152,7 +152,10 @@ def _calibrate_dataset(dataset: str, target_name: str | None, output: str, as_js
     except DatasetError as e:
         raise UsageError(str(e), hint="--dataset published, or a TOML file of [[point]] tables (docs/timing.md)") from None
     target = prior_target(target_name or (load_target(None).name))
-    cal, _, _ = calibrate_dataset(points, target, profile_point)
+    try:
+        cal, _, _ = calibrate_dataset(points, target, profile_point)
+    except DatasetError as e:
+        raise UsageError(str(e), hint="the dataset's `ir` points need the source tree's examples/ folder") from None
     write_output_file(output, dataset_override_text(cal, dataset))
     if as_json:
         click.echo(json.dumps(cal.to_json() | {"output": output}, indent=2))

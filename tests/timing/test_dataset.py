@@ -56,3 +56,14 @@ def test_gemm_reproduction_has_the_published_load_pattern():
     assert mte2.features["block"] == pytest.approx(384 * steps)
     m = next(p for p in r.pipes if p.pipe == "M")
     assert m.features["fractal"] == pytest.approx(96 ** 3 / 24)
+
+
+def test_an_ir_point_without_the_examples_folder_is_a_dataset_error(tmp_path, monkeypatch):
+    """An installed (non-editable) ascx has no examples/ next to the package: profiling a point
+    that reproduces through an example says so instead of failing inside the driver."""
+    from transformer.timing import dataset
+
+    point = next(p for p in dataset.load_dataset("published") if p.ascx["kind"] == "ir")
+    monkeypatch.setattr(dataset, "EXAMPLES", tmp_path)
+    with pytest.raises(dataset.DatasetError, match=rf"point {point.id}: reproduces through examples/"):
+        dataset.profile_point(point)

@@ -122,6 +122,9 @@ def profile_point(point: Point, target: "Target | str | None" = None, *, timeout
         return profile_source(DATA / a["file"], tgt, args=[str(x) for x in a["args"]], timing_only=True, timeout=timeout)
     from ..driver import load, transform
 
+    if not (EXAMPLES / a["example"]).is_file():  # examples/ ships with the source tree, not the wheel
+        raise DatasetError(f"point {point.id}: reproduces through examples/{a['example']}, which is not next to "
+                           f"this installation ({EXAMPLES}); run from a source checkout (`pip install -e .`)")
     loaded = load(str(EXAMPLES / a["example"]), {k: int(v) for k, v in a.get("sizes", {}).items()})
     kernel, _ = transform(loaded.kernel, a["pipeline"], tgt, source=loaded.source)
     return profile_kernel(kernel, tgt, timing_only=True, timeout=timeout, source_name=a["example"])
