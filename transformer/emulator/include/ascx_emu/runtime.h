@@ -410,11 +410,11 @@ inline void finish_launch(const char* name, Mode m, uint32_t block_dim, std::vec
                 for (const tm::GmTouch& g : c->tm.gm_lines) lines.push_back(tm::GmTouch{g.t + off, g.line});
             std::vector<tm::GmTouch>().swap(c->tm.gm_lines);
         }
-        std::vector<uint64_t> ids(lines.size());
-        for (size_t i = 0; i < lines.size(); ++i) ids[i] = lines[i].line;
-        std::sort(ids.begin(), ids.end());
-        L.footprint = static_cast<double>(std::unique(ids.begin(), ids.end()) - ids.begin()) * 512.0;
-        std::vector<uint64_t>().swap(ids);
+        std::vector<uint64_t> uniq(lines.size());  // the distinct lines, sorted: footprint and LRU
+        for (size_t i = 0; i < lines.size(); ++i) uniq[i] = lines[i].line;
+        std::sort(uniq.begin(), uniq.end());
+        uniq.erase(std::unique(uniq.begin(), uniq.end()), uniq.end());
+        L.footprint = static_cast<double>(uniq.size()) * 512.0;
         if (over) L.footprint = std::max(L.footprint, static_cast<double>(tm::gm_touch_cap()) * 512.0);
         if (cfg.l2_bytes <= 0 || over) {
             L.hbm_bytes = L.gm_bytes;
@@ -423,7 +423,7 @@ inline void finish_launch(const char* name, Mode m, uint32_t block_dim, std::vec
             L.hbm_bytes = std::min(L.footprint, L.gm_bytes);
             L.l2_miss = L.gm_bytes > 0 ? L.hbm_bytes / L.gm_bytes : 0.0;
         } else {
-            L.l2_miss = tm::l2_miss_fraction(lines, cfg.l2_bytes);
+            L.l2_miss = tm::l2_miss_fraction(lines, uniq, cfg.l2_bytes);
             L.hbm_bytes = std::max(std::min(L.footprint, L.gm_bytes), L.l2_miss * L.gm_bytes);
         }
     }

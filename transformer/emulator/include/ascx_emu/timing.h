@@ -332,15 +332,13 @@ inline void gm_touch(TimingCore& t, uintptr_t addr, uint64_t bytes) {
 // block's start). Returns the fraction of touches that miss (a first touch always misses).
 // Exact LRU by stack distance: a re-touch hits when fewer than capacity / 512 distinct
 // lines were touched since its previous touch (Fenwick tree over touch positions).
-inline double l2_miss_fraction(std::vector<GmTouch>& touches, double capacity) {
+// `uniq`: the distinct lines of `touches`, sorted (the caller has them: the footprint).
+inline double l2_miss_fraction(std::vector<GmTouch>& touches, const std::vector<uint64_t>& uniq, double capacity) {
     const size_t n = touches.size();
     if (n == 0) return 0.0;
     std::stable_sort(touches.begin(), touches.end(), [](const GmTouch& a, const GmTouch& b) { return a.t < b.t; });
     std::vector<uint64_t> ids(n);
     for (size_t i = 0; i < n; ++i) ids[i] = touches[i].line;
-    std::vector<uint64_t> uniq(ids);
-    std::sort(uniq.begin(), uniq.end());
-    uniq.erase(std::unique(uniq.begin(), uniq.end()), uniq.end());
     std::vector<int64_t> last(uniq.size(), -1);
     std::vector<int32_t> bit(n + 1, 0);  // 1 at the position of each line's latest touch
     auto add = [&](size_t i, int32_t v) { for (++i; i <= n; i += i & (~i + 1)) bit[i] += v; };
