@@ -64,34 +64,36 @@ def _mentions(e: ir.Expr, names: set[str]) -> bool:
     return any(isinstance(x, ir.Name) and x.name in names for x in ir.sub_exprs(e))
 
 
-def contract(pe: "PhaseEmitter", outer: ir.For, nest: ir.For, depth: int, sel: Any) -> "_Sel | None":
+def contract(pe: "PhaseEmitter", outer: ir.For, nest: ir.For, depth: int, sel: Any) -> "_Sel | str":
     """The selection (items and temporaries) of the reduction nest `nest` inside the loop
-    `outer` (`d`), or None when the shape does not apply. `sel` is `vector._Sel` (passed in:
+    `outer` (`d`), or why the shape does not apply (pattern `contract`). `sel` is `vector._Sel` (passed in:
     vector.py calls this module, so it does not import vector.py back)."""
     _Sel, NoMatch, Vec = sel, sel.NoMatch, sel.Vec
     low = pe.low
     got = perfect_nest(nest)
     n_d = affine_extent(outer.lo, outer.hi, low.sizes)
-    if got is None or not n_d or n_d <= 0:
-        return None
+    if got is None:
+        return f"the loops under `{nest.var}` are not a perfect nest around one statement"
+    if not n_d or n_d <= 0:
+        return f"the bounds of `{outer.var}` are not constant"
     loops, st = got
     tgt = st.target
     kvars = {lp.var for lp in loops}
     if st.op != "+=" or not isinstance(tgt, ir.Access) or any(_mentions(i, kvars) for i in tgt.indices):
-        return None
+        return "the statement is not `T[..] += e` into an element independent of the reduction loops"
     if not any(_mentions(i, {outer.var}) for i in tgt.indices) or low.decls[tgt.tensor].dtype != "f32":
-        return None
+        return f"the accumulator is not f32 or not indexed by `{outer.var}`"
     if any(isinstance(x, ir.Access) and x.tensor == tgt.tensor for x in ir.sub_exprs(st.value)):
-        return None  # not a pure sum: the order of the additions is observable
+        return f"`e` reads the accumulator `{tgt.tensor}`: not a pure sum (the order of the additions is observable)"
     if any(_mentions(b, kvars | {outer.var}) for lp in loops for b in (lp.lo, lp.hi)):
-        return None  # the loops are reordered: their bounds must not depend on each other
+        return "a reduction loop's bounds depend on another loop (the loops are reordered)"
     cands = []
     for pos, lp in enumerate(loops):
         k = affine_extent(lp.lo, lp.hi, low.sizes)
         if k and 0 < k <= MAX_COLUMNS:
             cands.append((k, pos, lp))
     if not cands:
-        return None
+        return f"no reduction loop has a constant extent of at most {MAX_COLUMNS} (one f32 repeat per row)"
     K, _, star = max(cands, key=lambda t: (t[0], t[1]))
     Kp = -(-K // 8) * 8  # rows of whole 32 B blocks of f32
     others = [lp for lp in loops if lp is not star]
@@ -112,11 +114,11 @@ def contract(pe: "PhaseEmitter", outer: ir.For, nest: ir.For, depth: int, sel: A
         ksel.items = []
         v = ksel.as_type(ksel.compile(st.value), "f32")
         if not isinstance(v, Vec):
-            return None  # `e` does not depend on the tile: not this shape
+            return "`e` does not depend on the tile: not this shape"
         ksel.vop("Add", acc, acc, v)
         ksel.release(v)
-    except NoMatch:
-        return None
+    except NoMatch as e:
+        return str(e)
     body: tuple[Placed, ...] = tuple(ksel.items)
     for lp in reversed(others):
         body = (Placed(Loop(low.names(lp.var), pe.ex.index(lp.lo), pe.ex.index(lp.hi), body), low.where(lp)),)

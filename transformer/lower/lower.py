@@ -638,6 +638,7 @@ class PhaseEmitter:
         self.tmp_counter = 0
         self.no_vector_reason = ""
         self.no_vector_need: Any = None  # the vector selection that did not fit in UB (temporaries.py)
+        self.selection: Any = None  # the last `nest` site selection (patterns/select.py), for the scalar record
         self.row_ctx: Any = None  # the row loop's shared vector values (vector.RowCtx), while in its body
         self.clip: dict[int, tuple[str, str]] = {}  # id(loop) -> C++ (lo, hi) of a collapsed inner loop
         self.prefetch_forms: dict[int, Any] = {}  # id(tile loop) -> prefetch.Form (prefetch.chain)
@@ -772,18 +773,17 @@ class PhaseEmitter:
         v = self.low.names(s.var)
         lo, hi = self.ex.index(s.lo), self.ex.index(s.hi)
         out: list[Line] = []
-        if self.cube is not None and self.cube.handles(s):
-            return self.cube.emit(self, s, depth, loop_vars)
         split_here = top and self.ph.cores > 1 or id(s) in self.clip
-        if not split_here and (not any(isinstance(x, (ir.For, ir.Copy)) for x in s.body) or _perfect2(s)
-                               or _distributable(s)):
-            from .vector import select_vector
-
+        vector = not split_here and (not any(isinstance(x, (ir.For, ir.Copy)) for x in s.body) or _perfect2(s)
+                                     or _distributable(s))
+        self.selection = None
+        if vector:
             self.no_vector_reason = "instruction selection disabled" if not self.low.select else ""
             self.no_vector_need = None
-            sel = select_vector(self, s, depth) if self.low.select else None
-            if sel is not None:
-                return sel
+        if self.cube is not None or (vector and self.low.select):
+            got = self.select_nest(s, depth, loop_vars, vector)
+            if got is not None:
+                return got
         if top:
             workers = self.ph.cores
             total_workers = self.workers_available()
@@ -874,6 +874,27 @@ class PhaseEmitter:
         out.append(Line("}", depth))
         return out
 
+    def select_nest(self, s: ir.For, depth: int, loop_vars: list[str], vector: bool) -> list[Line] | None:
+        """The lines of the cheapest `nest` pattern that matches `s` (patterns/), or None;
+        the selection (every pattern's price or reason) is kept for the plan record."""
+        from .patterns.base import Ctx
+        from .patterns.select import emit_chosen, select
+
+        ctx = Ctx(self, s, depth, {"vector": vector, "loop_vars": loop_vars,
+                                   "why_not_vector": "the loop is split over the workers here" if vector is False else ""})
+        sel = select("nest", ctx)
+        self.selection = sel
+        if sel.chosen is None:
+            why = sel.fallback_reason()
+            if why:
+                self.no_vector_reason = why
+            return None
+        mark = len(self.low.nests)
+        lines = emit_chosen(sel, ctx)
+        for n in self.low.nests[mark:mark + 1]:
+            n.pattern, n.tried = sel.chosen.pattern, sel.tried()
+        return lines  # type: ignore[return-value]
+
     def ub_locals_touched(self, s: ir.For) -> tuple[bool, bool]:
         """(touches, writes): whether a scalar nest reads or writes a UB local, and writes one."""
         def ub(name: str) -> bool:
@@ -913,15 +934,20 @@ class PhaseEmitter:
             self.ph.tmp_bytes = mark[2]
             fewer = len(ctx.pinned) - 1
             ctx = RowCtx.build(self, s, fewer) if fewer else None
-        if state == self.state:  # the rows as one tile when cheaper (rows2d.py); not when the body acquired a queue
-            from .rows2d import choose
+        if self.low.select:  # the rows as one tile when cheaper (patterns rows2d, row-context)
+            from .patterns.base import Ctx
+            from .patterns.select import emit_chosen, select
 
-            tiled = choose(self, s, depth, self.low.nests[mark[0]:], ctx.pre if ctx is not None else [], mark[2])
-            if tiled is not None:
+            rctx = Ctx(self, s, depth, {"per_row": self.low.nests[mark[0]:], "pre": ctx.pre if ctx is not None else [],
+                                        "tmp_before": mark[2], "same_queues": state == self.state})
+            rsel = select("rows", rctx)
+            if rsel.chosen is not None and rsel.chosen.pattern == "rows2d":
+                tiled = emit_chosen(rsel, rctx)
                 del self.low.nests[mark[0]:], self.low.warnings[mark[1]:]
-                self.low.nests.append(tiled[0])
-                self.ph.tmp_bytes = max(mark[2], tiled[2])
-                return tiled[1]
+                tiled[0].pattern, tiled[0].tried = "rows2d", rsel.tried()  # type: ignore[index]
+                self.low.nests.append(tiled[0])  # type: ignore[index]
+                self.ph.tmp_bytes = max(mark[2], tiled[2])  # type: ignore[index]
+                return tiled[1]  # type: ignore[index,no-any-return]
         pre = render(ctx.pre, depth) if ctx is not None else []
         lo, hi = self.clip.get(id(s), (self.ex.index(s.lo), self.ex.index(s.hi)))
         return pre + self.loop_lines(s, v, lo, hi, body, depth)
@@ -949,6 +975,8 @@ class PhaseEmitter:
                                              choice.api_temp, choice.temp_shape))
         else:
             self.low.nests.append(NestChoice(where, ("GetValue", "SetValue"), why, self.ph.index, name))
+        if self.selection is not None:
+            self.low.nests[-1].tried = self.selection.tried()
         self.low.warn(s, f"nest `{name}` falls back to scalar GetValue/SetValue code ({why}): slow, never wrong")
 
     def assign(self, s: ir.Assign, depth: int) -> list[Line]:

@@ -129,6 +129,11 @@ class NestChoice:
     # a tile (a row statistic), "element" once per element of a 2-D result (a dot product
     # reduced one score at a time)
     vs_round_trip: str = ""
+    # instruction selection (lower/patterns/): the pattern chosen ("" for a scalar fallback
+    # or a record made outside the selector) and each pattern tried at this nest:
+    # (name, price in cycles or None when it refused, its reason or "")
+    pattern: str = ""
+    tried: tuple[tuple[str, float | None, str], ...] = ()
 
 
 @dataclass

@@ -718,18 +718,26 @@ def _grouped(pe: "PhaseEmitter", sh: Shape, depth: int, tmp_before: int) -> tupl
     return None
 
 
-def choose(pe: "PhaseEmitter", row: ir.For, depth: int, per_row: list[NestChoice], pre: list[Placed],
-           tmp_before: int) -> tuple[NestChoice, list[Line], int] | None:
-    """The whole-tile plan of `row` when it matches, fits UB (the whole tile, or else row
-    groups: `_grouped`) and costs less than the per-row plan (`per_row`: the nests the
-    per-row lowering recorded, `pre` its hoisted items) on the target's timing facts: (its
-    plan record, its lines at `depth`, its temporaries' bytes)."""
+@dataclass
+class TilePlan:
+    """A whole-tile plan of a row loop (`match_tile`): its shape, selection, price in cycles
+    and the row-group phrase of its plan record ("" for one tile)."""
+
+    sh: Shape
+    sel: RowsSel
+    cost: float
+    group: str
+
+
+def match_tile(pe: "PhaseEmitter", row: ir.For, depth: int, tmp_before: int) -> TilePlan | str:
+    """The whole-tile plan of `row` when it matches and fits UB (the whole tile, or else row
+    groups: `_grouped`), priced on the target's timing facts; or why not (pattern `rows2d`)."""
     sh = match(pe, row)
     if isinstance(sh, str):
-        return None
+        return sh
     got = _select(pe, sh, depth, tmp_before)
     if got is None:
-        return None
+        return "the row body has a statement the whole-tile selection does not take"
     sel, whole = got
     subst = {sh.rows_cpp: sh.rows} if sh.rows_cpp else {}
     tile_pricer = Pricer(pe.low.target, subst, sh.rows)
@@ -737,26 +745,37 @@ def choose(pe: "PhaseEmitter", row: ir.For, depth: int, per_row: list[NestChoice
     if not whole:
         got = _grouped(pe, sh, depth, tmp_before)
         if got is None:
-            return None
+            return "the whole tile does not fit UB and no group of rows does"
         sel, g, count, g_cpp = got
         tile_pricer = Pricer(pe.low.target, {**subst, **({g_cpp: g} if g_cpp else {})}, g)
         group = f" in {count} groups of {g} rows" if count.isdigit() else f" in groups of {g} rows"
-    pricer = Pricer(pe.low.target, subst, sh.rows)
-    tile_cost = tile_pricer.items(sel.items)
+    return TilePlan(sh, sel, tile_pricer.items(sel.items), group)
+
+
+def per_row_cost(pe: "PhaseEmitter", row: ir.For, per_row: list[NestChoice], pre: list[Placed]) -> float:
+    """Cycles of the per-row plan of `row` (`per_row`: the nests the per-row lowering
+    recorded, `pre` its hoisted items); infinite when a nest went scalar, 0 when `row` is not
+    a row loop `match` knows (nothing to compare it with)."""
+    sh = match(pe, row)
+    if isinstance(sh, str):
+        return 0.0
     if any(n.fallback for n in per_row):
-        row_cost = float("inf")
-    else:
-        body = sum(pricer.items(n.plan) for n in per_row) - pricer.items(pre)
-        body += sum(pricer.s_access if any(isinstance(a, ir.Access) for a in _refs(x)) else pricer.s_issue
-                    for x in row.body if isinstance(x, ir.Assign))
-        row_cost = sh.rows * body + pricer.items(pre)
-    if tile_cost >= row_cost:
-        return None
-    where = f"{pe.low.where(row)} `{row.label or row.var}` ({sh.rows} rows x {sh.cols} as one tile{group}, " \
-            f"per-row statistics as row vectors: about {tile_cost:.0f} cycles vs {row_cost:.0f} row by row)"
+        return float("inf")
+    pricer = Pricer(pe.low.target, {sh.rows_cpp: sh.rows} if sh.rows_cpp else {}, sh.rows)
+    body = sum(pricer.items(n.plan) for n in per_row) - pricer.items(pre)
+    body += sum(pricer.s_access if any(isinstance(a, ir.Access) for a in _refs(x)) else pricer.s_issue
+                for x in row.body if isinstance(x, ir.Assign))
+    return sh.rows * body + pricer.items(pre)
+
+
+def commit_tile(pe: "PhaseEmitter", row: ir.For, tp: TilePlan, row_cost: float, depth: int) -> tuple[NestChoice, list[Line], int]:
+    """(plan record, lines at `depth`, temporaries' bytes) of a chosen whole-tile plan."""
+    sh, sel = tp.sh, tp.sel
+    where = f"{pe.low.where(row)} `{row.label or row.var}` ({sh.rows} rows x {sh.cols} as one tile{tp.group}, " \
+            f"per-row statistics as row vectors: about {tp.cost:.0f} cycles vs {row_cost:.0f} row by row)"
     pre, post = scalar_order(pe, row, sel.items)
     sel.items = pre + sel.items + post
     return sel.choice(where), render(sel.items, depth), sel.need
 
 
-__all__ = ["BVec", "RowsSel", "Shape", "choose", "match"]
+__all__ = ["BVec", "RowsSel", "Shape", "TilePlan", "commit_tile", "match", "match_tile", "per_row_cost"]

@@ -1130,19 +1130,17 @@ def _uses(e: ir.Expr, var: str) -> bool:
     return any(isinstance(x, ir.Name) and x.name == var for x in ir.sub_exprs(e))
 
 
-def select_vector(pe: "PhaseEmitter", loop: ir.For, depth: int) -> list[Line] | None:
-    """Instructions for the nest `loop`, or None (the caller emits scalar code)."""
+def match_straight(pe: "PhaseEmitter", loop: ir.For, depth: int) -> "_Sel | str":
+    """The straight selection of a 1-D nest or of a perfect 2-D nest collapsed into one
+    vector (patterns `vector-1d`, `collapsed-2d`): the selection, or why not. A capacity
+    refusal records what the selection needs (`pe.no_vector_need`) and asks the row context
+    to pin fewer slots (`RowCtx.overflow`)."""
     low = pe.low
-    if pe.ph.core != "vec":
-        return None
     loops = [loop]
     if len(loop.body) == 1 and isinstance(loop.body[0], ir.For):
         loops.append(loop.body[0])
     body = loops[-1].body
-    if not all(isinstance(s, ir.Assign) for s in body):
-        return _distributed(pe, loop, depth) if len(loops) == 1 else None
     trips = [_trip(pe, lp) for lp in loops]
-    where = f"{low.where(loop)} `{loop.label or loop.var}`"
     ctx: RowCtx | None = getattr(pe, "row_ctx", None)
     if ctx is not None and (id(loop) not in ctx.nests or any(t is not None and t[1] for t in trips)):
         ctx = None
@@ -1171,51 +1169,60 @@ def select_vector(pe: "PhaseEmitter", loop: ir.For, depth: int) -> list[Line] | 
                 sel.ctx.overflow = True
             raise NoMatch(over_capacity(pe, sel.need, sel.instrs))
     except NoMatch as e:
-        if len(loops) == 2:
-            alt = _interchanged(pe, loops, depth)
-            if alt is not None:
-                return alt
-            return None  # let the inner loop try on its own
-        pe.no_vector_reason = str(e)
-        return None
+        return str(e)
+    return sel
+
+
+def commit_straight(pe: "PhaseEmitter", loop: ir.For, sel: "_Sel") -> list[Line]:
+    """Emit a `match_straight` selection: its temporaries, row-cache entries and plan record."""
     pe.no_vector_need = None
     pe.ph.tmp_bytes = max(pe.ph.tmp_bytes, sel.need)
     if sel.ctx is not None:
         sel.ctx.commit(sel)
-    low.nests.append(sel.choice(where))
+    pe.low.nests.append(sel.choice(f"{pe.low.where(loop)} `{loop.label or loop.var}`"))
     return sel.lines
 
 
-def _interchanged(pe: "PhaseEmitter", loops: list[ir.For], depth: int) -> list[Line] | None:
+def match_interchanged(pe: "PhaseEmitter", loops: list[ir.For], depth: int) -> "tuple[_Sel, Placed] | str":
     """`for d { for j { T[.., d] op= e } }` with `d` the unit-stride axis: a C++ loop over `j`
     around vector instructions over `d` (each element still accumulates in `j` order, so the
-    result is the scalar nest's; this is the axpy form of a matrix-vector product)."""
+    result is the scalar nest's; this is the axpy form of a matrix-vector product). The
+    selection and its loop item, or why not (pattern `interchanged`)."""
     outer, inner = loops
     body = inner.body
     if len(body) != 1 or not isinstance(body[0], ir.Assign) or not isinstance(body[0].target, ir.Access):
-        return None
+        return "the inner loop's body is not one store into a tensor element"
     st = body[0]
     tgt = st.target
     assert isinstance(tgt, ir.Access)
     if any(isinstance(x, ir.Name) and x.name == inner.var for i in tgt.indices for x in ir.sub_exprs(i)):
-        return None
+        return f"the stored element depends on the inner loop `{inner.var}` (nothing to keep in a vector over `{outer.var}`)"
     if not any(isinstance(x, ir.Name) and x.name == outer.var for i in tgt.indices for x in ir.sub_exprs(i)):
-        return None  # a reduction over both loops, not a vector over `outer`
+        return f"the stored element does not depend on `{outer.var}`: a reduction over both loops, not a vector over `{outer.var}`"
     if any(isinstance(x, ir.Access) and x.tensor == tgt.tensor and x.indices != tgt.indices for x in ir.sub_exprs(st.value)):
-        return None
+        return f"`{tgt.tensor}` is read at another index than it is stored"
     low = pe.low
     n = affine_extent(outer.lo, outer.hi, low.sizes)
     if not n or n <= 0:
-        return None
+        return f"the bounds of `{outer.var}` are not constant"
     sel = _Sel(pe, [outer], n, depth + 1)
     try:
         sel.store(st)
-        if not fits(pe, sel.need, sel.instrs) or "Gather" in sel.instrs:  # no Gather per iteration
-            return None
-    except NoMatch:
-        return None
-    pe.ph.tmp_bytes = max(pe.ph.tmp_bytes, sel.need)
+    except NoMatch as e:
+        return f"over `{outer.var}`: {e}"
+    if "Gather" in sel.instrs:
+        return f"an operand is strided in `{outer.var}`: a Gather on every iteration of `{inner.var}`"
+    if not fits(pe, sel.need, sel.instrs):
+        return over_capacity(pe, sel.need, sel.instrs)
     loop = Placed(Loop(low.names(inner.var), pe.ex.index(inner.lo), pe.ex.index(inner.hi), tuple(sel.items)), low.where(inner))
+    return sel, loop
+
+
+def commit_interchanged(pe: "PhaseEmitter", loops: list[ir.For], sel: "_Sel", loop: Placed, depth: int) -> list[Line]:
+    """Emit a `match_interchanged` selection."""
+    outer, inner = loops
+    low = pe.low
+    pe.ph.tmp_bytes = max(pe.ph.tmp_bytes, sel.need)
     sel.items = [loop]
     low.nests.append(sel.choice(f"{low.where(outer)} `{outer.label or outer.var}` (vectorised over `{outer.var}`, "
                                 f"loop over `{inner.var}`)"))
@@ -1226,7 +1233,7 @@ def _factors(e: ir.Expr) -> tuple[ir.Expr, ir.Expr] | None:
     return (e.lhs, e.rhs) if isinstance(e, ir.Binary) and e.op == "*" else None
 
 
-def _dot(pe: "PhaseEmitter", outer: ir.For, inner: ir.For, depth: int) -> _Sel | None:
+def match_dot(pe: "PhaseEmitter", outer: ir.For, inner: ir.For, depth: int) -> "_Sel | str":
     """`for d { .. for k { T[.., d] += x(k) * y(d, k) } .. }` (QKᵀ of attention: a score per
     key `d`, reduced over the head dimension `k`) as whole-tile vector code, no scalar
     round trip per score: `y` (a UB tile, rows `d` with `k` unit stride) is widened once
@@ -1237,39 +1244,41 @@ def _dot(pe: "PhaseEmitter", outer: ir.For, inner: ir.For, depth: int) -> _Sel |
     reassociate (as every vector reduction does)."""
     low = pe.low
     if len(inner.body) != 1 or not isinstance(inner.body[0], ir.Assign):
-        return None
+        return f"the body of `{inner.var}` is not one statement"
     st = inner.body[0]
     fs = _factors(st.value)
     J, D = affine_extent(outer.lo, outer.hi, low.sizes), affine_extent(inner.lo, inner.hi, low.sizes)
-    if st.op != "+=" or fs is None or not J or not D or J > 255 or not isinstance(st.target, ir.Access):
-        return None
+    if st.op != "+=" or fs is None or not isinstance(st.target, ir.Access):
+        return f"the body of `{inner.var}` is not `T[..] += x * y`"
+    if not J or not D or J > 255:
+        return f"the trip counts are not constant, or `{outer.var}` runs more than 255 times (one repeat per element)"
     d, k = outer.var, inner.var
     x, y = fs if not _uses(fs[0], d) else (fs[1], fs[0])
     if _uses(x, d) or not _uses(y, d):
-        return None
+        return f"not one factor independent of `{d}` and one dependent on it"
     ya = y.args[0] if isinstance(y, ir.Call) and y.func == "f32" and len(y.args) == 1 else y
     if not isinstance(ya, ir.Access) or low.decls[st.target.tensor].dtype != "f32":
-        return None
+        return "the accumulator is not f32, or the factor over `" + d + "` is not a tensor read"
     info = low.info.get(ya.tensor)
     if info is None or info.kind != "local" or info.scope != "ub" or len(ya.indices) < 2 or info.dtype not in VEC_TYPES:
-        return None
+        return f"`{ya.tensor}` is not an f16/f32 UB tile of rank >= 2 (stage it first)"
     afs = [to_affine(i, low.sizes) for i in ya.indices]
     if any(a is None for a in afs):
-        return None
+        return f"an index of `{ya.tensor}` is not affine"
     *rest, ad, ak = afs
     if ad.coeff(d) != 1 or ak.coeff(d) or ak.coeff(k) != 1 or ad.coeff(k) or any(a.coeff(d) or a.coeff(k) for a in rest):  # type: ignore[union-attr]
-        return None
+        return f"`{ya.tensor}` is not indexed [.., {d}, {k}] (rows `{d}`, `{k}` unit stride)"
     rs = info.strides[-2]
-    if rs != D or (rs * 4) % 32 or rs * 4 // 32 > 255 or (y is not ya and info.dtype != "f16"):
-        return None
-    if y is ya and info.dtype != "f32":
-        return None
+    if rs != D or (rs * 4) % 32 or rs * 4 // 32 > 255:
+        return f"the rows of `{ya.tensor}` are not {D} elements of 32 B-aligned length (at most 255 blocks)"
+    if (y is not ya and info.dtype != "f16") or (y is ya and info.dtype != "f32"):
+        return f"`{ya.tensor}` is neither f32 nor f16 widened by `f32(..)`"
     try:
         dsel = _Sel(pe, [outer], J, depth)
         dsel.origin = low.where(st)
         tgt = dsel.access_ref(st.target, write=True)
         if tgt.dtype != "f32":
-            return None
+            return "the accumulator is not f32"
         # the tile's first element: every index at its loop's lower bound
         first = ir.Access(ya.tensor, ya.indices)
         lo_map = {d: outer.lo, k: inner.lo}
@@ -1282,11 +1291,11 @@ def _dot(pe: "PhaseEmitter", outer: ir.For, inner: ir.For, depth: int) -> _Sel |
             for v, lo in lo_map.items():
                 la = to_affine(lo, low.sizes)
                 if la is None:
-                    return None
+                    return f"the lower bound of `{v}` is not affine"
                 b = b + la.scale(a.coeff(v))
             base = base + b.scale(s_)
         if any((c * ir.DTYPE_BYTES[info.dtype]) % 32 for _, c in base.coeffs) or (base.const * ir.DTYPE_BYTES[info.dtype]) % 32:
-            return None
+            return f"the tile of `{ya.tensor}` does not start 32 B aligned"
         del first
         ysrc = Operand(info.cname, info.dtype, affine_cpp(base, low.names))
         # the row x(k) in f32, by a selection over `k`
@@ -1294,7 +1303,7 @@ def _dot(pe: "PhaseEmitter", outer: ir.For, inner: ir.For, depth: int) -> _Sel |
         xsel.origin = dsel.origin
         xv = xsel.as_type(xsel.compile(x), "f32")
         if not isinstance(xv, Vec):
-            return None
+            return f"the factor over `{k}` is a scalar"
         tile_bytes = J * xsel.slot_bytes  # one slot of x's size (D f32 = one tile row) per row
         # layout of the scratch: [x's slots][the f32 tile][the J sums]
         tile = Operand(xsel.slot_operand("f32", 0).base, "f32", str(xsel.need // 4))
@@ -1315,8 +1324,8 @@ def _dot(pe: "PhaseEmitter", outer: ir.For, inner: ir.For, depth: int) -> _Sel |
             items.append(Placed(VecOp("Add", tile, (tile, tile.at(c)), None, 0, Repeat(mask, J, (1, 1, 1), (rb, rb, rb))), o))
         items.append(Placed(VecOp("WholeReduceSum", sums, (tile,), None, 0, Repeat(min(D, 64), J, (1, 1), (1, rb))), o))
         items.append(Placed(VecOp("Add", tgt.op, (tgt.op, Operand(sums.base, "f32", sums.offset)), None, J), o))
-    except NoMatch:
-        return None
+    except NoMatch as e:
+        return str(e)
     # reported as whole slots of one tile row (the capacity model counts equal slots)
     out = _Sel(pe, [outer], D, depth)
     out.items = items
@@ -1325,7 +1334,38 @@ def _dot(pe: "PhaseEmitter", outer: ir.For, inner: ir.For, depth: int) -> _Sel |
     return out
 
 
-def _distributed(pe: "PhaseEmitter", loop: ir.For, depth: int) -> list[Line] | None:
+@dataclass
+class Distributed:
+    """A `match_distributed` selection: the items of every statement in order, the widest
+    statement selection (its temporaries' shape), the bytes and instructions of all, and
+    the whole-tile forms used for inner loops (`dot`, `contract`)."""
+
+    items: list[Placed]
+    widest: "_Sel"
+    need: int
+    instrs: list[str]
+    kinds: list[str]
+
+
+InnerChooser = Callable[[ir.For, bool], "tuple[_Sel, bool, str] | str"]
+
+
+def axpy(pe: "PhaseEmitter", loop: ir.For, x: ir.For, depth: int) -> "_Sel | str":
+    """The inner loop `x` of a distributed `loop` kept as a C++ loop around vector
+    instructions over `loop` (pattern `axpy`), or why not."""
+    n = affine_extent(loop.lo, loop.hi, pe.low.sizes)
+    sel = _Sel(pe, [loop], n or 0, depth + 1)
+    try:
+        for st in x.body:
+            sel.store(st)  # type: ignore[arg-type]
+    except NoMatch as e:
+        return str(e)
+    if "Gather" in sel.instrs:
+        return f"an operand is strided in `{loop.var}`: a Gather on every iteration of `{x.var}`"
+    return sel
+
+
+def match_distributed(pe: "PhaseEmitter", loop: ir.For, depth: int, inner: InnerChooser) -> "Distributed | str":
     """`for d { S1; for j { S2 }; S3 }` with every written element indexed by `d` (unit
     stride) and touched only at that index: the `d` loop is distributed over its statements
     (legal: iteration `d` touches element `d` of each written tensor only, so every element
@@ -1333,10 +1373,13 @@ def _distributed(pe: "PhaseEmitter", loop: ir.For, depth: int) -> list[Line] | N
     kept as C++ loops (axpy form) or, for a dot product over `j` (`_dot`), as whole-tile code.
     This is P·V with its init and normalisation:
     `acc[i, d] = 0; for j { acc[i, d] += p[i, j] * f32(V[j, d]) }; O[i, d] = f16(acc[i, d] / sm[i])`,
-    and QKᵀ: `s[i, j] = 0; for k { s[i, j] += f32(Q[i, k]) * f32(K[j, k]) }; s[i, j] = s[i, j] * c + ..`."""
+    and QKᵀ: `s[i, j] = 0; for k { s[i, j] += f32(Q[i, k]) * f32(K[j, k]) }; s[i, j] = s[i, j] * c + ..`.
+    Each inner loop's form is chosen by `inner(x, deep)` (the `inner` site's patterns:
+    `axpy`, `dot`, `contract`): (selection, still a C++ loop, form) or why none applies.
+    The selection, or why not (pattern `distributed`)."""
     low = pe.low
     n = affine_extent(loop.lo, loop.hi, low.sizes)
-    from .contract import contract, perfect_nest
+    from .contract import perfect_nest
 
     leaves: list[ir.Assign] = []
     deep: set[int] = set()  # inner nests of several loops: reductions over them (contract.py)
@@ -1344,75 +1387,72 @@ def _distributed(pe: "PhaseEmitter", loop: ir.For, depth: int) -> list[Line] | N
         if isinstance(x, ir.For) and any(isinstance(y, ir.For) for y in x.body):
             got = perfect_nest(x)
             if got is None:
-                return None
+                return f"the nest under `{x.var}` is not a perfect nest around one statement"
             deep.add(id(x))
             leaves.append(got[1])
             continue
+        if isinstance(x, ir.Copy):
+            return "the loop body holds a copy"
         leaves.extend([x] if isinstance(x, ir.Assign) else list(x.body))  # type: ignore[arg-type]
     if not n or n <= 0:
-        return None
+        return f"the bounds of `{loop.var}` are not constant"
     try:
         _same_index_check(tuple(leaves))
-    except NoMatch:
-        return None
+    except NoMatch as e:
+        return str(e)
     for st in leaves:
         tgt = st.target
         if not isinstance(tgt, ir.Access) or not any(isinstance(x, ir.Name) and x.name == loop.var
                                                     for i in tgt.indices for x in ir.sub_exprs(i)):
-            return None  # a reduction over `d` would be read before it completes
+            return f"a statement stores an element independent of `{loop.var}`: a reduction over `{loop.var}` " \
+                   "would be read before it completes"
     for x in loop.body:
         if isinstance(x, ir.For) and id(x) not in deep:
             for st in x.body:
                 if any(isinstance(y, ir.Name) and y.name == x.var for i in st.target.indices for y in ir.sub_exprs(i)):  # type: ignore[union-attr]
-                    return None
+                    return f"a statement under `{x.var}` stores an element that depends on `{x.var}`"
     items: list[Placed] = []
     instrs: list[str] = []
     need = 0
     widest: _Sel | None = None
     kinds: list[str] = []
     for x in loop.body:
-        inner = isinstance(x, ir.For)
-        sel: _Sel | None = _Sel(pe, [loop], n, depth + (1 if inner else 0))
-        try:
-            assert sel is not None
-            if id(x) in deep:
-                raise NoMatch("a reduction over a nest of loops")
-            for st in (x.body if isinstance(x, ir.For) else (x,)):
-                sel.store(st)  # type: ignore[arg-type]
-        except NoMatch:
-            sel = None
-        if isinstance(x, ir.For) and (sel is None or "Gather" in sel.instrs):
-            # a whole-tile form beats the axpy form that gathers a strided operand per iteration
-            alt = None if id(x) in deep else _dot(pe, loop, x, depth)
-            kind = "dot"
-            if alt is None and deep:
-                # a 2-D tile reduction where the loop holds a reduction over a nest; a lone
-                # one-loop row reduction keeps its per-row ReduceSum (the inner nest on its own)
-                alt, kind = contract(pe, loop, x, depth, _Sel), "contract"
-            if alt is not None:
-                sel, inner = alt, False
+        if isinstance(x, ir.For):
+            got_x = inner(x, bool(deep))
+            if isinstance(got_x, str):
+                return f"the inner loop `{x.var}`: {got_x}"
+            sel, still_loop, kind = got_x
+            if kind != "axpy":
                 kinds.append(kind)
-            elif sel is not None:
-                sel = None  # a Gather per iteration of the inner loop: the nests on their own do better
-        if sel is None:
-            return None
+        else:
+            sel, still_loop = _Sel(pe, [loop], n, depth), False
+            try:
+                sel.store(x)  # type: ignore[arg-type]
+            except NoMatch as e:
+                return str(e)
         if widest is None or sel.need > widest.need:
             widest = sel
         need = max(need, sel.need)
         instrs.extend(i for i in sel.instrs if i not in instrs)
-        if inner:
+        if still_loop:
             assert isinstance(x, ir.For)
             items.append(Placed(Loop(low.names(x.var), pe.ex.index(x.lo), pe.ex.index(x.hi), tuple(sel.items)), low.where(x)))
         else:
             items.extend(sel.items)
     if not fits(pe, need, instrs):
-        return None
-    pe.ph.tmp_bytes = max(pe.ph.tmp_bytes, need)
+        return over_capacity(pe, need, instrs)
     assert widest is not None
-    how = ("a reduction over a nest as a 2-D tile" if "contract" in kinds else
-           "a dot product per element as whole-tile code" if kinds else "distributed over its statements")
-    choice = widest.choice(f"{low.where(loop)} `{loop.label or loop.var}` ({how}, vectorised over `{loop.var}`)")
-    low.nests.append(NestChoice(choice.where, tuple(instrs), "", choice.phase, choice.nest, need,
+    return Distributed(items, widest, need, instrs, kinds)
+
+
+def commit_distributed(pe: "PhaseEmitter", loop: ir.For, d: Distributed, depth: int) -> list[Line]:
+    """Emit a `match_distributed` selection."""
+    low = pe.low
+    pe.ph.tmp_bytes = max(pe.ph.tmp_bytes, d.need)
+    how = ("a reduction over a nest as a 2-D tile" if "contract" in d.kinds else
+           "a dot product per element as whole-tile code" if d.kinds else "distributed over its statements")
+    choice = d.widest.choice(f"{low.where(loop)} `{loop.label or loop.var}` ({how}, vectorised over `{loop.var}`)")
+    low.nests.append(NestChoice(choice.where, tuple(d.instrs), "", choice.phase, choice.nest, d.need,
                                 choice.temp_elems, choice.temp_slots, choice.temp_purposes, False,
-                                needs_api_temp(instrs), choice.temp_shape, tuple(items)))
-    return render(items, depth)
+                                needs_api_temp(d.instrs), choice.temp_shape, tuple(d.items)))
+    return render(d.items, depth)

@@ -1,0 +1,92 @@
+"""The pattern registry and selector (`transformer/lower/patterns/`): every pattern of a
+site is tried, refusals keep their reasons, the price chooses (ties by name, not by list
+order), and the documented example pipelines pick the patterns they always did."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from transformer import ir
+from transformer.driver import emit, load, resolve_target, transform
+from transformer.lower import patterns
+from transformer.lower.patterns.base import Ctx, Match, Reason
+from transformer.lower.patterns.select import select
+from transformer.parser import parse
+
+
+@dataclass
+class _Fake:
+    name: str
+    cost: float | None  # None: refuses
+    site: str = "nest"
+    summary: str = "a test pattern"
+
+    def match(self, desc, ctx):  # type: ignore[no-untyped-def]
+        return Reason(self.name, f"{self.name} refuses") if self.cost is None else Match(self.name, desc)
+
+    def price(self, m, ctx):  # type: ignore[no-untyped-def]
+        return self.cost
+
+    def emit(self, m, ctx):  # type: ignore[no-untyped-def]
+        return [self.name]
+
+
+class _Low:
+    sizes = {"N": 8}
+    info: dict = {}
+    decls: dict = {}
+
+
+class _Pe:
+    low = _Low()
+
+
+def _loop() -> ir.For:
+    k = parse("kernel f(X: f32[N]) -> (Y: f32[N]) {\n  size N = 8\n  n: for j in 0..N {\n    Y[j] = X[j]\n  }\n}\n")
+    return k.body[0]  # type: ignore[return-value]
+
+
+@pytest.mark.parametrize("fakes,chosen", [
+    ([_Fake("b", 5.0), _Fake("a", 9.0), _Fake("c", None)], "b"),  # the cheaper, not the first
+    ([_Fake("z", 3.0), _Fake("m", 3.0)], "m"),  # a tie: the name order
+    ([_Fake("x", None), _Fake("y", None)], None),
+])
+def test_the_price_chooses_and_every_refusal_is_kept(fakes, chosen, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(patterns, "REGISTRY", fakes)
+    sel = select("nest", Ctx(_Pe(), _loop(), 0))  # type: ignore[arg-type]
+    assert (sel.chosen.pattern if sel.chosen else None) == chosen
+    assert {r.pattern for r in sel.refusals} == {f.name for f in fakes if f.cost is None}
+    assert all(r.text.endswith("refuses") for r in sel.refusals)
+    assert [t[0] for t in sel.tried()] == [f.name for f in fakes]  # registry order in the record
+
+
+def test_registry_names_are_unique_and_every_pattern_is_described() -> None:
+    names = [p.name for p in patterns.REGISTRY]
+    assert len(names) == len(set(names)) >= 10
+    for p in patterns.REGISTRY:
+        assert p.site in patterns.SITES and p.summary and p.summary[0].islower()
+
+
+# What each documented pipeline's nests chose before the selector existed (the lowering then
+# picked by call order): the selector must pick the same pattern for each.
+ROOT = Path(__file__).resolve().parents[2]
+PINNED = {
+    ("attention", "fuse,online_softmax{block=64},tile{attn.i=64},double_buffer"):
+        ["rows2d", "distributed", "vector-1d", "vector-1d", "vector-1d", "interchanged", "rows2d"],
+    ("conv2d", "layout{X=NHWC},tile,double_buffer"): ["collapsed-2d", "distributed"],
+    ("softmax", "fuse,tile,double_buffer"): ["rows2d"],
+    ("attention", "tile"): ["cube-mmad", "collapsed-2d", "rows2d", "vector-1d", "distributed"],
+}
+
+
+@pytest.mark.parametrize("name,pipeline", sorted(PINNED))
+def test_examples_pick_the_patterns_they_always_did(name: str, pipeline: str) -> None:
+    t = resolve_target(None)
+    k, _ = transform(load(str(ROOT / "examples" / f"{name}.ir")).kernel, pipeline, t)
+    plan = emit(k, t).plan
+    assert plan is not None
+    assert [n.pattern for n in plan.nests if n.pattern] == PINNED[(name, pipeline)]
+    assert not any(n.fallback for n in plan.nests)
