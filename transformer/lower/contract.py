@@ -1,6 +1,6 @@
 """Reductions over an axis that is not the vectorised one, as whole-tile vector code.
 
-Inside `for d { .. }` (the loop `vector._distributed` vectorises, `d` unit-stride in the
+Inside `for d { .. }` (the loop the `distributed` pattern, `vector.match_distributed`, vectorises, `d` unit-stride in the
 result), a perfect nest of reduction loops
 `for k1 { for k2 { .. { T[.., d] += e } } }` sums `e` over every `k` into the element `d`.
 conv2d's channel sum after `layout{X=NHWC}` is one: `acc[n, f, y, x] += f32(X[n, y + r,
@@ -26,7 +26,7 @@ offset tables are built once, before the loops. The sum is reassociated (as ever
 reduction is) and accumulated in f32: `T` must be f32 and `e` must not read `T`.
 
 Choice of `k*`: the reduction loop with the largest admissible extent (the innermost on ties).
-`vector._distributed` uses this form for a reduction over a nest of several loops, and for
+The `contract` pattern (patterns/contract.py) is this form for a reduction over a nest of several loops, and for
 one-loop reductions in the same loop body; a row loop of one-loop row reductions (softmax's
 max and sum over short rows) is `rows2d.py`'s whole-tile form, which shares the
 `WholeReduce*` call layout (`instr.whole_reduce`). Not handled: a tile tail in `d` (run-time
