@@ -105,6 +105,36 @@ def conv2d(X: np.ndarray, Wt: np.ndarray, bias: np.ndarray) -> dict[str, np.ndar
     return {"Y": acc.astype(F16)}
 
 
+# ---- integer vector code (issue 28 item 2): kernels of tests/codegen/test_vector_int.py ----
+
+I32 = np.int32
+
+
+def _wrap32(x: np.ndarray) -> np.ndarray:
+    """Two's-complement wrap of int64 values to int32 (the IR's i32 arithmetic)."""
+    return ((np.asarray(x, dtype=np.int64) + 2**31) % 2**32 - 2**31).astype(I32)
+
+
+def argmax_rows(X: np.ndarray) -> dict[str, np.ndarray]:
+    """Row argmax and argmin, the first index on ties (numpy's own rule)."""
+    x = np.asarray(X, dtype=F32)
+    return {"I": np.argmax(x, axis=1).astype(I32), "J": np.argmin(x, axis=1).astype(I32)}
+
+
+def int_vector(A: np.ndarray, B: np.ndarray, S: np.ndarray, X: np.ndarray) -> dict[str, np.ndarray]:
+    """The `ivec` kernel of tests/codegen/test_vector_int.py in int64 numpy, wrapped to
+    int32: an i32 select of two wrapping expressions, the six comparisons as bit flags,
+    row sums (wrapping), max and min, and row argmax / argmin."""
+    a, b = np.asarray(A, dtype=np.int64), np.asarray(B, dtype=np.int64)
+    c = np.arange(a.shape[1], dtype=np.int64)[None, :]
+    y = np.where(a < b, _wrap32(_wrap32(a * 3) + np.asarray(S, dtype=np.int64)), _wrap32(b - c))
+    q = (a <= b) * 1 + (a > b) * 2 + (a >= b) * 4 + (a == b) * 8 + (a != b) * 16 + (a < 5) * 32
+    out = {"Y": y.astype(I32), "Q": q.astype(I32), "T": _wrap32(a.sum(axis=1)),
+           "M": a.max(axis=1).astype(I32), "N": a.min(axis=1).astype(I32)}
+    out.update(argmax_rows(X))
+    return out
+
+
 REFERENCES: dict[str, Callable[..., dict[str, np.ndarray]]] = {
     "add": add,
     "softmax": softmax,

@@ -10,12 +10,30 @@ reductions ReduceSum/ReduceMax/ReduceMin and Compare/CompareScalar: half/float):
 |---|---|---|
 | f16, f32 | every instruction of `vector.py`'s table | `max=`, `min=` in the type; `+=` in f32 |
 | bf16 | computed in f32 through `Cast`s, rounded once | through f32 (below) |
-| i32 | `+ - * max min` and unary minus (`Add Sub Mul Max Min`, `Adds Muls Maxs Mins`): exact, wrapping like the IR | none (no integer ReduceSum/Max/Min) |
-| i8 | none (no int8 vector arithmetic) | none |
+| i32 | `+ - * max min` and unary minus (`Add Sub Mul Max Min`, `Adds Muls Maxs Mins`): exact, wrapping like the IR; compare and select composed exactly (below) | `+=`, `max=`, `min=` into i32 as a pairwise `Add`/`Max`/`Min` tree (no integer ReduceSum/Max/Min) |
+| i8 | none (no int8 vector arithmetic): widened to i32 or a float first | none |
 
 Conversions (`cast_reason`): any float pair (through the exact f32), f32 <-> i32 (`Cast`,
 CAST_NONE widening / CAST_RINT narrowing: nearest even, saturating), f16/bf16 -> i32 and
-i32 -> f16 through f32; not i32 -> bf16, not i8.
+i32 -> f16 through f32; i8 -> f16 (`Cast` int8_t -> half, exact) and from there to f32,
+bf16 or i32 (every int8 is exact in each); not i32 -> bf16, nothing to i8.
+
+**i32 compare** (`Compare`/`CompareScalar` take half/float on Atlas A2; an i32 through f32
+is not exact beyond 2^24): composed exactly from instructions that take int32_t. With
+`m = Min(a, b)` (exact), `a < b` is `m != b`, `a <= b` is `m == a`, `a > b` is `m != a`,
+`a >= b` is `m == b`; an equality `u == v` of i32 vectors is `Sub(u, v) == 0` (wrapping:
+zero exactly when equal), and that difference is `Cast` to f32 (a non-zero integer never
+rounds to 0) and compared with `CompareScalar(.., 0.0f, EQ/NE)`. Exact for every i32.
+**i32 select**: `Select` (half/float) moves 32-bit patterns; the i32 operands are read
+through `ReinterpretCast<float>()`, so every i32 value (NaN bit patterns included) passes
+unchanged.
+
+**i32 reductions** (`s += x`, `s max= x`, `s min= x` with `s` and `x` i32): wrapping sums
+and max/min are order-free, so a pairwise tree is exact: the operand copied into a
+temporary (unless it is one), then `Add`/`Max`/`Min` of its upper part onto its lower part
+in place, each split at a multiple of 8 elements (32 B aligned), until at most 8 remain;
+those are folded with the old value in scalar code after a `V_S` flag (wrapping like the
+IR). A constant count only (a tile tail's run-time count: scalar code, with that reason).
 
 Reductions into f16 / bf16 targets (`s: f16` with `s += x`): the IR rounds the accumulator
 to its dtype after every step; no vector instruction sums in that order. They are reduced
@@ -56,10 +74,13 @@ def cast_reason(src: str, dst: str) -> str | None:
     NaN to 0), else why not. Between floats any pair; f32 <-> i32 directly (Cast
     int32_t <-> float); f16/bf16 -> i32 through the exact f32; i32 -> f16 through f32 (an
     integer that f32 rounds is beyond f16's range either way: inf); not i32 -> bf16 (two
-    roundings differ from one), and nothing to or from i8 (int8 Casts exist only with half,
-    and the IR computes i8 arithmetic we do not vectorise)."""
+    roundings differ from one); i8 -> f16 (Cast int8_t -> half, exact) and on from f16 to
+    f32, bf16 or i32 (exact: every int8 is representable); nothing to i8 (the IR's i8
+    arithmetic is not vectorised)."""
     floats = ("f16", "bf16", "f32")
     if src in floats and dst in floats:
+        return None
+    if src == "i8" and dst in floats + ("i32",):  # Cast int8_t -> half is exact; on through f16
         return None
     if {src, dst} <= {"f32", "i32"} or (src in floats and dst == "i32") or (src == "i32" and dst == "f16"):
         return None
@@ -73,14 +94,21 @@ def reduce_reason(op: str, target: str, comp: str) -> str | None:
     `comp`, has a vector form (in `comp`, or in f32 for narrow float accumulators), else why."""
     if op not in ("max=", "min=", "+="):
         return f"`{op}` reduction (no vector product reduction)"
+    if comp == "i32" and target == "i32":
+        return None  # the pairwise Add/Max/Min tree (module docstring)
     if comp in ("i8", "i32"):
-        return f"`{op}` into {target} (ReduceSum/ReduceMax/ReduceMin take half/float)"
+        return f"`{op}` into {target} (ReduceSum/ReduceMax/ReduceMin take half/float; i32 trees need an i32 target)"
+    if op == "+=" and target in ("i8", "i32"):
+        return f"`+=` of {comp} into {target} (the IR rounds to {target} after every step; a vector sum rounds once)"
     if comp not in ("f16", "bf16", "f32"):
         return f"`{op}` into {target}"
     return None
 
 
 def reduce_dtype(op: str, comp: str) -> str:
-    """The dtype the vector reduction runs in: f32 for sums (an f16/bf16 accumulator is
-    summed in f32 and rounded once) and for bf16 (no bf16 reductions); else `comp`."""
+    """The dtype the vector reduction runs in: f32 for float sums (an f16/bf16 accumulator is
+    summed in f32 and rounded once) and for bf16 (no bf16 reductions); i32 for the
+    integer tree; else `comp`."""
+    if comp == "i32":
+        return "i32"
     return "f32" if op == "+=" or comp == "bf16" else comp

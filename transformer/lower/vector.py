@@ -65,6 +65,7 @@ if TYPE_CHECKING:
 
 VEC_TYPES = ("f16", "f32")
 FLOAT_TYPES = ("f16", "bf16", "f32")  # Cast between any two; bf16 arithmetic runs in f32
+SELECT_TYPES = ("f16", "f32", "i32")  # compare and select: native in half/float, composed in i32
 UNARY = {"exp": "Exp", "log": "Ln", "sqrt": "Sqrt", "rsqrt": "Rsqrt", "abs": "Abs"}
 
 
@@ -328,7 +329,7 @@ class _Sel:
     def cast(self, v: Vec, dtype: str, out: Vec) -> None:
         # CAST_NONE: exact widening (rounds to nearest even where i32 -> f32 is inexact);
         # CAST_RINT: narrowing, and f32 -> i32 (nearest even, saturating as the IR converts)
-        mode = "CAST_NONE" if dtype == "f32" else "CAST_RINT"
+        mode = "CAST_NONE" if dtype == "f32" or v.dtype == "i8" else "CAST_RINT"
         self.emit(VecOp("Cast", out.op, (v.op,), None, self.count, round=mode))
 
     def as_type(self, v: Vec | Scal, dtype: str, dest: Vec | None = None) -> Vec | Scal:
@@ -339,7 +340,9 @@ class _Sel:
         why = cast_reason(v.dtype, dtype)
         if why is not None:
             raise NoMatch(why)
-        if "f32" not in (v.dtype, dtype):  # f16 <-> bf16 (or an i32) through the exact f32 (one rounding)
+        if v.dtype == "i8" and dtype != "f16":  # Cast int8_t -> half (exact), then on from f16
+            return self.as_type(self.as_type(v, "f16"), dtype, dest)
+        if "f32" not in (v.dtype, dtype) and v.dtype != "i8":  # f16 <-> bf16 (or an i32) through the exact f32 (one rounding)
             return self.as_type(self.as_type(v, "f32"), dtype, dest)
         out = self.out_for(dtype, dest, "Cast staging")
         self.cast(v, dtype, out)
@@ -563,10 +566,11 @@ class _Sel:
         if comp.weak:
             # two literals (`select(x > 0.0, 1.0, 0.0)`): chosen in the type they are stored
             # in (the store converts the weak value, the same conversion as here), else in
-            # their own type
-            comp = Ty(dest.dtype if dest is not None and dest.dtype in VEC_TYPES else comp.dtype)
-        self.check_type(ct.dtype)
-        self.check_type(comp.dtype)
+            # their own type (index values and integer literals: i32, `index_vector` checks
+            # that the loop's values fit)
+            comp = Ty(dest.dtype if dest is not None and dest.dtype in SELECT_TYPES else comp.dtype)
+        self.check_select_type(ct.dtype)
+        self.check_select_type(comp.dtype)
         mask, cnt = self.cmp_mask(cond, ct.dtype)
         fused = _fusable(e, ct, self.ty_of, self.low.sizes)
         if fused is not None:  # a combined condition: one Select of the two masks' And / Or
@@ -578,22 +582,34 @@ class _Sel:
             self.release(m2)
         va = self.as_type(self.compile(a), comp.dtype)
         vb = self.as_type(self.compile(b), comp.dtype)
-        if isinstance(va, Scal):
-            s_ = self.alloc(comp.dtype)
-            self.vop("Duplicate", s_, scalar=va.code)
-            va = s_
+        if isinstance(va, Scal) or (isinstance(vb, Scal) and comp.dtype in INT_VEC):
+            # a scalar `a` (and, in i32, a scalar `b`: the float Select's scalar operand
+            # cannot carry an i32 bit pattern) is `Duplicate`d
+            va, vb = (self.duplicated(x) if isinstance(x, Scal) else x for x in (va, vb))
         out = self.out_for(comp.dtype, dest)
         if isinstance(vb, Scal):
             self.vop("Select", out, mask, va, scalar=vb.code, mode="SELMODE::VSEL_TENSOR_SCALAR_MODE")
+        elif comp.dtype in INT_VEC:  # Select moves 32-bit patterns: the i32 data read as float bits
+            self.emit(VecOp("Select", _bits(out.op), (mask.op, _bits(va.op), _bits(vb.op)), None, self.count,
+                            mode="SELMODE::VSEL_TENSOR_TENSOR_MODE"))
         else:
             self.vop("Select", out, mask, va, vb, mode="SELMODE::VSEL_TENSOR_TENSOR_MODE")
         for v in (mask, va, vb):
             self.release(v)
         return out
 
+    def duplicated(self, v: Scal) -> Vec:
+        """The scalar `v` as a vector over the nest (`Duplicate`)."""
+        out = self.alloc(v.ty.dtype)
+        self.vop("Duplicate", out, scalar=v.code)
+        return out
+
     def cmp_mask(self, cond: ir.Binary, cdt: str) -> tuple[Vec, int | str]:
         """The bit mask of `cond` over the nest (`Compare` / `CompareScalar` in `cdt`) and the
-        element count it was computed over (rounded up to whole 256 B)."""
+        element count it was computed over (rounded up to whole 256 B). An i32 condition is
+        composed exactly (`int_cmp_mask`)."""
+        if cdt in INT_VEC:
+            return self.int_cmp_mask(cond)
         x = self.as_type(self.compile(cond.lhs), cdt)
         y = self.as_type(self.compile(cond.rhs), cdt)
         op = cond.op
@@ -603,6 +619,36 @@ class _Sel:
             x, y = y, x
             op = _FLIP[op]
         assert isinstance(x, Vec)
+        return self.compare(x, y, op, cdt)
+
+    def int_cmp_mask(self, cond: ir.Binary) -> tuple[Vec, int | str]:
+        """The bit mask of an i32 comparison, exact for every i32 (vec_types.py: Compare takes
+        half/float): `m = Min(a, b)`; `a < b` is `m != b`, `a <= b` is `m == a`, `a > b` is
+        `m != a`, `a >= b` is `m == b`; `u == v` is `Sub(u, v)` (wrapping) cast to f32 (a
+        non-zero integer stays non-zero) and compared with 0 by `CompareScalar`."""
+        x = self.as_type(self.compile(cond.lhs), "i32")
+        y = self.as_type(self.compile(cond.rhs), "i32")
+        if isinstance(x, Scal) and isinstance(y, Scal):
+            raise NoMatch("a `select` whose condition does not depend on the loop")
+        a, b = (self.duplicated(v) if isinstance(v, Scal) else v for v in (x, y))
+        d = self.alloc("i32")
+        if cond.op in ("==", "!="):
+            self.vop("Sub", d, a, b)
+            zero_is = cond.op
+        else:
+            self.vop("Min", d, a, b)
+            other = b if cond.op in ("<", ">=") else a
+            self.vop("Sub", d, d, other)
+            zero_is = "==" if cond.op in ("<=", ">=") else "!="
+        for v in (a, b):
+            self.release(v)
+        f = self.as_type(d, "f32")
+        assert isinstance(f, Vec)
+        return self.compare(f, Scal("0.0f", Ty("f32")), zero_is, "f32")
+
+    def compare(self, x: Vec, y: Vec | Scal, op: str, cdt: str) -> tuple[Vec, int | str]:
+        """`Compare` / `CompareScalar` of `x op y` in `cdt` into a fresh mask; the count
+        rounded up to whole 256 B (operands that are not temporaries copied first)."""
         es = ir.DTYPE_BYTES[cdt]
         per = 256 // es
         # the count is a multiple of `quantum` (itself when constant, the row length when a
@@ -687,6 +733,11 @@ class _Sel:
     def check_type(self, dtype: str) -> None:
         if dtype not in VEC_TYPES:
             raise NoMatch(f"vector arithmetic in {dtype}")
+
+    def check_select_type(self, dtype: str) -> None:
+        """A `select` compares and chooses in f16, f32 or (composed) i32, else NoMatch."""
+        if dtype not in SELECT_TYPES:
+            raise NoMatch(f"`select` in {dtype} (Compare/Select take half/float; i32 is composed)")
 
     def check_arith(self, op: str, dtype: str) -> None:
         """`op` has a vector instruction in `dtype` (vec_types.py: f16/f32, and the integer
@@ -910,19 +961,24 @@ class _Sel:
         if not isinstance(v, Vec):  # `s max= 2.0`: nothing to reduce over the loop
             raise NoMatch(f"the `{s.op}` operand does not depend on the loop")
         comp = Ty(rdt) if rdt == "f32" else comp  # the combine runs in f32 too: one rounding
-        res, work = self.reduce_areas(rdt)
-        api = {"max=": "ReduceMax", "min=": "ReduceMin", "+=": "ReduceSum"}[s.op]
-        self.emit(VecOp(api, res.op, (v.op,), None, self.count, work=work.op))
-        self.emit(Flag("V_S"))
+        if rdt in INT_VEC:
+            got, held = self.int_tree(s.op, v)
+        else:
+            res, work = self.reduce_areas(rdt)
+            api = {"max=": "ReduceMax", "min=": "ReduceMin", "+=": "ReduceSum"}[s.op]
+            self.emit(VecOp(api, res.op, (v.op,), None, self.count, work=work.op))
+            self.emit(Flag("V_S"))
+            got = self.pe.ex.conv(f"{res.op.base}.GetValue({res.op.offset})", Ty(rdt), comp)
+            held = [v, res, work]
         # one result per row (`mx`, `mb[i]`), or one element of a 2-D family (`s[i, j]`)
         idx_vars = {x.name for i in (tgt.indices if isinstance(tgt, ir.Access) else ()) for x in ir.sub_exprs(i)
                     if isinstance(x, ir.Name) and x.name not in self.low.sizes}
         self.vs = "element" if len(idx_vars) >= 2 or self.vs == "element" else "row"
-        got = self.pe.ex.conv(f"{res.op.base}.GetValue({res.op.offset})", Ty(rdt), comp)
         ct = CTYPE[comp.dtype]
         old_ref = self.pe.load(name, tgt.indices) if isinstance(tgt, ir.Access) else self.pe.scalar_ref(name)
         old = self.pe.ex.conv(old_ref, Ty(decl.dtype), comp)
-        comb = {"max=": f"ascx_max<{ct}>({old}, {got})", "min=": f"ascx_min<{ct}>({old}, {got})", "+=": f"({old} + {got})"}[s.op]
+        add = f"ascx_iadd<{ct}>({old}, {got})" if comp.dtype in INT_VEC else f"({old} + {got})"
+        comb = {"max=": f"ascx_max<{ct}>({old}, {got})", "min=": f"ascx_min<{ct}>({old}, {got})", "+=": add}[s.op]
         new = self.pe.ex.conv(comb, comp, Ty(decl.dtype))
         info = self.low.info[name]
         if info.kind == "scalar":
@@ -930,9 +986,38 @@ class _Sel:
         else:
             off = self.pe.offset(name, tgt.indices) if isinstance(tgt, ir.Access) else "0"
             self.emit(ScalarStep("SetValue", f"{info.cname}.SetValue({off}, {new});"))
-        self.release(v)
-        self.release(res)
-        self.release(work)
+        for h in held:
+            self.release(h)
+
+    def int_tree(self, op: str, v: Vec) -> tuple[str, list[Vec]]:
+        """An i32 `+=`/`max=`/`min=` of `v` over the nest as a pairwise tree (vec_types.py: no
+        integer Reduce*; wrapping sums and max/min are order-free, so exact): `v` copied into
+        a temporary unless it is one, then `Add`/`Max`/`Min` of the upper part onto the lower
+        part in place, split at a multiple of 8 elements (32 B aligned) until at most 8
+        remain, folded by scalar code after a `V_S` flag. Returns that fold (a C++
+        expression) and the slots to release."""
+        if isinstance(self.count, str):
+            raise NoMatch(f"`{op}` into i32 over a run-time count (a tile tail): the pairwise tree needs a constant count")
+        api = {"max=": "Max", "min=": "Min", "+=": "Add"}[op]
+        width = self.count
+        w, src = v, v
+        if v.tmp < 0:  # a local: the first step reads it, later steps work in a temporary
+            w = self.alloc("i32", "reduction work areas")
+            if width % 16 and width > 8:  # the first split keeps a middle part: copy it all first
+                self.copy_into(w, v)
+                src = w
+            elif width <= 8:
+                src = w = v
+        while width > 8:
+            half = 8 * -(-width // 16)  # >= width / 2, a whole number of 32 B blocks
+            self.emit(VecOp(api, w.op, (src.op, src.op.at(half)), None, width - half))
+            width, src = half, w
+        self.emit(Flag("V_S"))
+        fold = {"max=": "ascx_max<int32_t>", "min=": "ascx_min<int32_t>", "+=": "ascx_iadd<int32_t>"}[op]
+        got = f"{w.op.base}.GetValue({w.op.offset})"
+        for k in range(1, width):
+            got = f"{fold}({got}, {w.op.at(k).base}.GetValue({w.op.at(k).offset}))"
+        return got, [v, w] if w is not v else [v]
 
     def reduce_areas(self, rdt: str) -> tuple[Vec, Vec]:
         """The result (one 32 B block) and work area of a count-form reduction over `n`
@@ -978,6 +1063,12 @@ def cse_uses(e: ir.Expr, vector: Callable[[ir.Expr], bool]) -> dict[str, int]:
 
     walk(e)
     return {k: n for k, n in uses.items() if n > 1}
+
+
+def _bits(op: Operand) -> Operand:
+    """An i32 operand read as float bits (`Select` moves 32-bit patterns unchanged)."""
+    base = op.base.removesuffix(".ReinterpretCast<int32_t>()")  # a scratch slot: read it as float directly
+    return Operand(f"{base}.ReinterpretCast<float>()", "f32", op.offset)
 
 
 def _is_data_select(e: ir.Expr) -> bool:
