@@ -582,10 +582,10 @@ class _Sel:
             self.release(m2)
         va = self.as_type(self.compile(a), comp.dtype)
         vb = self.as_type(self.compile(b), comp.dtype)
-        if isinstance(va, Scal) or (isinstance(vb, Scal) and comp.dtype in INT_VEC):
-            # a scalar `a` (and, in i32, a scalar `b`: the float Select's scalar operand
-            # cannot carry an i32 bit pattern) is `Duplicate`d
-            va, vb = (self.duplicated(x) if isinstance(x, Scal) else x for x in (va, vb))
+        if isinstance(va, Scal):  # a scalar `a` is `Duplicate`d
+            va = self.duplicated(va)
+        if isinstance(vb, Scal) and comp.dtype in INT_VEC:  # the float Select's scalar cannot carry i32 bits
+            vb = self.duplicated(vb)
         out = self.out_for(comp.dtype, dest)
         if isinstance(vb, Scal):
             self.vop("Select", out, mask, va, scalar=vb.code, mode="SELMODE::VSEL_TENSOR_SCALAR_MODE")
