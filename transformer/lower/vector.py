@@ -9,8 +9,9 @@ both loops) is replaced by one instruction sequence per statement when:
    (a literal, const, rank-0 temp, or a local element read with `GetValue`);
 3. a tensor written in the body is accessed only at that same index (so running each
    statement over all `j` before the next equals running the iterations in order);
-4. arithmetic is in f16 or f32 (bf16 through f32; i32 `+ - * max min`); reductions are
-   `max=`/`min=`/`+=` into a float accumulator (into f16/bf16: in f32, rounded once) —
+4. arithmetic is in f16 or f32 (bf16 through f32; i32 `+ - * max min`, compare, select);
+   reductions are `max=`/`min=`/`+=` into a float accumulator (into f16/bf16: in f32,
+   rounded once) or into i32 from i32 (a pairwise tree) —
    which dtype each instruction takes is `vec_types.py`.
 
 Instruction table (x, y vectors; s a scalar):
@@ -31,6 +32,9 @@ Instruction table (x, y vectors; s a scalar):
 | bf16 arithmetic | in f32: `Cast` up, the f32 instruction, one `Cast` down (`narrowed`) |
 | `select(x <op> y, a, b)` on data | `Compare` / `CompareScalar` into a bit mask, `Select` (`select_data`; two literals in the stored type; nested selects that spell `c1 and c2` / `c1 or c2`: `And` / `Or` of the masks, one `Select`) |
 | i32 `+ - * max min`, `-x` | `Add Sub Mul Max Min`, `Adds Muls Maxs Mins` (wrapping, exact) |
+| i32 `select(a <op> b, x, y)` | `Min`/`Sub`, `Cast` to f32, `CompareScalar` with 0 (exact, `int_cmp_mask`); `Select` on the bits as float |
+| `s += x`, `s max= x`, `s min= x` into i32 | a pairwise `Add`/`Max`/`Min` tree (`int_tree`), the last 8 folded after `V_S` |
+| `i32(x_i8)` | `Cast` int8_t -> half, then on through f32 |
 | `s += x` into f16/bf16 | `Cast` to f32, `ReduceSum`, combine in f32 rounded once |
 
 A per-row scalar (`mx[i]` in `x[i, j] - mx[i]`) is read once per row with `GetValue` and fed
