@@ -73,7 +73,7 @@ def traffic(kernel: ir.Kernel, loop: ir.For, extent: int) -> Traffic:
     """The GM bytes one iteration of `loop` (of `extent` iterations) reads and writes: every
     GM tensor the nest touches whose first dimension is `extent` (others are row-invariant:
     `tile` stages them once), its bytes / extent."""
-    sizes = kernel.size_values()
+    sizes = kernel.known_sizes()
     decls = {t.name: t for t in kernel.tensors()}
     read: set[str] = set()
     written: set[str] = set()
@@ -137,7 +137,7 @@ def balance(kernel: ir.Kernel, bands: list[list[tuple[str, ir.For]]], chosen: di
     """`chosen` with the outer size of each band spread over several cores replaced by the
     cheapest (`tile_cost`) that `fits` (a dry run proven by `check`)."""
     tgt = resolve_target(target)
-    sizes = kernel.size_values()
+    sizes = kernel.known_sizes()
     out = dict(chosen)
     for band in bands:
         n0, loop0 = band[0]

@@ -35,7 +35,7 @@ def row_refusal(kernel: ir.Kernel, band: list[tuple[str, ir.For]], err: Capacity
     one-row tile, and all of them), what the scope holds (the target table), and what would
     work."""
     name0, loop0 = band[0]
-    sizes = kernel.size_values()
+    sizes = kernel.known_sizes()
     one = apply(kernel, ((name0, 1),), target, TraceEntry("tile"), reserve=0)
     new = [d for d in one.buffers if d.kind == "local" and d.scope == err.scope]
     usable = scope_budget(target, err.scope)
@@ -87,7 +87,7 @@ def checked_suggestion(kernel: ir.Kernel, name0: str, loops: list[str], target: 
     or None when none does (a hint never names sizes `tile` would then refuse)."""
     if not loops:
         return None
-    sizes = kernel.size_values()
+    sizes = kernel.known_sizes()
     ext: dict[str, int] = {}
     for n in loops:
         try:
@@ -123,7 +123,7 @@ def order_hint(err: CapacityExceeded, kernel: ir.Kernel, tiles: tuple[tuple[str,
     names = preferred_loop_names(kernel)
     asked = {id(r.loop) for n, _ in tiles for r in resolve_tiled(kernel, n)}
     size = max((v for _, v in tiles), default=1)
-    sizes = kernel.size_values()
+    sizes = kernel.known_sizes()
     this = ",".join(f"{n}={v}" for n, v in tiles)
     for lp in ir.iter_loops((kernel.body[top],)):
         name = names.get(id(lp))

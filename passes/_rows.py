@@ -190,7 +190,7 @@ def _cast_to(kernel: ir.Kernel, e: ir.Expr, dtype: str, loop_vars: tuple[str, ..
 def recompute_row_temps(kernel: ir.Kernel, tiles: tuple[tuple[str, int], ...], trace: TraceEntry) -> ir.Kernel:
     """For every name in `tiles` that designates sibling loops (`resolve_tiled`), replace
     reads of row temps in later siblings by their recomputation (`Check_recompute`)."""
-    sizes = kernel.size_values()
+    sizes = kernel.known_sizes()
     for name, _ in tiles:
         refs = resolve_tiled(kernel, name)
         if len(refs) < 2 or any(r.path[:-1] != refs[0].path[:-1] for r in refs):

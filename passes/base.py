@@ -102,6 +102,12 @@ class Pass:
     # `params_doc` and `check_params` all come from it.
     params: ClassVar["Params | None"] = None
     params_doc: ClassVar[str] = ""
+    # Whether the pass serves every value of the ranged sizes (`size M = 256 in 1..4096`):
+    # it reads sizes through `Kernel.known_sizes()` (a ranged size stays a symbol: trip
+    # counts and tails become expressions of it), and `apply` re-proves its result over the
+    # ranges (`check_kernel`: `bounds.check_ranged_bounds`). `run_pipeline` fixes the
+    # ranges at their values before the first pass that does not.
+    keeps_ranges: ClassVar[bool] = False
 
     @classmethod
     def schema(cls) -> "Params":
@@ -280,19 +286,22 @@ def run_pipeline(kernel: ir.Kernel, pipeline: str | Sequence[Pass],
     ps = parse_pipeline(pipeline) if isinstance(pipeline, str) else list(pipeline)
     target = resolve_target(target)
     trace: list[TraceEntry] = []
-    if ps and kernel.size_ranges():
-        kernel = _specialise(kernel, trace)
     for p in ps:
+        if kernel.size_ranges() and not p.keeps_ranges:
+            kernel = _specialise(kernel, trace, p)
         kernel = p.apply(kernel, target, trace, strict=strict)
     return kernel, trace
 
 
-def _specialise(kernel: ir.Kernel, trace: list[TraceEntry]) -> ir.Kernel:
-    """Fix the ranged sizes at their values before the passes: the passes derive trip
-    counts and tiles from size values (`tile` writes `0..64` for 512 rows), so their
-    result serves those values only, and says so (docs/ir.md, "Sizes with ranges")."""
+def _specialise(kernel: ir.Kernel, trace: list[TraceEntry], before: Pass) -> ir.Kernel:
+    """Fix the ranged sizes at their values before a pass that does not keep ranges
+    (`Pass.keeps_ranges`): it derives trip counts and tiles from size values (`unroll`
+    needs a constant trip count), so the result serves those values only, and says so
+    (docs/ir.md, "Sizes with ranges")."""
     fixed = ", ".join(f"{s.name} = {s.value}" for s in kernel.sizes if s.ranged or s.multiple)
-    note = (f"the passes specialise the ranged sizes to their values ({fixed}): the result serves only "
-            "those; a kernel without passes keeps its ranges")
+    note = (f"the passes specialise the ranged sizes to their values ({fixed}) before `{before.name}`, which "
+            "does not keep ranges: the result serves only those; a kernel without passes, or with only passes "
+            "that keep ranges (" + ", ".join(sorted(n for n, c in registry().items() if c.keeps_ranges))
+            + "), keeps its ranges")
     trace.append(TraceEntry("specialise", changes=[f"fixed {fixed}"], note=note))
     return kernel.specialised()

@@ -60,6 +60,7 @@ class DoubleBuffer(Pass):
     summary: ClassVar[str] = "double-buffer staged tiles and mark the tile loop @pipeline(stages=2)"
     params: ClassVar[Params] = Keywords({"loop": Loop(), "stages": Int(2)}, example="loop=qk.i,stages=2",
                                         note="no loop: every staging loop that is safe; stages default 2")
+    keeps_ranges: ClassVar[bool] = True  # a run-time trip count is pipelined as a constant one is
     loop: str = ""
     stages: int = 2
 
@@ -139,7 +140,7 @@ def _no_staging_loop_reason(kernel: ir.Kernel) -> str:
                 "tile to overlap")
     if not locals_:
         return "looked for a loop whose body copies tiles into locals; the kernel has no locals (run `tile` first)"
-    sizes = kernel.size_values()
+    sizes = kernel.known_sizes()
     once = [R.loop_header(lp) for lp in ir.iter_loops(kernel.body)
             if staged_buffers(lp, kernel) and (R.loop_extent(lp, sizes) or 0) < 2]
     if once:
@@ -151,7 +152,7 @@ def _no_staging_loop_reason(kernel: ir.Kernel) -> str:
 
 def _candidates(kernel: ir.Kernel) -> list[tuple[Path, ir.For, str]]:
     by_id = preferred_loop_names(kernel)
-    sizes = kernel.size_values()
+    sizes = kernel.known_sizes()
     out = []
     for path, loop, _ in all_loops(kernel):
         if not staged_buffers(loop, kernel):
@@ -261,7 +262,7 @@ def Check_no_gm_overlap(kernel: ir.Kernel, loop: ir.For, name: str) -> None:
     the written index/region are `c*v + e` with the same c != 0, the same e, and an extent
     of at most |c|. Otherwise the copy-in of iteration v+1, issued early, may read X before
     iteration v writes it (or be overwritten by it)."""
-    sizes = kernel.size_values()
+    sizes = kernel.known_sizes()
     reads: dict[str, list[tuple[list[tuple[ir.Expr, ir.Expr]], ir.Stmt]]] = {}
     writes: dict[str, list[tuple[list[tuple[ir.Expr, ir.Expr]], ir.Stmt]]] = {}
     inner: dict[str, int | None] = {}
@@ -347,7 +348,7 @@ def _max_ext(lo: ir.Expr, hi: ir.Expr, sizes: Mapping[str, int]) -> int | None:
 
 def _check_capacity(kernel: ir.Kernel, target: Target) -> None:
     """Condition: per nest and scope, sum(bytes x stages) of the locals used fits the budget."""
-    sizes = kernel.size_values()
+    sizes = kernel.known_sizes()
     stages = buffer_stages(kernel)
     decls = {t.name: t for t in kernel.buffers if t.kind == "local"}
     for nest in kernel.body:

@@ -161,7 +161,7 @@ def Check_epilogue_split(kernel: ir.Kernel, top: int, depth: int, n_head: int) -
     iteration vector over the band loops puts b's iteration lexicographically before
     a's. The original runs tail(x) before head(y) exactly when x < y; the split runs every
     head instance before every tail instance."""
-    sizes = kernel.size_values()
+    sizes = kernel.known_sizes()
     stmts = [st for st in statements(kernel) if st.path[0] == top]
     head = [st for st in stmts if st.path[depth + 1] < n_head]
     tail = [st for st in stmts if st.path[depth + 1] >= n_head]

@@ -95,7 +95,7 @@ def hoist_conflict(kernel: ir.Kernel, loop_path: Path, stmt_paths: list[Path]) -
     Condition: no access of theirs conflicts with an access of the loop's statements at
     the same iteration of the loops enclosing both (those are the instances whose order
     the move swaps)."""
-    sizes = kernel.size_values()
+    sizes = kernel.known_sizes()
     stmts = statements(kernel)
     n = len(loop_path)
     in_loop = [s for s in stmts if s.path[:n] == loop_path]
@@ -310,6 +310,7 @@ class Fuse(Pass):
     params: ClassVar[Params] = Names(("first", "second"), Loop(), optional=True, distinct=False,
                                      noun="adjacent loop", example="qk,bias",
                                      note="none: fuse greedily; two: the adjacent pair, in order")
+    keeps_ranges: ClassVar[bool] = True  # bounds compared as expressions; dependences with the sizes free
     first: str = ""
     second: str = ""
 

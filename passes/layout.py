@@ -132,7 +132,7 @@ def change_layout(kernel: ir.Kernel, tname: str, new: str, trace: TraceEntry) ->
         trace.decisions.append(f"`{tname}` is already {new}")
         return kernel
     spec = Check_conversion(t, new)
-    sizes = kernel.size_values()
+    sizes = kernel.known_sizes()
     shape = _new_shape(t, spec, sizes)
     taken = R.used_names(kernel)
     if t.kind in ("input", "output"):

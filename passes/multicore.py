@@ -54,6 +54,7 @@ class Multicore(Pass):
                                      note="N: cores (a bare LOOP: the target's core count)")
     loop: str = ""
     cores: int = 0  # 0: the target's core count (`Target.cores`)
+    keeps_ranges: ClassVar[bool] = True  # legal over the ranges: dependences with the sizes free, cores <= every trip
 
     def run(self, kernel: ir.Kernel, target: Target, trace: TraceEntry) -> ir.Kernel:
         if not self.loop:
@@ -71,8 +72,11 @@ class Multicore(Pass):
                     if dep.reduction else f"carries a dependence: the {dep.describe()}")
             raise DependenceViolation(self.name, f"loop `{self.loop}` is not parallel: it {what}", loc=loop.loc,
                             notes=dep.notes(), hint=_alternatives(kernel), dependence=dep, loops=(self.loop,))
-        ct = const_trip(loop, kernel.size_values())
+        ct = const_trip(loop, kernel.known_sizes())
         trip = ct[1] if ct else None
+        ranged = ""
+        if trip is None and kernel.size_ranges() and (least := smallest_trip(loop, kernel)) is not None:
+            trip, ranged = least, " (its smallest trip count over the size ranges)"
         if trip is not None and trip <= 0:
             raise PassError(self.name, f"`{loop_header(loop)}` never runs (trip count 0): there is nothing to split "
                             "across cores", loc=loop.loc)
@@ -84,7 +88,7 @@ class Multicore(Pass):
         else:
             n, why = target.cores, f"the core count of {target.name}"
             if trip is not None and n > trip:
-                n, why = trip, why + f", capped at the trip count {trip}"
+                n, why = trip, why + f", capped at the trip count {trip}{ranged}"
         ann = ir.Annotation("cores", (("n", n),))
         new_loop = dataclasses.replace(loop, annotations=loop.annotations + (ann,))
         trace.changes.append(f"`{loop_header(loop)}` split across {n} cores (@cores({n}))")
@@ -105,6 +109,27 @@ class Multicore(Pass):
                 if name and not parallel_blockers(kernel, (i,)):
                     out.append(cls(name, 0))
         return out
+
+
+def smallest_trip(loop: ir.For, kernel: ir.Kernel) -> int | None:
+    """The smallest trip count of `loop` (bounds of sizes and literals, `/` allowed) over the
+    ranges of the ranged sizes: the least value over the corners of the ranges (every size
+    at its smallest or largest allowed value), exact for an affine trip count and for a
+    tile count `(N + T - 1) / T` (monotone in an affine N); None if it has no value there."""
+    import itertools
+
+    from transformer.bounds import range_ends
+
+    ranges = kernel.size_ranges()
+    ends = range_ends(kernel)
+    trips = []
+    for pick in itertools.product((0, -1), repeat=len(ranges)):
+        env = kernel.size_values() | {n: ends[k][n] for n, k in zip(ranges, pick)}
+        t = const_trip(loop, env)
+        if t is None:
+            return None
+        trips.append(t[1])
+    return min(trips)
 
 
 def check_outermost(kernel: ir.Kernel, path: tuple[int, ...], name: str) -> None:

@@ -101,7 +101,7 @@ def _is_var(e: ir.Expr, v: str) -> bool:
 
 
 def rewrite(kernel: ir.Kernel, block: int, trace: TraceEntry) -> ir.Kernel:
-    sizes = kernel.size_values()
+    sizes = kernel.known_sizes()
     if block < 1:
         raise BadParameter("online_softmax", f"block must be at least 1, got {block}", param="block", value=block)
     staged = next((t for t in kernel.buffers if t.kind == "local"), None)

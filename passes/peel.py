@@ -79,7 +79,7 @@ class Peel(Pass):
             raise NotApplicable(self.name, f"loop `{self.loop}` is in the `@{whole}` nest "
                                 f"`{top.label or top.var}`, which is lowered as a whole",  # type: ignore[union-attr]
                                 loop.loc, hint="peel before the pass that annotated the nest", loops=(self.loop,))
-        ct = const_trip(loop, kernel.size_values())
+        ct = const_trip(loop, kernel.known_sizes())
         if ct is None:
             raise NotApplicable(self.name, f"the trip count of `{loop_header(loop)}` is not a compile-time constant "
                                 "(its bounds use a loop variable)", loop.loc,
@@ -113,7 +113,7 @@ class Peel(Pass):
         """The first iteration of each named loop with a constant trip count of at least 2,
         outside `@gemm`/`@conv`/`@flash` nests, and the last one of each top-level loop."""
         out: list[Pass] = []
-        sizes = kernel.size_values()
+        sizes = kernel.known_sizes()
         for path, loop, _ in all_loops(kernel):
             top = kernel.body[path[0]]
             if any(a.name in WHOLE_NESTS for a in getattr(top, "annotations", ())):

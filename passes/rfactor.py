@@ -93,7 +93,7 @@ class Rfactor(Pass):
             raise BadParameter(self.name, "no loop given", hint="e.g. `rfactor{rmax.c=2}`", param="loop")
         ref = resolve_loop(kernel, self.loop, self.name)
         loop, path = ref.loop, ref.path
-        sizes = kernel.size_values()
+        sizes = kernel.known_sizes()
         ct = const_trip(loop, sizes)
         if ct is None:
             raise NotApplicable(self.name, f"`{loop_header(loop)}` has no constant bounds", loc=loop.loc,
@@ -177,7 +177,7 @@ class Rfactor(Pass):
 
     def _rewrite(self, kernel: ir.Kernel, path: tuple[int, ...], outer: list[ir.For], loop: ir.For, lo: int,
                  trip: int, accs: dict, trace: TraceEntry) -> ir.Kernel:
-        sizes = kernel.size_values()
+        sizes = kernel.known_sizes()
         taken = used_names(kernel)
         H, q = self.parts, trip // self.parts
         h = fresh("h", taken)

@@ -122,7 +122,7 @@ class _Plan:
 def _why_not(kernel: ir.Kernel, i: int, cores: int) -> "_Plan | str":
     loop = kernel.body[i]
     assert isinstance(loop, ir.For)
-    sizes = kernel.size_values()
+    sizes = kernel.known_sizes()
     ct = const_trip(loop, sizes)
     if ct is None:
         return f"`{loop_header(loop)}` has no constant bounds"

@@ -11,8 +11,11 @@ not divide the extent.
     }
 
 and `i` in the body is replaced by `lo + i0*T + i`. Trip counts are concrete integers
-computed from the kernel's `size`s (the IR has no division), so **a split kernel is
-specialised to its sizes**: change the sizes before splitting, not after. The point loop
+computed from the kernel's fixed `size`s, so **a split kernel is specialised to them**:
+change the sizes before splitting, not after. Over ranged sizes (`size N = 1024 in
+16..4096`, which `Kernel.known_sizes()` leaves out) the trip count is the run-time `(N + T -
+1) / T` (`N / T` when T divides every value of the range: `RangedExtent`), and the point
+loop keeps its tail unless it never occurs, so the result serves the whole range. The point loop
 runs the original iterations in their original order, so the rewrite is always legal: no
 dependence test is needed.
 
@@ -22,7 +25,7 @@ first half of tiling, useful before `interchange`, `unroll` of the point loop, o
 `multicore` of the tile loop.
 
 It requires: 1) every named loop exists and its bounds evaluate to integers (sizes and
-literals); 2) it runs at least once and 1 <= T <= extent; 3) no loop is named twice; 4) the
+literals), or are affine in ranged sizes (T at most the largest extent over the ranges); 2) it runs at least once and 1 <= T <= extent; 3) no loop is named twice; 4) the
 loop is not in a `@gemm` nest (the cube kernel blocks those itself). A name `label.var` may
 designate several sibling loops over one row (`_rows.resolve_tiled`): each is split.
 
@@ -42,8 +45,12 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Mapping
 
 from transformer import ir
+from transformer.affine import Affine, to_affine
 from transformer.diagnostics import BadParameter, NotApplicable
 from transformer.targets import Target
+
+from transformer.intexpr import expr_of_affine
+from transformer.printer import format_expr
 
 from . import _rewrite as R
 from ._rows import resolve_tiled
@@ -67,17 +74,19 @@ class Split(Pass):
     params: ClassVar[Params] = Map("sizes", Loop(), Int(1), minimum=1, example="ew.i=64",
                                    note="LOOP=SIZE: tiles of SIZE iterations (1..extent)")
     sizes: tuple[tuple[str, int], ...] = ()
+    keeps_ranges: ClassVar[bool] = True
 
     def run(self, kernel: ir.Kernel, target: Target, trace: TraceEntry) -> ir.Kernel:
         if not self.sizes:
             raise BadParameter(self.name, "no loop given", hint="e.g. `split{ew.i=64}`", param="sizes")
         req, by_nest = resolve_requests(kernel, self.sizes, self.name)
-        sizes = kernel.size_values()
+        sizes = kernel.known_sizes()
         names = global_names(kernel)
         body = list(kernel.body)
         for top in sorted(by_nest):
             nest = body[top]
-            body[top] = strip_mine(nest, req, sizes, names | {lp.var for lp in ir.iter_loops((nest,))}, Strips(), trace)
+            body[top] = strip_mine(nest, req, sizes, names | {lp.var for lp in ir.iter_loops((nest,))}, Strips(), trace,
+                                   kernel.size_ranges())
         return dataclasses.replace(kernel, body=tuple(body))
 
     @classmethod
@@ -86,7 +95,7 @@ class Split(Pass):
         iterations, outside `@gemm` nests, in the two largest sizes of `SPACE_SIZES` below
         its extent (a tail whenever the size does not divide it)."""
         out: list[Pass] = []
-        sizes = kernel.size_values()
+        sizes = kernel.known_sizes()
         names = preferred_loop_names(kernel)
         for top in kernel.body:
             if not isinstance(top, ir.For) or top.annotation("gemm") is not None:
@@ -109,16 +118,64 @@ class Split(Pass):
 # legality
 
 
-def Check_constant_bounds(loop_name: str, loop: ir.For, sizes: Mapping[str, int], pass_name: str = "split") -> int:
-    """Condition: lo and hi of the loop evaluate to integers from sizes and literals (the
-    number of tiles must be a concrete integer: the IR has no division)."""
+def Check_constant_bounds(loop_name: str, loop: ir.For, sizes: Mapping[str, int], pass_name: str = "split",
+                          ranges: Mapping[str, tuple[int, int, int]] | None = None) -> int:
+    """Condition: lo and hi of the loop evaluate to integers from sizes and literals, or
+    (a kernel with ranged sizes, `ranges`) are affine in the ranged sizes: then the
+    largest trip count over the ranges is returned (`RangedExtent`)."""
     ext = R.loop_extent(loop, sizes)
+    if ext is None and ranges and (rx := RangedExtent.of(loop, sizes, ranges)) is not None:
+        return rx.largest
     if ext is None:
         raise NotApplicable(pass_name, f"loop `{loop_name}` has bounds that depend on other loops; only loops with "
                             f"bounds made of sizes and integers can be {_PARTICIPLE.get(pass_name, pass_name)}",
                             loop.loc, hint=f"{pass_name} the enclosing loops, or a loop with constant bounds",
                             loops=(loop_name,))
     return ext
+
+
+@dataclass(frozen=True)
+class RangedExtent:
+    """The trip count `hi - lo` of a loop over ranged sizes, as an affine form in them
+    (`M - 3`): the tile loop then runs `(hi - lo + T - 1) / T` times, and its point loop
+    has a tail unless T divides the trip count for every value of the ranges."""
+
+    form: Affine
+    ranges: Mapping[str, tuple[int, int, int]]
+
+    @staticmethod
+    def of(loop: ir.For, sizes: Mapping[str, int], ranges: Mapping[str, tuple[int, int, int]]) -> "RangedExtent | None":
+        """None unless the bounds are affine in the ranged sizes (no loop variable)."""
+        form = to_affine(ir.Binary("-", loop.hi, loop.lo), sizes)
+        if form is None or form.is_const() or not form.vars <= set(ranges):
+            return None
+        return RangedExtent(form, ranges)
+
+    def _pick(self, largest: bool) -> int:
+        total = self.form.const
+        for v, c in self.form.coeffs:
+            lo, hi, step = self.ranges[v]
+            ends = (-(-lo // step) * step, hi // step * step)
+            total += max(c * ends[0], c * ends[1]) if largest else min(c * ends[0], c * ends[1])
+        return total
+
+    @property
+    def largest(self) -> int:
+        return self._pick(True)
+
+    @property
+    def smallest(self) -> int:
+        return self._pick(False)
+
+    def divisible_by(self, t: int) -> bool:
+        """Whether `t` divides the trip count at every value: the constant part and each
+        size's coefficient times its multiple."""
+        return self.form.const % t == 0 and all((c * self.ranges[v][2]) % t == 0 for v, c in self.form.coeffs)
+
+    def text(self) -> str:
+        from transformer.printer import format_expr
+
+        return format_expr(expr_of_affine(self.form))
 
 
 def Check_tile_size(loop_name: str, loop: ir.For, size: int, extent: int, pass_name: str = "split") -> None:
@@ -138,13 +195,14 @@ def resolve_requests(kernel: ir.Kernel, tiles: tuple[tuple[str, int], ...], pass
                      ) -> tuple[dict[int, Request], dict[int, list[tuple[str, Path, ir.For]]]]:
     """Resolve and check every `(loop name, size)`: the requests by `id(loop)`, and per
     top-level nest the loops named in it (sibling loops named together count once)."""
-    sizes = kernel.size_values()
+    sizes = kernel.known_sizes()
+    ranges = kernel.size_ranges()
     req: dict[int, Request] = {}
     by_nest: dict[int, list[tuple[str, Path, ir.For]]] = {}
     for name, size in tiles:
         refs = resolve_tiled(kernel, name, pass_name)
         for k, ref in enumerate(refs):
-            ext = Check_constant_bounds(name, ref.loop, sizes, pass_name)
+            ext = Check_constant_bounds(name, ref.loop, sizes, pass_name, ranges)
             Check_tile_size(name, ref.loop, size, ext, pass_name)
             if id(ref.loop) in req:
                 raise BadParameter(pass_name, f"loop `{name}` is named twice", ref.loop.loc, param=name, value=size,
@@ -189,27 +247,39 @@ def global_names(kernel: ir.Kernel) -> set[str]:
 
 
 def strip_mine(s: ir.Stmt, req: Mapping[int, Request], sizes: Mapping[str, int], taken: set[str],
-               st: Strips, trace: TraceEntry) -> ir.Stmt:
+               st: Strips, trace: TraceEntry, ranges: Mapping[str, tuple[int, int, int]] | None = None) -> ir.Stmt:
     """Split every requested loop in `s` into a tile loop and a point loop (module
-    docstring); new tile variables avoid `taken` and are added to it and to `st`."""
+    docstring); new tile variables avoid `taken` and are added to it and to `st`. A loop
+    over ranged sizes (`ranges`) gets a run-time trip count `(N + T - 1) / T`."""
     if not isinstance(s, ir.For):
         return s
-    new_body = tuple(strip_mine(b, req, sizes, taken, st, trace) for b in s.body)
+    new_body = tuple(strip_mine(b, req, sizes, taken, st, trace, ranges) for b in s.body)
     if id(s) not in req:
         return dataclasses.replace(s, body=new_body)
     lname, T, _ = req[id(s)]
     N = R.loop_extent(s, sizes)
-    assert N is not None
-    ntiles = -(-N // T)
+    ranged = RangedExtent.of(s, sizes, ranges) if N is None and ranges else None
+    assert N is not None or ranged is not None
+    divides = ranged.divisible_by(T) if ranged is not None else N % T == 0  # type: ignore[operator]
     v0 = R.fresh(f"{s.var}0", taken)
     offset = R.add(R.simp(s.lo), R.mul(ir.Name(v0), R.lit(T)))
-    inner_hi = R.lit(T) if N % T == 0 else R.imin(R.lit(T), R.sub(R.sub(s.hi, s.lo), R.mul(ir.Name(v0), R.lit(T))))
+    inner_hi = R.lit(T) if divides else R.imin(R.lit(T), R.sub(R.sub(s.hi, s.lo), R.mul(ir.Name(v0), R.lit(T))))
     m = {s.var: R.add(offset, ir.Name(s.var))}
     point = ir.For(s.var, R.lit(0), inner_hi, tuple(R.subst_stmt(b, m, simplify=True) for b in new_body))
     st.tile_vars.add(v0)
     st.named[v0] = lname
     st.point_vars.add(s.var)
     st.point_size[s.var] = T
+    if ranged is not None:
+        extent = expr_of_affine(ranged.form)
+        count = ir.Binary("/", extent if divides else R.add(extent, R.lit(T - 1)), R.lit(T))
+        trip: ir.Expr = extent if T == 1 else count
+        tail = "" if divides else f", a tail where {T} does not divide {ranged.text()}"
+        trace.changes.append(f"split `{lname}` ({ranged.text()} iterations) into run-time {format_expr(trip)} tiles "
+                             f"of {T} (`{v0}` x `{s.var}`{tail})")
+        return ir.For(v0, R.lit(0), trip, (point,), label=s.label, annotations=s.annotations, loc=s.loc)
+    assert N is not None
+    ntiles = -(-N // T)
     tail = "" if N % T == 0 else f", tail of {N % T}"
     trace.changes.append(f"split `{lname}` ({N} iterations) into {ntiles} tiles of {T} (`{v0}` x `{s.var}`{tail})")
     return ir.For(v0, R.lit(0), R.lit(ntiles), (point,), label=s.label, annotations=s.annotations, loc=s.loc)

@@ -118,7 +118,7 @@ class Stage(Pass):
 def stage_kernel(kernel: ir.Kernel, by_nest: Mapping[int, Mapping[str, Path]], target: Target | None, trace: TraceEntry,
                  pass_name: str = "stage") -> ir.Kernel:
     """Stage `by_nest[top][tensor] = loop path inside nest top` (`Stage.run`)."""
-    sizes = kernel.size_values()
+    sizes = kernel.known_sizes()
     taken = R.used_names(kernel)
     body = list(kernel.body)
     new_locals: list[ir.TensorDecl] = []

@@ -14,7 +14,8 @@ documented step), in this order for every nest (top-level loop) that holds a req
 1. **`split`** (`passes/split.py`): every requested loop `for i in lo..hi` with tile `T`
    becomes a tile loop `i0` over `ceil(N/T)` tiles and a point loop `i` over
    `min(T, N - i0*T)` (`0..T` when T divides N); `i` becomes `lo + i0*T + i`. Trip counts are
-   concrete, so **a tiled kernel is specialised to its sizes**.
+   concrete for fixed sizes, so **a tiled kernel is specialised to its sizes**; over a ranged
+   size they are run-time expressions (`(N + T - 1) / T`) and the result serves the range.
 2. **Sinking** (`passes/_sink.py`, a step, not a pass: it needs `split`'s record of which
    loops are tile and point loops): point loops move below the tile loops and block loops
    nested in them (a perfect band `i0{i{j0{j}}}` becomes `i0{j0{i{j}}}`; a point loop whose
@@ -108,14 +109,16 @@ class Tile(Pass):
     params: ClassVar[Params] = Map("tiles", Loop(), Int(None), example="qk.i=64,qk.j=128",
                                    note="LOOP=SIZE, SIZE in 1..extent; none: the capacity solver chooses")
     tiles: tuple[tuple[str, int], ...] = ()
+    keeps_ranges: ClassVar[bool] = True
 
     def run(self, kernel: ir.Kernel, target: Target, trace: TraceEntry) -> ir.Kernel:
         tiles = self.tiles
         kernel = split_epilogues(kernel, trace)
         if not tiles:
             notes: list[str] = []
-            chosen = choose_tiles(kernel, target, notes)
-            tiles = tuple(chosen.items())
+            # tiles are constants: chosen at the sizes' values (a ranged kernel's defaults)
+            chosen = choose_tiles(kernel.specialised(), target, notes)
+            tiles = tuple(chosen.items()) + _ranged_whole(kernel, chosen)
             trace.decisions.append("no sizes given: chose " + (", ".join(f"{k}={v}" for k, v in tiles) or "nothing")
                                    + " (largest tiles the capacity solver proves fit, with room for 2 stages;"
                                    + " the tile count for the cores by a cost model)"
@@ -125,7 +128,7 @@ class Tile(Pass):
     @classmethod
     def space(cls, kernel: ir.Kernel, target: Target | None = None) -> list[Pass]:
         out: list[Pass] = []
-        sizes = kernel.size_values()
+        sizes = kernel.known_sizes()
         for band in _default_bands(kernel):
             name0, loop0 = band[0]
             ext = R.loop_extent(loop0, sizes) or 0
@@ -159,7 +162,7 @@ def _default_bands(kernel: ir.Kernel) -> list[list[tuple[str, ir.For]]]:
     """For each top-level nest: its outer loop and, when perfectly nested, the next loop,
     with a name that designates each; loops without integer bounds are left out."""
     by_id = preferred_loop_names(kernel)
-    sizes = kernel.size_values()
+    sizes = kernel.known_sizes()
     bands = []
     for s in kernel.body:
         if not isinstance(s, ir.For) or s.annotation("gemm") is not None:  # the cube runs it (passes/gemm.py)
@@ -190,7 +193,7 @@ def choose_tiles(kernel: ir.Kernel, target: Target | None = None, notes: list[st
     This is the one place to plug the capacity solver in: `solver_tiles` searches sizes
     through `tile_footprint` (what the emitted kernel allocates for given sizes) and
     returns `{loop name: tile size}`; `tile` does the rest."""
-    sizes = kernel.size_values()
+    sizes = kernel.known_sizes()
     bands = _default_bands(kernel)
     loops = {n: R.loop_extent(lp, sizes) or 1 for band in bands for n, lp in band}
     try:
@@ -259,6 +262,25 @@ def choose_tiles(kernel: ir.Kernel, target: Target | None = None, notes: list[st
     return chosen
 
 
+def _ranged_whole(kernel: ir.Kernel, chosen: Mapping[str, int]) -> tuple[tuple[str, int], ...]:
+    """The loops of the tiled bands left untiled at their whole extent (`_drop_whole`)
+    whose extent is a ranged size's: tiled by that extent at the sizes' values, since a
+    row of a ranged length has no one buffer size (`M = 1024 in 16..65536`: tiles of
+    1024, a run-time count of them)."""
+    from .split import RangedExtent
+
+    fixed, ranges = kernel.known_sizes(), kernel.size_ranges()
+    values = kernel.size_values()
+    out = []
+    for band in _default_bands(kernel.specialised()):
+        if not any(n in chosen for n, _ in band):
+            continue
+        for n, lp in band:
+            if n not in chosen and RangedExtent.of(lp, fixed, ranges) is not None:
+                out.append((n, R.loop_extent(lp, values) or 1))
+    return tuple(out)
+
+
 def _capped_candidates(extent: int, cap: int) -> tuple[int, ...]:
     """`tile_candidates` of a loop of `extent` among the default sizes up to `cap`."""
     from transformer.capacity.search import DEFAULT_CANDIDATES
@@ -298,7 +320,7 @@ def long_row_tiles(kernel: ir.Kernel, band: list[tuple[str, ir.For]], target: Ta
     from transformer.capacity.tiles import SMALL, solver_tiles, tile_candidates
 
     name0, loop0 = band[0]
-    sizes = kernel.size_values()
+    sizes = kernel.known_sizes()
     rows = row_loops(kernel, loop0, name0, sizes) if len(band) == 1 else None
 
     def row_tiles(rname: str, ext: int, small: tuple[int, ...] = ()) -> dict[str, int]:
@@ -448,7 +470,7 @@ def tile_kernel(kernel: ir.Kernel, tiles: tuple[tuple[str, int], ...], target: T
     sinking (2) and `stage` (3). The staged buffers of each nest, times `reserve`, must fit
     the scope budgets (`reserve=0`: not checked). `explain`: a capacity refusal says when
     tiling another loop of the nest first would make it fit (`_refusals.order_hint`)."""
-    sizes = kernel.size_values()
+    sizes = kernel.known_sizes()
     kernel = split_epilogues(kernel, trace)
     tiles = _mirror_epilogue_tiles(kernel, tiles)
     kernel = recompute_row_temps(kernel, tiles, trace)
@@ -466,7 +488,7 @@ def tile_kernel(kernel: ir.Kernel, tiles: tuple[tuple[str, int], ...], target: T
         nest = body[top]
         st = Strips()
         nest_names = names | {lp.var for lp in ir.iter_loops((nest,))} | {d.name for d in new_locals}
-        nest = strip_mine(nest, req, sizes, nest_names, st, trace)
+        nest = strip_mine(nest, req, sizes, nest_names, st, trace, kernel.size_ranges())
         taken |= st.tile_vars
         (nest,) = sink_point_loops(nest, st, sizes, trace)
         others = tuple(s for i, s in enumerate(body) if i != top)

@@ -66,7 +66,7 @@ class Unroll(Pass):
             raise BadParameter(self.name, "no loop given", hint="e.g. `unroll{qk.k=4}`", param="loop")
         ref = resolve_loop(kernel, self.loop, self.name)
         loop = ref.loop
-        ct = const_trip(loop, kernel.size_values())
+        ct = const_trip(loop, kernel.known_sizes())
         if ct is None:
             raise NotApplicable(self.name, f"the trip count of `{loop_header(loop)}` is not a compile-time constant "
                             "(its bounds use a loop variable)", loc=loop.loc,
@@ -115,7 +115,7 @@ class Unroll(Pass):
     @classmethod
     def space(cls, kernel: ir.Kernel, target: Target | None = None) -> list[Pass]:
         out: list[Pass] = []
-        sizes = kernel.size_values()
+        sizes = kernel.known_sizes()
         for path, loop, _ in all_loops(kernel):
             ct = const_trip(loop, sizes)
             name = name_of_loop(kernel, path)

@@ -3,6 +3,20 @@ as text; a test picks its own sizes with `Kernel.with_sizes`."""
 
 from __future__ import annotations
 
+# Elementwise add over two ranged sizes (issue 24): `M` any of 1..4096, `N` a multiple of 16.
+ADD_RANGED = """kernel add(A: f16[M, N], B: f16[M, N]) -> (C: f16[M, N]) {
+  size M = 256 in 1..4096
+  size N = 1024 in 16..65536 multiple of 16
+
+  ew: for i in 0..M {
+    for j in 0..N {
+      C[i, j] = A[i, j] + B[i, j]
+    }
+  }
+}
+"""
+
+
 # A column sum: the reduction loop `run` is the outermost loop, so as written it cannot be
 # spread over the cores (`rfactor{run=H}` splits it into H parallel partial sums).
 COLSUM = """

@@ -1,7 +1,7 @@
 """Sizes with ranges (issue 24 item 1): `size S = 1024 in 1..65536 multiple of 16` parses,
 prints back the same, is checked (default inside, multiple respected, accesses inside their
 tensors for every value of the range), `--size` outside the range is a located error and
-`--size` inside specialises; the passes specialise the ranged sizes with a note. The
+`--size` inside specialises; a pass that does not keep ranges specialises them, with a note. The
 malformed declarations are in the bad-input corpus (tests/bad_inputs/sem_size_*.ir)."""
 
 from __future__ import annotations
@@ -19,17 +19,8 @@ from transformer.interp import run as run_kernel
 from transformer.parser import parse
 from transformer.printer import print_kernel
 
-ADD = """kernel add(A: f16[M, N], B: f16[M, N]) -> (C: f16[M, N]) {
-  size M = 256 in 1..4096
-  size N = 1024 in 16..65536 multiple of 16
+from small_kernels import ADD_RANGED as ADD
 
-  ew: for i in 0..M {
-    for j in 0..N {
-      C[i, j] = A[i, j] + B[i, j]
-    }
-  }
-}
-"""
 
 
 def invoke(*args: str):
@@ -82,14 +73,21 @@ def test_size_inside_the_range_specialises(add_file: Path) -> None:
     assert "  size M = 256 in 1..4096\n  size N = 48\n" in r.stdout
 
 
-def test_passes_specialise_the_ranged_sizes_and_say_so(add_file: Path) -> None:
-    k, trace = run_pipeline(parse(ADD), "tile", "ascend910b2")
+def test_a_pass_that_does_not_keep_ranges_specialises_and_says_so(add_file: Path) -> None:
+    """`interchange` does not keep ranges (`Pass.keeps_ranges`): the sizes are fixed at
+    their values before it, with a note naming it (the passes that keep ranges are in
+    tests/test_range_passes.py)."""
+    k, trace = run_pipeline(parse(ADD), "interchange{ew.i,ew.j}", "ascend910b2")
     assert not k.size_ranges() and k.size_values() == {"M": 256, "N": 1024}
-    assert trace[0].pass_text == "specialise" and "(M = 256, N = 1024)" in trace[0].note
-    r = invoke("transform", str(add_file), "--passes", "tile")
+    assert trace[0].pass_text == "specialise" and "(M = 256, N = 1024) before `interchange`" in trace[0].note
+    r = invoke("transform", str(add_file), "--passes", "interchange{ew.i,ew.j}")
     assert r.exit_code == 0
-    assert f"{add_file}: note: the passes specialise the ranged sizes to their values (M = 256, N = 1024)" in r.stderr
+    assert (f"{add_file}: note: the passes specialise the ranged sizes to their values (M = 256, N = 1024) before "
+            "`interchange`, which does not keep ranges") in r.stderr
     assert " in " not in r.stdout.split("{", 1)[1].split("ew:")[0]
+    kept, trace = run_pipeline(parse(ADD), "tile{ew.i=8},interchange{ew.i,ew.j}", "ascend910b2")
+    assert [t.pass_text for t in trace] == ["tile{ew.i=8}", "specialise", "interchange{ew.i,ew.j}"]
+    assert not kept.size_ranges()
     unchanged, trace = run_pipeline(parse(ADD), [], "ascend910b2")
     assert unchanged == parse(ADD) and trace == []
 

@@ -203,14 +203,21 @@ def _fresh_seed() -> int:
 def _verify_shapes(file: str, pipeline: str | None, sizes: tuple[str, ...], shapes: list[tuple[str, ...]],
                    target: "Target", trials: int, seed: int | None, as_json: bool, emitted: bool, toolchain: Any) -> None:
     """`verify --shapes`: the kernel loaded at each shape (the bounds and range checks of
-    `--size` apply to each), the pipeline run at it, verified; one line per shape, exit 1
-    when any fails. Each shape is transformed, and with --emitted built, on its own: the
-    emitted kernel is specialised to its sizes (docs/codegen.md)."""
+    `--size` apply to each), verified; one line per shape, exit 1 when any fails. When
+    every pass of the pipeline keeps ranges (`Pass.keeps_ranges`), the ranged kernel is
+    transformed **once** and that one result runs at each shape (what serves the whole
+    range is what is checked); otherwise each shape is transformed on its own. With
+    --emitted each shape is built from that result at its sizes: the emitted kernel is
+    specialised to its sizes (docs/codegen.md)."""
     seed = _fresh_seed() if seed is None else seed
+    once = _transform_once(file, sizes, pipeline, target) if pipeline else None
     reports = []
     for shape in shapes:
         kernel = load_kernel(file, sizes + shape)
-        out = transform_kernel(file, kernel, pipeline, target)[0] if pipeline else kernel
+        if once is not None:
+            out = once.with_sizes(kernel.size_values()).specialised(set(kernel.size_values()) - set(kernel.size_ranges()))
+        else:
+            out = transform_kernel(file, kernel, pipeline, target)[0] if pipeline else kernel
         if emitted:
             rep = verify_emitted_kernel(kernel, out, target, trials=trials, seed=seed, file=file,
                                         pipeline=pipeline or "", toolchain=toolchain)
@@ -221,7 +228,8 @@ def _verify_shapes(file: str, pipeline: str | None, sizes: tuple[str, ...], shap
     if as_json:
         click.echo(json.dumps([{"shape": sh, **rep.to_json()} for sh, rep in reports], indent=2))
     else:
-        click.echo(f"verify {file} --passes {text}: {len(shapes)} shape(s), {trials} trial(s) each, seed {seed}")
+        how = "; transformed once over the size ranges" if once is not None else ""
+        click.echo(f"verify {file} --passes {text}: {len(shapes)} shape(s), {trials} trial(s) each, seed {seed}{how}")
         for sh, rep in reports:
             worst = max((o.max_rel for o in rep.outputs), default=0.0)
             click.echo(f"  {sh}: " + ("ok" if rep.ok else "MISMATCH" if rep.error is None else f"error: {rep.error}")
@@ -229,6 +237,17 @@ def _verify_shapes(file: str, pipeline: str | None, sizes: tuple[str, ...], shap
         click.echo("ok" if all(r.ok for _, r in reports) else f"FAILED (reproduce with --seed {seed})")
     if not all(r.ok for _, r in reports):
         raise CheckFailed()
+
+
+def _transform_once(file: str, sizes: tuple[str, ...], pipeline: str, target: "Target") -> Any:
+    """The kernel (with `--size` on top) transformed over its size ranges when it has ranges
+    and every pass of `pipeline` keeps them; else None (the caller transforms per shape)."""
+    from passes.base import parse_pipeline
+
+    kernel = load_kernel(file, sizes)
+    if not kernel.size_ranges() or not all(p.keeps_ranges for p in parse_pipeline(pipeline)):
+        return None
+    return transform_kernel(file, kernel, pipeline, target)[0]
 
 
 # --------------------------------------------------------------------------------------

@@ -441,6 +441,9 @@ def _z3_expr(e: ir.Expr, side: _Side, vars_: dict):  # type: ignore[no-untyped-d
     if isinstance(e, ir.Name):
         if e.name in side.sizes:
             return z3.IntVal(side.sizes[e.name])
+        if e.name not in side.ren:  # a ranged size (`Kernel.known_sizes` leaves it out): one symbol,
+            # free, for both sides: a dependence at any value is found (sound for its range)
+            return vars_.setdefault(f"size:{e.name}", z3.Int(f"size:{e.name}"))
         return vars_[side.ren[e.name]]
     if isinstance(e, ir.Unary):
         return -_z3_expr(e.operand, side, vars_)
@@ -576,7 +579,7 @@ def accesses_of(kernel: ir.Kernel) -> list[AccessInfo]:
 @functools.lru_cache(maxsize=256)
 def analyze(kernel: ir.Kernel) -> DepInfo:
     """All dependences of `kernel` (and, on first use, its statement graph)."""
-    sizes = kernel.size_values()
+    sizes = kernel.known_sizes()
     stmts = statements(kernel)
     by_tensor: dict[str, list[AccessInfo]] = {}
     for st in stmts:
@@ -714,7 +717,7 @@ def fusion_conflict(kernel: ir.Kernel, path_a: Path, path_b: Path) -> FusionConf
     s(x), t(y) that agree on the loops enclosing both and have y_L < x_L on the fused
     loop L: fusion runs t(y) before s(x) exactly then, while the original runs every A
     instance before every B instance."""
-    sizes = kernel.size_values()
+    sizes = kernel.known_sizes()
     stmts = statements(kernel)
     n = len(path_a)
     in_a = [s for s in stmts if s.path[:n] == path_a]
@@ -772,7 +775,7 @@ def privatizable(kernel: ir.Kernel, loop_path: Path, tensor: str) -> bool:
     accs = [a for st in statements(kernel) for a in accesses(kernel, st) if a.tensor == tensor]
     if any(a.stmt.path[:n] != loop_path for a in accs):
         return False
-    sizes = kernel.size_values()
+    sizes = kernel.known_sizes()
     writes = [a for a in accs if a.write and (isinstance(a.stmt.stmt, ir.Copy) or a.stmt.stmt.op == "=")]
     for r in accs:
         if r.write:

@@ -297,6 +297,12 @@ class Kernel:
     def size_values(self) -> dict[str, int]:
         return {s.name: s.value for s in self.sizes}
 
+    def known_sizes(self) -> dict[str, int]:
+        """The sizes whose value is fixed (every size but the ranged ones): what a pass may
+        fold into constants. A ranged size stays a symbol for the passes that keep ranges
+        (`Pass.keeps_ranges`); for a kernel without ranges this is `size_values()`."""
+        return {s.name: s.value for s in self.sizes if not s.ranged}
+
     def size_ranges(self) -> dict[str, tuple[int, int, int]]:
         """The ranged sizes: name -> (lo, hi, step), the inclusive range and the multiple."""
         return {s.name: s.bounds() for s in self.sizes if s.ranged}

@@ -372,6 +372,8 @@ class WrittenBefore:
         if written is None:  # written in a way not read here: by name
             return True
         region = _footprint(self.nest, x, self.sizes) or _whole(self.kernel, x, self.sizes)
+        if region is None and self.kernel.tensor(x) is not None:  # a shape over ranged sizes: by name
+            return True
         return region is not None and any(contains(w, region, self.sizes) for w in union(written, self.sizes))
 
 
@@ -435,6 +437,9 @@ def _whole(kernel: ir.Kernel, x: str, sizes: Mapping[str, int]) -> Box | None:
         return None
     dims = []
     for d in decl.shape:
-        n = eval_int(d, sizes)
+        try:
+            n = eval_int(d, sizes)
+        except KeyError:  # a ranged size (a symbol for the passes that keep ranges): no one box
+            return None
         dims.append((lit(0), lit(n), n, n != 1))
     return Box(dims)
