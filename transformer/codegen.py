@@ -154,9 +154,12 @@ def emit_ascendc(kernel: ir.Kernel, target: Target | None = None, *, select: boo
 
     First the bounds proof (`bounds.check_bounds`): a kernel whose loop bounds let an access
     leave its tensor, or leave an output's end unwritten (a tiled kernel whose sizes were
-    edited), is refused at the access, never emitted with wrong counts."""
+    edited), is refused at the access, never emitted with wrong counts. A kernel with
+    ranged sizes is emitted at their values (the lowering, and the dependence tests it runs,
+    which leave a ranged size free, see them fixed)."""
     from .bounds import check_bounds
 
+    kernel = kernel.specialised() if kernel.size_ranges() else kernel
     errors = check_bounds(kernel)
     if errors:
         raise errors[0]
