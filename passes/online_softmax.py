@@ -166,8 +166,10 @@ def rewrite(kernel: ir.Kernel, block: int, trace: TraceEntry) -> ir.Kernel:
     pre = rows[:exp_idx]
     producers: list[ir.Stmt] = []
     max_val: ir.Expr | None = None
+    inits_seen: dict[str, ir.Assign] = {}
     for s in pre:
         if isinstance(s, ir.Assign) and s.op == "=" and _row_name(s.target) in (MX, SM):
+            _check_row_init(s, MX, SM, inits_seen, after_max=max_val is not None)
             continue
         if not j_loop(s):
             raise _fail("before the exponentials only key loops and the MX / SM initialisation may appear", s)
@@ -182,6 +184,10 @@ def rewrite(kernel: ir.Kernel, block: int, trace: TraceEntry) -> ir.Kernel:
                 producers.append(b)
     if max_val is None or max_val != Z2:
         raise _fail("the row max must be taken over the same scores the exponentials use", mx_stmt)
+    for name, what in ((MX, "-inf"), (SM, "0.0")):
+        if name not in inits_seen:
+            raise _fail(f"the row {'max' if name == MX else 'sum'} `{name}` must be initialised to {what} "
+                        "before the key loops", mx_stmt if name == MX else sstmt)
     # after: the weighted sum loop
     post = rows[exp_idx + 1:]
     if len(post) != 1 or not isinstance(post[0], ir.For):
@@ -194,8 +200,9 @@ def rewrite(kernel: ir.Kernel, block: int, trace: TraceEntry) -> ir.Kernel:
     if len(jl) != 1 or len(inits) != 1 or dloop.body[0] is not inits[0] or dloop.body[1] is not jl[0]:
         raise _fail("the weighted sum must be `for d { ACC = 0.0; for j { ACC += P * W }; ... }`", dloop)
     pvl = jl[0]
-    if R.eval_const(pvl.hi, sizes) != N or len(pvl.body) != 1:
-        raise _fail("the weighted sum's key loop must run over the keys with one statement", pvl)
+    if R.eval_const(pvl.lo, sizes) != 0 or R.eval_const(pvl.hi, sizes) != N or len(pvl.body) != 1:
+        raise _fail(f"the weighted sum's key loop must run over the keys (`for {pvl.var} in 0..{N}`, the "
+                    "exponentials' range) with one statement", pvl)
     pv = R.subst_stmt(pvl.body[0], {pvl.var: ir.Name(jv)}, simplify=True) if pvl.var != jv else pvl.body[0]
     if not (isinstance(pv, ir.Assign) and pv.op == "+=" and pv.target == inits[0].target
             and isinstance(pv.value, ir.Binary) and pv.value.op == "*"
@@ -331,6 +338,24 @@ def _deep_row_max_refusal(stmt: ir.Assign, outer: tuple[ir.For, ...]) -> PassErr
                        "another, and online_softmax rewrites rows of one loop", stmt.loc,
                        hint="write the rows as one loop (one query row per iteration, its keys in the loops "
                        "directly inside it)")
+
+
+def _check_row_init(s: ir.Assign, MX: str, SM: str, seen: dict[str, ir.Assign], after_max: bool) -> None:
+    """The row max must start at -inf and the row sum at 0.0, once each and before the key loops:
+    the streaming form starts from exactly those values, so any other start (or a start after the
+    row max was taken) would change the result."""
+    name = _row_name(s.target)
+    is_max = name == MX
+    want = "-inf" if is_max else "0.0"
+    v = s.value
+    ok = (isinstance(v, ir.Unary) and v.op == "-" and isinstance(v.operand, ir.FloatLit) and v.operand.value == math.inf) \
+        if is_max else (isinstance(v, ir.FloatLit) and v.value == 0.0)
+    if not ok:
+        raise _fail(f"the row {'max' if is_max else 'sum'} `{name}` must start at {want} (the streaming form "
+                    f"starts from it; another start value changes the result)", s)
+    if name in seen or (is_max and after_max):
+        raise _fail(f"`{name}` must be initialised once, before the row max is taken", s)
+    seen[name] = s
 
 
 def Check_block_divides(block: int, n: int, loop: ir.For) -> None:

@@ -26,6 +26,7 @@ import re
 import secrets
 import signal
 import threading
+import xml.etree.ElementTree as ET
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -461,6 +462,12 @@ def run_case(case: Case) -> tuple[int | None, str]:
     return r.exit_code, out
 
 
+def _is_report(case: Case, o: Path) -> bool:
+    """Is `o` the `--junit` report of a `verify` case?"""
+    a = case.args
+    return bool(a) and a[0] == "verify" and any(x == "--junit" and y == str(o) for x, y in zip(a, a[1:]))
+
+
 def check_case(case: Case, d: Path, label: str) -> bool:
     """Run one case and assert the contract; False when it timed out."""
     before = _snapshot(case.inputs)
@@ -479,6 +486,12 @@ def check_case(case: Case, d: Path, label: str) -> bool:
     if code != 0:
         for o, h in outs_before.items():
             now = _snapshot([o])[o]
+            if now != h and code == 1 and _is_report(case, o):
+                # `verify --junit` writes its report when the verification fails (exit 1):
+                # that is what CI reads; it must be whole and say it failed
+                root = ET.parse(o).getroot()
+                assert root.find(".//failure") is not None, f"{where}\nfailed verify wrote a report without a failure\n{out}"
+                continue
             assert now == h or o in case.saved, f"{where}\nfailed but changed output {o}\n{out}"
     for o in case.saved:  # may be written even when the run fails (to reproduce it), but whole
         if o.is_file() and o not in case.inputs and _snapshot([o])[o] != outs_before[o]:

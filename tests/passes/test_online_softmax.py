@@ -85,3 +85,24 @@ def test_row_variable_named_like_a_key_variable() -> None:
     assert equivalent(k, k2) == []
     out = apply(k2, "online_softmax{block=8}")
     assert roundtrips(out) and equivalent(k, out) == []
+
+
+@pytest.mark.parametrize("old, new, reason", [
+    ("mx[i] = -inf", "mx[i] = -i", "must start at -inf"),
+    ("sm[i] = 0.0", "sm[i] = 1.0", "must start at 0.0"),
+    ("for j in 0..S {\n        acc[i, d] +=", "for j in 1..S {\n        acc[i, d] +=", "must run over the keys"),
+])
+def test_refuses_other_starts_and_ranges(old: str, new: str, reason: str) -> None:
+    """Found by tests/test_cli_fuzz.py (ASCX_CLI_FUZZ_SEED=280493658732336, case 1997): a
+    row max starting at `-i` and a weighted sum over an empty key range were streamed as if
+    they started at -inf and ran over every key (a MISMATCH after `fuse,online_softmax`).
+    The streaming form starts from -inf / 0.0 over all keys, so anything else is refused;
+    the untouched kernel is still transformed."""
+    k = example("attention", {"S": 16, "D": 4})
+    text = print_kernel(k)
+    assert old in text
+    bad = text.replace(old, new)
+    for pre in ("", "fuse,"):
+        with pytest.raises(PassError, match=reason):
+            apply(bad, f"{pre}online_softmax{{block=8}}", strict=True)
+    assert equivalent(k, apply(k, "fuse,online_softmax{block=8}")) == []
