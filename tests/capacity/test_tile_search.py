@@ -34,13 +34,16 @@ def test_attention_tile_does_at_most_20_dry_runs(pipeline: str) -> None:
     assert 1 <= stats.dry_runs <= 20, stats
 
 
-def test_32_nests_are_solved_separately_with_few_dry_runs() -> None:
-    k = parse(softmax_chain(32))
+def test_many_nests_are_solved_separately_with_few_dry_runs() -> None:
+    """12 nests (bench/bench_tile.py runs the 32-nest chain): each nest is its own group,
+    and the dry runs grow linearly, not with the product of the nests' candidates."""
+    n = 12
+    k = parse(softmax_chain(n))
     out, stats = tile_without_parameters(k)
-    assert stats.groups == 32 and len(stats.per_group) == 32
+    assert stats.groups == n and len(stats.per_group) == n
     # one dry run per nest when the largest candidate fits, plus the union check
-    assert stats.dry_runs <= 2 * 32 + 1, stats
-    assert sum(1 for t in out.buffers if t.kind == "local") >= 32
+    assert stats.dry_runs <= 2 * n + 1, stats
+    assert sum(1 for t in out.buffers if t.kind == "local") >= n
 
 
 def test_lazy_grid_is_the_sorted_grid_without_building_it() -> None:
