@@ -92,7 +92,8 @@ class Gemm(Pass):
             body[idx] = annotate(nest, bl)
             done += 1
             b = f"{g.b}ᵀ" if g.b_nk else g.b
-            trace.changes.append(f"`{g.label}` ({g.m} x {g.n} x {g.k}, `{g.acc}` = {g.a} @ {b}) runs on the cube: "
+            shape = f"{g.batch} batches of " if g.a_batched or g.b_batched else ""
+            trace.changes.append(f"`{g.label}` ({shape}{g.m} x {g.n} x {g.k}, `{g.acc}` = {g.a} @ {b}) runs on the cube: "
                                  f"@gemm(m={bl.m}, n={bl.n}, k={bl.k}, k0={bl.k0})")
             trace.decisions.append(f"blocks {why_bl}; store: "
                                    + (f"`{g.store}` by Fixpipe" + (" with relu" if g.relu else "") if g.store
@@ -105,6 +106,31 @@ class Gemm(Pass):
     def space(cls, kernel: ir.Kernel, target: Target | None = None) -> list[Pass]:
         return [cls()] if any(isinstance(s, ir.For) and s.annotation("gemm") is None
                               and not isinstance(match_gemm(kernel, s), str) for s in kernel.body) else []
+
+
+def cube_batched_matmuls(kernel: ir.Kernel, target: Target, trace: TraceEntry) -> ir.Kernel:
+    """`tile` without sizes on a **batched** matmul (`for b { <a matmul> }`, `match_gemm`):
+    the nest is marked `@gemm` with the documented blocks, as `gemm` would. Tiling it instead
+    stages 3-D operand tiles (a batch axis of 1 in front of each matrix), which the staged
+    cube lowering cannot feed to `Mmad` (it went scalar); the blocked kernel deals every
+    batch's C tiles over the AIC. Other nests are left to `tile`."""
+    import dataclasses
+
+    body = list(kernel.body)
+    for idx, nest in enumerate(body):
+        if (not isinstance(nest, ir.For) or nest.annotation("gemm") is not None
+                or nest.annotation("cores") is not None):
+            continue
+        g = match_gemm(kernel, nest)
+        if isinstance(g, str) or not (g.a_batched or g.b_batched):
+            continue
+        bl = choose_blocks(g, target)
+        body[idx] = annotate(nest, bl)
+        trace.changes.append(f"`{g.label}` ({g.batch} batches of {g.m} x {g.n} x {g.k}) runs on the cube: "
+                             f"@gemm(m={bl.m}, n={bl.n}, k={bl.k}, k0={bl.k0}), as `gemm` chooses")
+        trace.decisions.append(f"`{g.label}` is a batched matmul: blocked cube kernel (staged 3-D tiles "
+                               "would not reach `Mmad`)")
+    return dataclasses.replace(kernel, body=tuple(body))
 
 
 def _expand_scalar_accumulators(kernel: ir.Kernel, trace: TraceEntry) -> ir.Kernel:

@@ -48,7 +48,9 @@ Rewrite (add, `tile{ew.i=64,ew.j=256}`):
                                                }
                                              }
 
-Policy of `tile` without parameters (`choose_tiles`): for each nest, the band of its outer
+Policy of `tile` without parameters (`choose_tiles`): a batched matmul (`for b { <a matmul>
+}`, `transformer/lower/gemm.py`) is marked `@gemm` with `gemm`'s blocks (staged 3-D operand
+tiles would not reach `Mmad`; `passes/gemm.py`, `cube_batched_matmuls`). For each other nest, the band of its outer
 loop and, if perfectly nested, the next one. The Z3 capacity solver
 (`transformer.capacity.solver_tiles`) picks the largest tiles (cube-legal multiples of 16
 preferred) for which the kernel `double_buffer` would then make — its staged buffers twice
@@ -115,11 +117,17 @@ class Tile(Pass):
         tiles = self.tiles
         kernel = split_epilogues(kernel, trace)
         if not tiles:
+            from .gemm import cube_batched_matmuls
+
+            cubed = len(trace.changes)
+            kernel = cube_batched_matmuls(kernel, target, trace)
+            cubed = len(trace.changes) > cubed
             notes: list[str] = []
             # tiles are constants: chosen at the sizes' values (a ranged kernel's defaults)
             chosen = choose_tiles(kernel.specialised(), target, notes)
             tiles = tuple(chosen.items()) + _ranged_whole(kernel, chosen)
-            trace.decisions.append("no sizes given: chose " + (", ".join(f"{k}={v}" for k, v in tiles) or "nothing")
+            trace.decisions.append("no sizes given: chose " + (", ".join(f"{k}={v}" for k, v in tiles)
+                                                                or ("nothing for the other nests" if cubed else "nothing"))
                                    + " (largest tiles the capacity solver proves fit, with room for 2 stages;"
                                    + " the tile count for the cores by a cost model)"
                                    + "".join(f"; {n}" for n in notes))

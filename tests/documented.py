@@ -27,6 +27,7 @@ SMALL: dict[str, dict[str, int]] = {
     "attention": {"S": 128, "D": 16},
     "attention_causal": {"S": 128, "D": 16},
     "conv2d": {"N": 1, "C": 2, "H": 6, "W": 5, "F": 3},
+    "bmm": {"Bt": 2, "M": 40, "N": 72, "K": 100},  # tails in M, N and K
 }
 
 MAIN: dict[str, tuple[str, dict[str, int]]] = {}

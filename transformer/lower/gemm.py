@@ -65,6 +65,9 @@ class GemmNest:
     k: int
     store: str | None  # the GM tensor the tile is written to (None: the accumulator itself, f32)
     relu: bool
+    batch: int = 1  # the trips of an outer batch loop (`for b { <the matmul> }`): one matmul per batch
+    a_batched: bool = False  # A is [batch, M, K] read at [b, i, k] (else shared by every batch)
+    b_batched: bool = False  # B is [batch, K, N] (or [batch, N, K]) read at [b, ..]
 
 
 @dataclass(frozen=True)
@@ -99,10 +102,41 @@ def _range0(lp: ir.For, sizes: dict[str, int]) -> int | None:
 
 
 def match_gemm(kernel: ir.Kernel, nest: ir.Stmt) -> GemmNest | str:
-    """The matmul `nest` computes (see the module docstring), or why it is not one."""
+    """The matmul `nest` computes (see the module docstring), or why it is not one.
+
+    A **batched** matmul is the same nest inside one more loop, `for b in 0..B { for i {
+    for j { ... } } }`: the accumulator and the store are indexed `[b, i, j]`, A `[b, i, k]`
+    and B `[b, k, j]` (or `[b, j, k]`); an operand indexed without `b` (2-D) is shared by
+    every batch (weights). Each batch is one matmul; the lowering deals the C tiles of
+    every batch over the AIC."""
     sizes = kernel.size_values()
+    if (isinstance(nest, ir.For) and len(nest.body) == 1 and isinstance(nest.body[0], ir.For)
+            and len(nest.body[0].body) == 1 and isinstance(nest.body[0].body[0], ir.For)):
+        nb = _range0(nest, sizes)
+        if nb is None:
+            return "the batch loop does not run from 0 to a constant"
+        return _match(kernel, nest.body[0], sizes, nest.label or nest.var, (nest.var, nb))
+    return _match(kernel, nest, sizes, None, None)
+
+
+def _match(kernel: ir.Kernel, nest: ir.Stmt, sizes: dict[str, int], label: str | None,
+           batch: tuple[str, int] | None) -> GemmNest | str:
+    """`match_gemm` of the (i, j) nest, inside the batch loop (variable, trips) when given."""
     if not isinstance(nest, ir.For) or len(nest.body) != 1 or not isinstance(nest.body[0], ir.For):
         return "not a perfect (i, j) nest"
+    bv = batch[0] if batch else None
+    nb = batch[1] if batch else 1
+
+    def split(x: ir.Access, need: bool) -> tuple[tuple[ir.Expr, ...], bool] | str:
+        """(the [row, column] indices, batched?) of an access, the batch index peeled off."""
+        ix = x.indices
+        if bv is not None and len(ix) == 3 and _is_var(ix[0], bv):
+            return ix[1:], True
+        if len(ix) == 2 and not need and not (bv is not None and any(bv in ir.names_used((e,)) for e in ix)):
+            return ix, False
+        return (f"`{x.tensor}` is not indexed [{bv}, .., ..]" if bv is not None
+                else f"`{x.tensor}` is not indexed with two loop variables")
+
     li, lj = nest, nest.body[0]
     m, n = _range0(li, sizes), _range0(lj, sizes)
     if m is None or n is None:
@@ -113,11 +147,13 @@ def match_gemm(kernel: ir.Kernel, nest: ir.Stmt) -> GemmNest | str:
     ini, lk = body[0], body[1]
     i, j = li.var, lj.var
     t = ini.target
-    if not (ini.op == "=" and _zero(ini.value) and isinstance(t, ir.Access) and len(t.indices) == 2
-            and _is_var(t.indices[0], i) and _is_var(t.indices[1], j)):
+    if not (ini.op == "=" and _zero(ini.value) and isinstance(t, ir.Access)):
         return "the accumulator is not set to 0 at [i, j] first"
+    ti = split(t, bv is not None)
+    if isinstance(ti, str) or not (_is_var(ti[0][0], i) and _is_var(ti[0][1], j)):
+        return "the accumulator is not set to 0 at " + (f"[{bv}, i, j]" if bv else "[i, j]") + " first"
     acc = kernel.tensor(t.tensor)
-    if acc is None or acc.kind != "temp" or acc.dtype != "f32":
+    if acc is None or acc.kind not in ("temp", "output") or acc.dtype != "f32":
         return f"`{t.tensor}` is not an f32 temp"
     kk = _range0(lk, sizes)
     if kk is None or len(lk.body) != 1 or not isinstance(lk.body[0], ir.Assign):
@@ -133,41 +169,53 @@ def match_gemm(kernel: ir.Kernel, nest: ir.Stmt) -> GemmNest | str:
             return "the operands are not `f32(X[..])`"
         ops.append(x.args[0])
     a, b = ops
+    found: list[tuple[tuple[ir.Expr, ...], bool]] = []
     for o in (a, b):
         d = kernel.tensor(o.tensor)
-        if d is None or d.kind != "input" or d.dtype != "f16" or d.rank != 2 or len(o.indices) != 2:
-            return f"`{o.tensor}` is not a 2-D f16 input"
+        sp = split(o, False)
+        if isinstance(sp, str):
+            return sp
+        if d is None or d.kind != "input" or d.dtype != "f16" or d.rank != len(o.indices):
+            return f"`{o.tensor}` is not a {'2-D or batched ' if bv else '2-D '}f16 input"
         if d.layout not in (None, "ND"):
             return f"`{o.tensor}` is {d.layout} in GM (Nd2Nz reads ND)"
-    if not (_is_var(a.indices[0], i) and _is_var(a.indices[1], kv)):
-        a, b = b, a
-    if not (_is_var(a.indices[0], i) and _is_var(a.indices[1], kv)):
+        found.append(sp)
+    (ai, ab), (bi, bb) = found
+    if not (_is_var(ai[0], i) and _is_var(ai[1], kv)):
+        a, b, (ai, ab), (bi, bb) = b, a, (bi, bb), (ai, ab)
+    if not (_is_var(ai[0], i) and _is_var(ai[1], kv)):
         return f"no operand is indexed [{i}, {kv}]"
-    if _is_var(b.indices[0], kv) and _is_var(b.indices[1], j):
+    if _is_var(bi[0], kv) and _is_var(bi[1], j):
         b_nk = False
-        bshape = (kk, n)
-    elif _is_var(b.indices[0], j) and _is_var(b.indices[1], kv):
+        bshape: tuple[int, ...] = (kk, n)
+    elif _is_var(bi[0], j) and _is_var(bi[1], kv):
         b_nk = True
         bshape = (n, kk)
     else:
         return f"`{b.tensor}` is not indexed [{kv}, {j}] or [{j}, {kv}]"
-    if _shape(kernel.tensor(a.tensor), sizes) != (m, kk):  # type: ignore[union-attr]
-        return f"`{a.tensor}` is not [{m}, {kk}]"
-    if _shape(kernel.tensor(b.tensor), sizes) != bshape:  # type: ignore[union-attr]
+    lead = (nb,) if bv else ()
+    ashape = ((nb,) if ab else ()) + (m, kk)
+    bshape = ((nb,) if bb else ()) + bshape
+    if _shape(kernel.tensor(a.tensor), sizes) != ashape:  # type: ignore[arg-type]
+        return f"`{a.tensor}` is not {list(ashape)}"
+    if _shape(kernel.tensor(b.tensor), sizes) != bshape:  # type: ignore[arg-type]
         return f"`{b.tensor}` is not {list(bshape)}"
-    if _shape(acc, sizes) != (m, n):
-        return f"`{acc.name}` is not [{m}, {n}]"
+    if _shape(acc, sizes) != lead + (m, n):
+        return f"`{acc.name}` is not {list(lead + (m, n))}"
     store, relu = None, False
     rest = body[2:]
     if len(rest) > 1:
         return "more than one statement after the K loop (`tile`/`gemm` split an epilogue off first)"
+    if rest and acc.kind == "output":
+        return f"the output `{acc.name}` accumulates and is then read (keep the accumulator a temp)"
     if rest:
         s = rest[0]
         g = kernel.tensor(s.target.tensor) if isinstance(s, ir.Assign) and isinstance(s.target, ir.Access) else None
-        if g is None or g.kind != "output" or g.rank != 2 or _shape(g, sizes) != (m, n) or s.op != "=":  # type: ignore[union-attr]
-            return "the statement after the K loop is not a store into an [M, N] output"
-        if not (_is_var(s.target.indices[0], i) and _is_var(s.target.indices[1], j)):  # type: ignore[union-attr]
-            return f"the store is not at [{i}, {j}]"
+        if g is None or g.kind != "output" or _shape(g, sizes) != lead + (m, n) or s.op != "=":  # type: ignore[union-attr]
+            return "the statement after the K loop is not a store into an " + ("[B, M, N]" if bv else "[M, N]") + " output"
+        si = split(s.target, bv is not None)  # type: ignore[union-attr]
+        if isinstance(si, str) or not (_is_var(si[0][0], i) and _is_var(si[0][1], j)):
+            return f"the store is not at " + (f"[{bv}, {i}, {j}]" if bv else f"[{i}, {j}]")
         val = s.value  # type: ignore[union-attr]
         if g.dtype == "f16" and isinstance(val, ir.Call) and val.func == "f16" and len(val.args) == 1:
             val = val.args[0]
@@ -179,7 +227,10 @@ def match_gemm(kernel: ir.Kernel, nest: ir.Stmt) -> GemmNest | str:
         if val != t:
             return "the store is not a (relu'd) conversion of the accumulator"
         store = g.name
-    return GemmNest(nest.label or nest.var, acc.name, a.tensor, b.tensor, b_nk, m, n, kk, store, relu)
+    if bv is not None and not (ab or bb):
+        return f"neither operand is indexed by the batch loop `{bv}`"
+    return GemmNest(label or nest.label or nest.var, acc.name, a.tensor, b.tensor, b_nk, m, n, kk, store, relu,
+                    nb, ab, bb)
 
 
 def choose_blocks(g: GemmNest, target: Target) -> Blocks:
@@ -245,7 +296,8 @@ def annotate(nest: ir.For, bl: Blocks) -> ir.For:
 
 
 def tiles_of(g: GemmNest, bl: Blocks) -> int:
-    return -(-g.m // bl.m) * -(-g.n // bl.n)
+    """C tiles of the launch: every batch's M x N in tiles of BM x BN."""
+    return g.batch * -(-g.m // bl.m) * -(-g.n // bl.n)
 
 
 def gemm_cores(g: GemmNest, bl: Blocks, target: Target) -> int:
@@ -284,10 +336,25 @@ def lower_gemm_phase(low: "Lowering", src: "_PhaseSrc", ph: Any, g: GemmNest, bl
 
     for b in ph.buffers:
         w(0, f"pipe.InitBuffer({b.holder}, {'BUFFER_NUM' if b.depth == 2 else b.depth}, {b.nbytes});")
-    w(0, f"// C = A @ B{'ᵀ' if g.b_nk else ''} ({M} x {N} x {K}) on the cube: {mt} x {nt} C tiles of {bl.m} x {bl.n} "
-         f"over {cores} AIC, L1 K blocks of {bl.k}, L0 K slices of {bl.k0}")
-    w(0, f"for (int32_t {t} = workerIdx; {t} < {mt * nt}; {t} += {cores}) {{")
-    w(1, f"const int32_t {mi} = {t} / {nt}, {ni} = {t} % {nt};")
+    batched = g.a_batched or g.b_batched
+    # per batch (a batched matmul): the offsets of its A, B and C matrices in GM
+    a_at = b_at = c_at = ""
+    if batched:
+        bi, tb = v("bIdx"), v("tIn")
+        a_at = f"{bi} * {M * K} + " if g.a_batched else ""
+        b_at = f"{bi} * {K * N} + " if g.b_batched else ""
+        c_at = f"{bi} * {M * N} + "
+        w(0, f"// C[b] = A{'[b]' if g.a_batched else ''} @ B{'[b]' if g.b_batched else ''}{'ᵀ' if g.b_nk else ''} "
+             f"({g.batch} batches of {M} x {N} x {K}) on the cube: {g.batch} x {mt} x {nt} C tiles of {bl.m} x {bl.n} "
+             f"over {cores} AIC, L1 K blocks of {bl.k}, L0 K slices of {bl.k0}")
+        w(0, f"for (int32_t {t} = workerIdx; {t} < {g.batch * mt * nt}; {t} += {cores}) {{")
+        w(1, f"const int32_t {bi} = {t} / {mt * nt}, {tb} = {t} % {mt * nt};")
+        w(1, f"const int32_t {mi} = {tb} / {nt}, {ni} = {tb} % {nt};")
+    else:
+        w(0, f"// C = A @ B{'ᵀ' if g.b_nk else ''} ({M} x {N} x {K}) on the cube: {mt} x {nt} C tiles of {bl.m} x {bl.n} "
+             f"over {cores} AIC, L1 K blocks of {bl.k}, L0 K slices of {bl.k0}")
+        w(0, f"for (int32_t {t} = workerIdx; {t} < {mt * nt}; {t} += {cores}) {{")
+        w(1, f"const int32_t {mi} = {t} / {nt}, {ni} = {t} % {nt};")
     w(1, f"const int32_t {m0} = {mi} * {bl.m}, {n0} = {ni} * {bl.n};")
     w(1, f"const int32_t {ml} = ascx_min<int32_t>({bl.m}, {M} - {m0}), {nl} = ascx_min<int32_t>({bl.n}, {N} - {n0});")
     w(1, f"const int32_t {mp} = ({ml} + 15) / 16 * 16, {np_} = ({nl} + 15) / 16 * 16;")
@@ -298,13 +365,13 @@ def lower_gemm_phase(low: "Lowering", src: "_PhaseSrc", ph: Any, g: GemmNest, bl
         w(2, f"const int32_t {kp} = ({kl} + 15) / 16 * 16;")
     # GM -> L1 (Nd2Nz): A rows m0.., columns kL1..; B rows kL1.. (or n0.. for Bᵀ)
     w(2, f"{a1.tensor} = {a1.holder}.AllocTensor<half>();")
-    w(2, f"DataCopy({a1.tensor}, {A}[{m0} * {K} + {kl1}], Nd2NzParams(1, {ml}, {kl}, 0, {K}, {mp}, 1, 0));")
+    w(2, f"DataCopy({a1.tensor}, {A}[{a_at}{m0} * {K} + {kl1}], Nd2NzParams(1, {ml}, {kl}, 0, {K}, {mp}, 1, 0));")
     w(2, f"{a1.holder}.EnQue({a1.tensor});")
     w(2, f"{b1.tensor} = {b1.holder}.AllocTensor<half>();")
     if g.b_nk:
-        w(2, f"DataCopy({b1.tensor}, {B}[{n0} * {K} + {kl1}], Nd2NzParams(1, {nl}, {kl}, 0, {K}, {np_}, 1, 0));")
+        w(2, f"DataCopy({b1.tensor}, {B}[{b_at}{n0} * {K} + {kl1}], Nd2NzParams(1, {nl}, {kl}, 0, {K}, {np_}, 1, 0));")
     else:
-        w(2, f"DataCopy({b1.tensor}, {B}[{kl1} * {N} + {n0}], Nd2NzParams(1, {kl}, {nl}, 0, {N}, {kp}, 1, 0));")
+        w(2, f"DataCopy({b1.tensor}, {B}[{b_at}{kl1} * {N} + {n0}], Nd2NzParams(1, {kl}, {nl}, 0, {N}, {kp}, 1, 0));")
         if K % FRACTAL:
             # the K tail: B's rows kLen..kPad of every column group are padding that the cube
             # multiplies (by A's zero-filled columns): zero them, stale Inf/NaN would give NaN
@@ -324,7 +391,7 @@ def lower_gemm_phase(low: "Lowering", src: "_PhaseSrc", ph: Any, g: GemmNest, bl
     w(1, f"FixpipeParamsV220 {fxp}({nl}, {ml}, {mp}, {N}, {'true' if g.relu else 'false'});")
     if quant:
         w(1, f"{fxp}.quantPre = QuantMode_t::F322F16;")
-    w(1, f"Fixpipe({out.cname}[{m0} * {N} + {n0}], {c0.tensor}, {fxp});")
+    w(1, f"Fixpipe({out.cname}[{c_at}{m0} * {N} + {n0}], {c0.tensor}, {fxp});")
     w(1, f"{c0.holder}.FreeTensor({c0.tensor});")
     w(0, "}")
     finish_phase(low, src, ph, L, method)

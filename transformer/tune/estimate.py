@@ -199,7 +199,7 @@ def _gemm_nest(m: _Model, kernel: ir.Kernel, s: ir.Stmt) -> tuple[dict[str, floa
     tiles = tiles_of(g, bl)
     kpad = -(-g.k // 16) * 16
     in_bytes = tiles * (bl.m + bl.n) * kpad * ir.DTYPE_BYTES["f16"]
-    out_bytes = g.m * g.n * (ir.DTYPE_BYTES["f16"] if g.store else ir.DTYPE_BYTES["f32"])
+    out_bytes = g.batch * g.m * g.n * (ir.DTYPE_BYTES["f16"] if g.store else ir.DTYPE_BYTES["f32"])
     pipes = {p: 0.0 for p in PIPES}
     pipes["MTE2"] = in_bytes / m.fact("mte2_gm_to_l1_bytes_per_cycle")
     pipes["MTE1"] = in_bytes / m.fact("mte1_l1_to_l0a_bytes_per_cycle")
