@@ -90,7 +90,18 @@ def explain_fallbacks(em: Any, target: Target) -> str:
              f" which takes {r.cycles:,.0f} cycles)"]
     for c in costs:
         lines.append(f"  {c.share:6.1%}  {c.cycles:12,.0f} cycles  {c.where}: {c.reason}")
+        lines.extend(refusal_lines(c.tried, "      "))
     return "\n".join(lines)
+
+
+def refusal_lines(tried: tuple[tuple[str, float | None, str], ...], indent: str) -> list[str]:
+    """What each pattern said at a nest that went scalar: the missing pattern is one that
+    would accept it (docs/lowering.md, "Adding a pattern")."""
+    if not tried:
+        return []
+    out = [f"{indent}no pattern applies (docs/lowering.md: add one):"]
+    out.extend(f"{indent}  {name}: {why}" for name, price, why in tried if price is None)
+    return out
 
 
 @click.group("emulator", invoke_without_command=True)
@@ -173,6 +184,44 @@ def emulator_build_cmd(folder: str, no_run: bool, sanitize: bool, werror: bool, 
         raise CheckFailed()
 
 
+@click.command("patterns")
+@click.argument("file", required=False)
+@click.option("--passes", "pipeline", default=None, metavar="PIPELINE", help="Passes to run first (see `ascx passes`).")
+@size_option
+@target_option
+@handle_errors
+def patterns_cmd(file: str | None, pipeline: str | None, sizes: tuple[str, ...], target_name: str | None) -> None:
+    """List the instruction-selection patterns; with FILE, what each said at each nest.
+
+    Without FILE: each registered pattern, its site and a one-line description
+    (docs/lowering.md). With FILE (after --passes): per nest, the pattern chosen, and each
+    pattern tried there with its price in cycles or why it refused."""
+    from .lower.patterns import REGISTRY
+
+    if file is None:
+        width = max(len(p.name) for p in REGISTRY)
+        for p in REGISTRY:
+            click.echo(f"{p.name:<{width}}  {p.site:<5}  {p.summary}")
+        return
+    kernel = load_kernel(file, sizes)
+    target = load_target(target_name)
+    _, em = emit_for_cli(file, kernel, pipeline, target)
+    click.echo(patterns_report(em.plan.nests if em.plan is not None else []))
+
+
+def patterns_report(nests: list[Any]) -> str:
+    """`ascx patterns FILE`: each nest the selector saw, its choice, prices and refusals."""
+    out: list[str] = []
+    for n in nests:
+        if not n.tried:
+            continue
+        out.append(f"{n.where}: {n.pattern or 'scalar (no pattern applies)'}")
+        for name, price, why in n.tried:
+            out.append(f"  {name:<14} " + (f"matches, about {price:,.0f} cycles" if price is not None else f"refuses: {why}"))
+    return "\n".join(out) if out else "no nest went through the pattern selector"
+
+
 def register(group: click.Group) -> None:
     group.add_command(emit_cmd)
+    group.add_command(patterns_cmd)
     group.add_command(emulator_cmd)

@@ -90,3 +90,36 @@ def test_examples_pick_the_patterns_they_always_did(name: str, pipeline: str) ->
     assert plan is not None
     assert [n.pattern for n in plan.nests if n.pattern] == PINNED[(name, pipeline)]
     assert not any(n.fallback for n in plan.nests)
+
+
+def test_a_scalar_fallback_keeps_every_refusal_and_explain_names_them() -> None:
+    """An untiled nest (GM operands) goes scalar: its plan record keeps each `nest` pattern's
+    reason, `--plan` prints them and `--explain` lists them under the fallback."""
+    from transformer.cli_emit import refusal_lines
+
+    t = resolve_target(None)
+    k = parse("kernel f(X: f32[M, N]) -> (Y: f32[M, N]) {\n  size M = 4\n  size N = 64\n  n: for i in 0..M {\n"
+              "    for j in 0..N {\n      Y[i, j] = X[i, j] * 2.0\n    }\n  }\n}\n")
+    plan = emit(k, t).plan
+    assert plan is not None
+    (nest,) = [n for n in plan.nests if n.fallback]
+    refused = {name: why for name, price, why in nest.tried if price is None}
+    assert set(refused) == {p.name for p in patterns.REGISTRY if p.site == "nest"}
+    assert refused["vector-1d"] == nest.fallback and "not a UB local" in nest.fallback
+    assert "refused by vector-1d: `Y` is not a UB local" in plan.summary()
+    text = "\n".join(refusal_lines(nest.tried, ""))
+    assert text.startswith("no pattern applies") and "collapsed-2d: " in text and "distributed: " in text
+
+
+def test_ascx_patterns_lists_the_registry_and_a_file_s_choices() -> None:
+    from click.testing import CliRunner
+
+    from transformer.cli import main
+
+    r = CliRunner().invoke(main, ["patterns"])
+    assert r.exit_code == 0
+    lines = r.output.splitlines()
+    assert [ln.split()[0] for ln in lines] == [p.name for p in patterns.REGISTRY]
+    r = CliRunner().invoke(main, ["patterns", str(ROOT / "examples" / "softmax.ir"), "--passes", "fuse,tile,double_buffer"])
+    assert r.exit_code == 0, r.output
+    assert ": rows2d" in r.output and "row-context    matches, about" in r.output

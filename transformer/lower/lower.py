@@ -941,6 +941,9 @@ class PhaseEmitter:
             rctx = Ctx(self, s, depth, {"per_row": self.low.nests[mark[0]:], "pre": ctx.pre if ctx is not None else [],
                                         "tmp_before": mark[2], "same_queues": state == self.state})
             rsel = select("rows", rctx)
+            if rsel.chosen is not None and rsel.chosen.pattern == "row-context" and self.ph.core == "vec" and \
+                    len(self.low.nests) > mark[0]:
+                self.low.nests[mark[0]].rows = rsel.tried()  # the row loop's choice, on its first nest
             if rsel.chosen is not None and rsel.chosen.pattern == "rows2d":
                 tiled = emit_chosen(rsel, rctx)
                 del self.low.nests[mark[0]:], self.low.warnings[mark[1]:]

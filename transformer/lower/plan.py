@@ -134,6 +134,9 @@ class NestChoice:
     # (name, price in cycles or None when it refused, its reason or "")
     pattern: str = ""
     tried: tuple[tuple[str, float | None, str], ...] = ()
+    inner: tuple[str, ...] = ()  # the `inner` site's pattern for each inner loop (a `distributed` nest)
+    # the `rows` site's record when this is the first nest of a row loop kept row by row
+    rows: tuple[tuple[str, float | None, str], ...] = ()
 
 
 @dataclass
@@ -212,8 +215,31 @@ class KernelPlan:
         for n in self.nests:
             what = ", ".join(n.instructions) if n.instructions else "scalar"
             lines.append(f"  nest {n.where}: {what}" + (f" (fallback: {n.fallback})" if n.fallback else ""))
+            lines.extend(_patterns(n, "      "))
             lines.extend(_describe(n.plan, "      "))
         return "\n".join(lines)
+
+
+def _patterns(n: NestChoice, indent: str) -> list[str]:
+    """The selector's record of a nest (lower/patterns/): the pattern chosen, its price and
+    the other matches; for a scalar fallback, each pattern's refusal."""
+    out = []
+    if n.rows:
+        price = next((c for name, c, _ in n.rows if name == "row-context"), None)
+        out.append(indent + "row loop: pattern row-context" + (f", about {price:,.0f} cycles" if price else "") + "; "
+                   + "; ".join(f"{name} {'matched, about ' + format(c, ',.0f') + ' cycles' if c is not None else 'refused: ' + why}"
+                               for name, c, why in n.rows if name != "row-context"))
+    return _nest_patterns(n, indent) + out
+
+
+def _nest_patterns(n: NestChoice, indent: str) -> list[str]:
+    if n.pattern:
+        price = next((c for name, c, _ in n.tried if name == n.pattern), None)
+        others = [f"{name} {c:,.0f}" for name, c, _ in n.tried if c is not None and name != n.pattern]
+        return [indent + f"pattern {n.pattern}" + (f", about {price:,.0f} cycles" if price is not None else "")
+                + (f" (also matched: {', '.join(others)})" if others else "")
+                + (f"; inner loops: {', '.join(n.inner)}" if n.inner else "")]
+    return [indent + f"refused by {name}: {why}" for name, c, why in n.tried if c is None]
 
 
 def _describe(items: tuple[Any, ...], indent: str) -> list[str]:

@@ -612,18 +612,18 @@ class RowsSel(_Sel):
                           (need // 4,), tuple(self.items), "")
 
 
-def _select(pe: "PhaseEmitter", sh: Shape, depth: int, tmp_before: int) -> tuple[RowsSel, bool] | None:
+def _select(pe: "PhaseEmitter", sh: Shape, depth: int, tmp_before: int) -> tuple[RowsSel, bool] | str:
     """The selection of the rows of `sh` and whether its scratch fits UB next to the phase's
-    locals (`tmp_before`: the phase scratch before the per-row lowering of this loop), or None
-    when the selection does not take the body."""
+    locals (`tmp_before`: the phase scratch before the per-row lowering of this loop), or why
+    the selection does not take the body."""
     sel = RowsSel(pe, sh, depth)
     sel.origin = pe.low.where(sh.row)
     try:
         sel.run()
-    except NoMatch:
-        return None
-    except Exception:  # noqa: BLE001 - a shape this selection does not know: the per-row plan (never wrong) stays
-        return None
+    except NoMatch as e:
+        return str(e)
+    except Exception as e:  # noqa: BLE001 - a shape this selection does not know: the per-row plan (never wrong) stays
+        return f"a statement the whole-tile selection does not know ({type(e).__name__})"
     saved, pe.ph.tmp_bytes = pe.ph.tmp_bytes, tmp_before
     try:
         return sel, fits(pe, sel.need, sel.instrs)
@@ -705,7 +705,7 @@ def _grouped(pe: "PhaseEmitter", sh: Shape, depth: int, tmp_before: int) -> tupl
         rows_cpp = "" if even else f"ascx_min<int32_t>({g}, ({total}) - {gv} * {g})"
         count = str(sh.rows // g) if even else (str(-(-sh.rows // g)) if not sh.rows_cpp else f"(({total}) + {g - 1}) / {g}")
         got = _select(pe, replace(sh, rows=g, rows_cpp=rows_cpp), depth + 1, tmp_before)
-        if got is None:
+        if isinstance(got, str):
             return None
         sel, ok = got
         if not ok:
@@ -736,8 +736,8 @@ def match_tile(pe: "PhaseEmitter", row: ir.For, depth: int, tmp_before: int) -> 
     if isinstance(sh, str):
         return sh
     got = _select(pe, sh, depth, tmp_before)
-    if got is None:
-        return "the row body has a statement the whole-tile selection does not take"
+    if isinstance(got, str):
+        return got
     sel, whole = got
     subst = {sh.rows_cpp: sh.rows} if sh.rows_cpp else {}
     tile_pricer = Pricer(pe.low.target, subst, sh.rows)

@@ -1433,7 +1433,7 @@ def match_dot(pe: "PhaseEmitter", outer: ir.For, inner: ir.For, depth: int) -> "
 class Distributed:
     """A `match_distributed` selection: the items of every statement in order, the widest
     statement selection (its temporaries' shape), the bytes and instructions of all, and
-    the whole-tile forms used for inner loops (`dot`, `contract`)."""
+    the pattern chosen for each inner loop (`axpy`, `dot`, `contract`)."""
 
     items: list[Placed]
     widest: "_Sel"
@@ -1517,8 +1517,7 @@ def match_distributed(pe: "PhaseEmitter", loop: ir.For, depth: int, inner: Inner
             if isinstance(got_x, str):
                 return f"the inner loop `{x.var}`: {got_x}"
             sel, still_loop, kind = got_x
-            if kind != "axpy":
-                kinds.append(kind)
+            kinds.append(kind)
         else:
             sel, still_loop = _Sel(pe, [loop], n, depth), False
             try:
@@ -1545,9 +1544,9 @@ def commit_distributed(pe: "PhaseEmitter", loop: ir.For, d: Distributed, depth: 
     low = pe.low
     pe.ph.tmp_bytes = max(pe.ph.tmp_bytes, d.need)
     how = ("a reduction over a nest as a 2-D tile" if "contract" in d.kinds else
-           "a dot product per element as whole-tile code" if d.kinds else "distributed over its statements")
+           "a dot product per element as whole-tile code" if "dot" in d.kinds else "distributed over its statements")
     choice = d.widest.choice(f"{low.where(loop)} `{loop.label or loop.var}` ({how}, vectorised over `{loop.var}`)")
     low.nests.append(NestChoice(choice.where, tuple(d.instrs), "", choice.phase, choice.nest, d.need,
                                 choice.temp_elems, choice.temp_slots, choice.temp_purposes, False,
-                                needs_api_temp(d.instrs), choice.temp_shape, tuple(d.items)))
+                                needs_api_temp(d.instrs), choice.temp_shape, tuple(d.items), inner=tuple(d.kinds)))
     return render(d.items, depth)

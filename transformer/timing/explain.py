@@ -26,6 +26,8 @@ class FallbackCost:
     reason: str
     cycles: float
     share: float
+    # what each instruction-selection pattern said at this nest (`NestChoice.tried`)
+    tried: tuple[tuple[str, float | None, str], ...] = ()
 
 
 def fallback_costs(emitted: Any, target: Target, *, timeout: float | None = None) -> tuple[list[FallbackCost], Any]:
@@ -49,5 +51,5 @@ def fallback_costs(emitted: Any, target: Target, *, timeout: float | None = None
             if origin.endswith(" <- " + w):
                 cycles[w] += c
     total = r.details.get("busy_cycles_all_cores") or 1.0
-    out = [FallbackCost(n.where, n.fallback, cycles[n.where], cycles[n.where] / total) for n in falls]
+    out = [FallbackCost(n.where, n.fallback, cycles[n.where], cycles[n.where] / total, n.tried) for n in falls]
     return sorted(out, key=lambda f: -f.cycles), r
