@@ -1,0 +1,104 @@
+"""Benchmark: what serving a size range costs at the default size (issue 24, item d).
+
+For each example, the sizes named in `RANGES` get a range; the documented pipeline
+(examples/README.md) runs twice, in one process:
+
+  * static:  on the example as written (every size fixed: trip counts are constants,
+             no tail where the tile divides the size);
+  * ranged:  on the example with the ranges (the passes that keep ranges give run-time trip
+             counts `(M + T - 1) / T` and tails `min(T, M - i0 * T)`: the one result serves
+             every size of the range, `tests/test_range_passes.py`).
+
+Both are emitted at the default sizes and profiled on the timing model (timing-only), and
+the row prints ratio = ranged cycles / static cycles (goal <= 1.1). Emission is still
+specialised to the sizes (a ranged kernel is emitted at its sizes' values, docs/ir.md), so
+this measures the cost of the range-serving *transformation* (tails kept, a row of ranged
+length tiled); a kernel reading its sizes from a tiling struct at run time is not built yet.
+
+    python bench/bench_dynamic.py [--only NAME]... [--json OUT.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.bench_kernels import TARGET, documented  # noqa: E402
+
+# example -> {size: "in LO..HI [multiple of M]"}: the range each size serves
+RANGES: dict[str, dict[str, str]] = {
+    "add": {"M": "in 1..4096", "N": "in 16..65536 multiple of 16"},
+    "add_rows": {"M": "in 1..4096"},
+    "softmax": {"R": "in 1..8192"},
+    "rmsnorm": {"N": "in 1..8192"},
+    "layernorm": {"N": "in 1..8192"},
+}
+EXAMPLE = {"add_rows": "add"}  # a row name -> the example it ranges
+
+
+@dataclass
+class Row:
+    name: str
+    pipeline: str
+    ranges: str
+    static_cycles: int
+    ranged_cycles: int
+
+    @property
+    def ratio(self) -> float:
+        return self.ranged_cycles / self.static_cycles
+
+
+def ranged_text(text: str, ranges: dict[str, str]) -> str:
+    """The example's text with `size S = V` made `size S = V <range>` for each ranged size."""
+    for size, rng in ranges.items():
+        text, n = re.subn(rf"^(\s*size {size} = \d+)\s*$", rf"\1 {rng}", text, count=1, flags=re.M)
+        if n != 1:
+            raise SystemExit(f"no `size {size} = N` line to range")
+    return text
+
+
+def measure(name: str) -> Row:
+    from transformer.api import parse, transform
+    from transformer.timing.profile import profile_kernel
+
+    example = EXAMPLE.get(name, name)
+    path = ROOT / "examples" / f"{example}.ir"
+    pipeline = documented(example)
+    static = transform(parse(path.read_text()), pipeline, TARGET)
+    ranged_kernel = parse(ranged_text(path.read_text(), RANGES[name]))
+    ranged = transform(ranged_kernel, pipeline, TARGET)
+    if ranged.size_ranges() != ranged_kernel.size_ranges():
+        raise SystemExit(f"{name}: `{pipeline}` does not keep the ranges")
+    cycles = [profile_kernel(k, TARGET, timing_only=True, source_name=str(path)).cycles for k in (static, ranged)]
+    return Row(name, pipeline, ", ".join(f"{s} {r}" for s, r in RANGES[name].items()), int(cycles[0]), int(cycles[1]))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--only", action="append", choices=sorted(RANGES), help="run only these rows")
+    ap.add_argument("--json", type=Path, help="also write the rows as JSON")
+    args = ap.parse_args()
+    rows = []
+    t0 = time.perf_counter()
+    for name in args.only or list(RANGES):
+        r = measure(name)
+        rows.append(r)
+        ok = "ok" if r.ratio <= 1.1 else "ABOVE 1.1"
+        print(f"{r.name:10s} {r.pipeline:28s} {r.ranges:40s} static {r.static_cycles:>10,d}  ranged "
+              f"{r.ranged_cycles:>10,d}  ratio {r.ratio:.3f} {ok}", flush=True)
+    print(f"({time.perf_counter() - t0:.0f} s, target {TARGET}, timing-only)")
+    if args.json:
+        args.json.write_text(json.dumps([{**r.__dict__, "ratio": r.ratio} for r in rows], indent=2))
+
+
+if __name__ == "__main__":
+    main()
