@@ -50,6 +50,9 @@ class FlashAttention(Pass):
     summary: ClassVar[str] = ("attention as one 910B FlashAttention mix kernel (QKᵀ, P·V on the cube, online softmax on "
                               "the vector cores, pipelined); needs round_operand{pv.s=f16} first")
     params: ClassVar[Params] = NoParams(note="query tiles of 128 or 64 rows, key blocks of 128")
+    # the annotation is the blocking; the lowering runs any S a multiple of the key block, so
+    # a range of such S is served (`_check_ranges`); the tiles are chosen at the default
+    keeps_ranges: ClassVar[bool] = True
 
     def run(self, kernel: ir.Kernel, target: Target, trace: TraceEntry) -> ir.Kernel:
         first = kernel.body[0] if kernel.body else None
@@ -71,6 +74,7 @@ class FlashAttention(Pass):
             raise NotApplicable(self.name, f"the mix kernel splits each query tile over {AIVS_PER_AIC} AIVs per AIC; "
                                 f"{target.name} has {target.aiv_per_aic or 'no separate'} AIVs per AIC",
                                 getattr(first, "loc", None), hint="use a split-core target such as ascend910b2 (`--target`)")
+        _check_ranges(kernel, fa.names["S"], fa.names["D"], first)
         fa = dataclasses.replace(fa, q=choose_q(fa, target))
         bad = flash_fits(fa)
         if bad is None:
@@ -100,6 +104,22 @@ class FlashAttention(Pass):
         if isinstance(fa, str) or flash_fits(dataclasses.replace(fa, q=choose_q(fa, target or resolve_target(None)))) or (isinstance(first, ir.For) and first.annotation("flash")):
             return []
         return [cls()]
+
+
+def _check_ranges(kernel: ir.Kernel, s: str, d: str, first: ir.Stmt | None) -> None:
+    """Condition over size ranges: the head dimension is fixed (64 or 128), and every value
+    of a ranged sequence length is a multiple of the key block (at least one block)."""
+    ranges = kernel.size_ranges()
+    where = getattr(first, "loc", None)
+    if d in ranges:
+        raise NotApplicable("flash_attention", f"the head dimension `{d}` has a range; the mix kernel is built for "
+                            "D = 64 or 128", where, hint=f"fix `{d}` (`size {d} = 64`) or give it with --size")
+    if s in ranges:
+        lo, hi, step = ranges[s]
+        if step % KV_BLOCK or lo < KV_BLOCK:
+            raise NotApplicable("flash_attention", f"`{s}` ranges over {lo}..{hi}" + (f" multiple of {step}" if step > 1 else "")
+                                + f": the mix kernel needs every value a multiple of {KV_BLOCK}", where,
+                                hint=f"declare `size {s} = ... in {KV_BLOCK}..{hi // KV_BLOCK * KV_BLOCK} multiple of {KV_BLOCK}`")
 
 
 def _needs_rounding(kernel: ir.Kernel, target: Target) -> str | None:

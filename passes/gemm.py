@@ -49,6 +49,9 @@ class Gemm(Pass):
     params: ClassVar[Params] = Map("blocks", Name(), Int(1), keys=KEYS, example="m=128,n=256,k=256,k0=64",
                                    note="block sizes; none: the documented policy chooses")
     blocks: tuple[tuple[str, int], ...] = ()
+    # the annotation is the blocking; the lowering pads every tail to the fractal at the
+    # sizes it is emitted at, so one `@gemm` nest serves every size of a range
+    keeps_ranges: ClassVar[bool] = True
 
     def run(self, kernel: ir.Kernel, target: Target, trace: TraceEntry) -> ir.Kernel:
         import dataclasses

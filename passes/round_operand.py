@@ -80,6 +80,7 @@ class RoundOperand(Pass):
     loop: str = ""
     tensor: str = ""
     dtype: str = ""
+    keeps_ranges: ClassVar[bool] = True  # a cast inside one nest: no trip count, no size read
 
     def run(self, kernel: ir.Kernel, target: Target, trace: TraceEntry) -> ir.Kernel:
         ref = resolve_loop(kernel, self.loop, self.name)
