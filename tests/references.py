@@ -124,12 +124,12 @@ def argmax_rows(X: np.ndarray) -> dict[str, np.ndarray]:
 def int_vector(A: np.ndarray, B: np.ndarray, S: np.ndarray, X: np.ndarray) -> dict[str, np.ndarray]:
     """The `ivec` kernel of tests/codegen/test_vector_int.py in int64 numpy, wrapped to
     int32: an i32 select of two wrapping expressions, the six comparisons as bit flags,
-    row sums (wrapping), max and min, and row argmax / argmin."""
+    row sums (wrapping) of A and B, max and min, and row argmax / argmin."""
     a, b = np.asarray(A, dtype=np.int64), np.asarray(B, dtype=np.int64)
     c = np.arange(a.shape[1], dtype=np.int64)[None, :]
     y = np.where(a < b, _wrap32(_wrap32(a * 3) + np.asarray(S, dtype=np.int64)), _wrap32(b - c))
     q = (a <= b) * 1 + (a > b) * 2 + (a >= b) * 4 + (a == b) * 8 + (a != b) * 16 + (a < 5) * 32
-    out = {"Y": y.astype(I32), "Q": q.astype(I32), "T": _wrap32(a.sum(axis=1)),
+    out = {"Y": y.astype(I32), "Q": q.astype(I32), "T": _wrap32(a.sum(axis=1)), "U": _wrap32(b.sum(axis=1)),
            "M": a.max(axis=1).astype(I32), "N": a.min(axis=1).astype(I32)}
     out.update(argmax_rows(X))
     return out

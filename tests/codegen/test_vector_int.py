@@ -22,7 +22,7 @@ import pytest
 from transformer.codegen import compile_emitted, emit_ascendc, run_compiled
 from transformer.interp import run
 from transformer.lower import lower_kernel
-from transformer.lower.instr import VecOp
+from transformer.lower.instr import RangeFill, VecOp
 
 from .conftest import apply, fresh_seed, kernel_text
 
@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import references  # noqa: E402  (tests/references.py, independent of the interpreter)
 
 IVEC = """
-kernel ivec(A: i32[R, C], B: i32[R, C], S: i8[R, C], X: f32[R, C]) -> (Y: i32[R, C], Q: i32[R, C], T: i32[R], M: i32[R], N: i32[R], I: i32[R], J: i32[R]) {
+kernel ivec(A: i32[R, C], B: i32[R, C], S: i8[R, C], X: f32[R, C]) -> (Y: i32[R, C], Q: i32[R, C], T: i32[R], M: i32[R], N: i32[R], I: i32[R], J: i32[R], U: i32[R]) {
   size R = 4
   size C = 200
   temp mx: f32[R]
@@ -67,9 +67,15 @@ kernel ivec(A: i32[R, C], B: i32[R, C], S: i8[R, C], X: f32[R, C]) -> (Y: i32[R,
       J[r] min= select(X[r, c] == mn[r], c, C)
     }
   }
+  red2: for r in 0..R {
+    U[r] = 0
+    for c in 0..C { U[r] += B[r, c] }
+  }
 }
 """
 PIPELINE = "tile"
+# `red` over 48-element tiles: a run-time count in the last (200 = 4 x 48 + 8); the rest row by row
+TAILS = "tile{red.c=48,amax.r=1,aidx.r=1,red2.r=1,ew.r=1}"
 
 
 def _ops(plan, line: int) -> list[VecOp]:  # type: ignore[no-untyped-def]
@@ -150,6 +156,15 @@ kernel r(X: f32[R, C], A: i32[R, C]) -> (S: i32[R], P: i32[R]) {
     assert any("product" in r for r in reasons), reasons
 
 
+def test_i32_tree_over_a_tile_tail_fills_the_identity() -> None:
+    plan = lower_kernel(apply(kernel_text(IVEC), TAILS))
+    assert not [(n.where, n.fallback) for n in plan.nests if n.fallback]
+    (red,) = [n for n in plan.nests if ":18:7 " in n.where]
+    fills = [p.item for p in red.plan if isinstance(p.item, RangeFill)]
+    assert [f.value for f in fills] == ["int32_t(0)", "int32_t(-2147483647 - 1)", "int32_t(2147483647)"]
+    assert all(f.lo.startswith("ascx_min<int32_t>(48,") and f.n == 48 for f in fills), [f.describe() for f in fills]
+
+
 @pytest.mark.parametrize("adversarial", [False, True])
 def test_interpreter_matches_the_numpy_reference_on_full_range_i32(adversarial: bool) -> None:
     seed = fresh_seed()
@@ -162,10 +177,12 @@ def test_interpreter_matches_the_numpy_reference_on_full_range_i32(adversarial: 
 
 @pytest.mark.slow
 def test_emitted_integer_vector_code_is_exact_on_full_range_inputs() -> None:
-    """One build (sanitizers: hazards and UB fail it), two input sets; every output equal
-    to the interpreter's and to the numpy reference, bit for bit."""
+    """One build (sanitizers: hazards and UB fail it) of the pipeline with a tile tail in
+    one reduction nest (TAILS: the compare/select, the trees over a constant count, from a
+    local and from a Select temporary, and over a run-time count), two input sets; every
+    output equal to the interpreter's and to the numpy reference, bit for bit."""
     k = kernel_text(IVEC)
-    t = apply(k, PIPELINE)
+    t = apply(k, TAILS)
     em = emit_ascendc(t)
     assert not em.warnings, em.warnings
     binary = compile_emitted(em, sanitize=True, optimize="-O0")

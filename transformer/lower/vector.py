@@ -59,7 +59,7 @@ from ..intrinsics import BY_NAME as INTRINSIC
 from ..printer import format_expr
 from .cexpr import CTYPE
 from .compose import compile_composed
-from .instr import Flag, Loop, Operand, Placed, RangeFill, Repeat, ScalarStep, VecOp, names_of, render, repeat_chunks
+from .instr import REPEAT, Flag, Loop, Operand, Placed, RangeFill, Repeat, ScalarStep, VecOp, names_of, render, repeat_chunks
 from .plan import Line, NestChoice
 from .temporaries import fits, needs_api_temp, over_capacity, slot_bytes
 from .vec_types import FLOAT_VEC, INT_VEC, arith_reason, cast_reason, reduce_dtype, reduce_reason
@@ -996,16 +996,23 @@ class _Sel:
     def int_tree(self, op: str, v: Vec) -> tuple[str, list[Vec]]:
         """An i32 `+=`/`max=`/`min=` of `v` over the nest as a pairwise tree (vec_types.py: no
         integer Reduce*; wrapping sums and max/min are order-free, so exact): `v` copied into
-        a temporary unless it is one, then `Add`/`Max`/`Min` of the upper part onto the lower
+        a temporary unless it is one (over a tile tail's run-time count, the rest of the
+        nest's n elements then filled with the identity: 0, INT_MIN, INT_MAX), then `Add`/`Max`/`Min` of the upper part onto the lower
         part in place, split at a multiple of 8 elements (32 B aligned) until at most 8
         remain, folded by scalar code after a `V_S` flag. Returns that fold (a C++
         expression) and the slots to release."""
-        if isinstance(self.count, str):
-            raise NoMatch(f"`{op}` into i32 over a run-time count (a tile tail): the pairwise tree needs a constant count")
         api = {"max=": "Max", "min=": "Min", "+=": "Add"}[op]
-        width = self.count
+        width = self.n
         w, src = v, v
-        if v.tmp < 0:  # a local: the first step reads it, later steps work in a temporary
+        if isinstance(self.count, str):
+            # a tile tail (run-time count): the operand copied, the rest of the n elements
+            # filled with the operation's identity, and the tree over the constant n
+            if v.tmp < 0:
+                w = src = self.alloc("i32", "reduction work areas")
+                self.copy_into(w, v)
+            ident = {"max=": "int32_t(-2147483647 - 1)", "min=": "int32_t(2147483647)", "+=": "int32_t(0)"}[op]
+            self.emit(RangeFill(w.op, ident, str(self.count), str(self.n), self.n, REPEAT // 4, prefix=False))
+        elif v.tmp < 0:  # a local: the first step reads it, later steps work in a temporary
             w = self.alloc("i32", "reduction work areas")
             if width % 16 and width > 8:  # the first split keeps a middle part: copy it all first
                 self.copy_into(w, v)
