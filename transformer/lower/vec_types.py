@@ -33,7 +33,8 @@ and max/min are order-free, so a pairwise tree is exact: the operand copied into
 temporary (unless it is one), then `Add`/`Max`/`Min` of its upper part onto its lower part
 in place, each split at a multiple of 8 elements (32 B aligned), until at most 8 remain;
 those are folded with the old value in scalar code after a `V_S` flag (wrapping like the
-IR). A constant count only (a tile tail's run-time count: scalar code, with that reason).
+IR). Over a tile tail (a run-time count) the rest of the tile is first filled with the
+operation's identity (0, INT_MIN, INT_MAX), and the tree runs over the constant tile length.
 
 Reductions into f16 / bf16 targets (`s: f16` with `s += x`): the IR rounds the accumulator
 to its dtype after every step; no vector instruction sums in that order. They are reduced
