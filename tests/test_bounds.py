@@ -112,3 +112,20 @@ def test_a_tiled_kernel_whose_size_was_edited_in_the_file_is_not_emitted(tiled: 
         r = invoke(cmd, str(edited))
         assert r.exit_code == 2, r.output
         assert f"{edited}:12:33: error: the copy source `a` leaves its dimension 0 (M = 128)" in r.output
+
+
+def test_a_kernel_tiled_over_its_range_is_emitted_at_another_size_of_it(tmp_path: Path) -> None:
+    """The issue's command with `M` ranged: `tile,double_buffer` keeps the range (run-time
+    tile counts and tails), so the tiled file emits at `--size M=128` (and at a tail, 100)
+    with counts derived from M, and a size outside the range is still a located error."""
+    (tmp_path / "swiglu_ew.ir").write_text(SWIGLU.replace("size M = 512", "size M = 512 in 1..4096"))
+    r = invoke("transform", str(tmp_path / "swiglu_ew.ir"), "--passes", "tile,double_buffer", "-o", str(tmp_path / "t.ir"))
+    assert r.exit_code == 0, r.output
+    text = (tmp_path / "t.ir").read_text()
+    assert "size M = 512 in 1..4096" in text and "min(" in text and "(M + " in text
+    for m in ("128", "100"):
+        r = invoke("emit", str(tmp_path / "t.ir"), "--size", f"M={m}", "-o", str(tmp_path / f"k{m}.cpp"))
+        assert r.exit_code == 0, r.output
+        assert f"static constexpr int32_t M = {m};" in (tmp_path / f"k{m}.cpp").read_text()
+    r = invoke("emit", str(tmp_path / "t.ir"), "--size", "M=5000")
+    assert r.exit_code == 2 and "size `M` = 5000 is outside its range 1..4096" in r.output
