@@ -191,6 +191,24 @@ def Check_tile_size(loop_name: str, loop: ir.For, size: int, extent: int, pass_n
                            param=loop_name, value=size, accepted=legal, loops=(loop_name,))
 
 
+def ranged_whole(kernel: ir.Kernel, chosen: Mapping[str, int], bands: list[list[tuple[str, ir.For]]]
+                 ) -> tuple[tuple[str, int], ...]:
+    """For `tile` without sizes: the loops of the tiled `bands` (its default bands at the
+    sizes' values) it leaves whole whose extent is a ranged size's, each with its extent
+    at the value as its tile: a row of a ranged length has no one buffer size (`N = 1024
+    in 16..65536`: tiles of 1024, a run-time count of them)."""
+    fixed, ranges = kernel.known_sizes(), kernel.size_ranges()
+    values = kernel.size_values()
+    out = []
+    for band in bands:
+        if not any(n in chosen for n, _ in band):
+            continue
+        for n, lp in band:
+            if n not in chosen and RangedExtent.of(lp, fixed, ranges) is not None:
+                out.append((n, R.loop_extent(lp, values) or 1))
+    return tuple(out)
+
+
 def resolve_requests(kernel: ir.Kernel, tiles: tuple[tuple[str, int], ...], pass_name: str
                      ) -> tuple[dict[int, Request], dict[int, list[tuple[str, Path, ir.For]]]]:
     """Resolve and check every `(loop name, size)`: the requests by `id(loop)`, and per

@@ -89,7 +89,7 @@ from ._sink import sink_point_loops
 from .base import Pass, PassError, TraceEntry, loop_names, preferred_loop_names, register
 from .fission import EPILOGUE_SUFFIX, split_epilogues
 from .params import Int, Loop, Map, Params
-from .split import Strips, global_names, resolve_requests, strip_mine
+from .split import Strips, global_names, ranged_whole, resolve_requests, strip_mine
 from .stage import finish, stage_nest
 
 Path = tuple[int, ...]
@@ -125,7 +125,7 @@ class Tile(Pass):
             notes: list[str] = []
             # tiles are constants: chosen at the sizes' values (a ranged kernel's defaults)
             chosen = choose_tiles(kernel.specialised(), target, notes)
-            tiles = tuple(chosen.items()) + _ranged_whole(kernel, chosen)
+            tiles = tuple(chosen.items()) + ranged_whole(kernel, chosen, _default_bands(kernel.specialised()))
             trace.decisions.append("no sizes given: chose " + (", ".join(f"{k}={v}" for k, v in tiles)
                                                                 or ("nothing for the other nests" if cubed else "nothing"))
                                    + " (largest tiles the capacity solver proves fit, with room for 2 stages;"
@@ -268,25 +268,6 @@ def choose_tiles(kernel: ir.Kernel, target: Target | None = None, notes: list[st
             chosen.update(req)
             break
     return chosen
-
-
-def _ranged_whole(kernel: ir.Kernel, chosen: Mapping[str, int]) -> tuple[tuple[str, int], ...]:
-    """The loops of the tiled bands left untiled at their whole extent (`_drop_whole`)
-    whose extent is a ranged size's: tiled by that extent at the sizes' values, since a
-    row of a ranged length has no one buffer size (`M = 1024 in 16..65536`: tiles of
-    1024, a run-time count of them)."""
-    from .split import RangedExtent
-
-    fixed, ranges = kernel.known_sizes(), kernel.size_ranges()
-    values = kernel.size_values()
-    out = []
-    for band in _default_bands(kernel.specialised()):
-        if not any(n in chosen for n, _ in band):
-            continue
-        for n, lp in band:
-            if n not in chosen and RangedExtent.of(lp, fixed, ranges) is not None:
-                out.append((n, R.loop_extent(lp, values) or 1))
-    return tuple(out)
 
 
 def _capped_candidates(extent: int, cap: int) -> tuple[int, ...]:

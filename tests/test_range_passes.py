@@ -155,3 +155,26 @@ def test_verify_shapes_transforms_once_when_every_pass_keeps_ranges(tmp_path: Pa
                                           "M=1,N=16;M=250,N=48", "--trials", "1"])
     assert per_shape.exit_code == 0, per_shape.output
     assert "transformed once" not in per_shape.stdout and per_shape.stdout.count(": ok (") == 2
+
+
+def test_profile_shapes_refuses_what_profiles_one_shape_only(tmp_path: Path) -> None:
+    p = tmp_path / "add.ir"
+    p.write_text(ADD)
+    r = CliRunner().invoke(main, ["profile", str(p), "--passes", "tile", "--shapes", "M=1,N=16", "--trace",
+                                  str(tmp_path / "t.json")])
+    assert r.exit_code == 2 and "--shapes does not go with --trace" in r.stderr, r.output
+    bad = CliRunner().invoke(main, ["profile", str(p), "--passes", "tile", "--shapes", "M=1,N=40"])
+    assert bad.exit_code == 2 and "size `N` = 40 is not a multiple of 16" in bad.stderr, bad.output
+
+
+@pytest.mark.slow
+def test_profile_shapes_emits_the_one_transformed_kernel_at_each_shape(tmp_path: Path) -> None:
+    """One small shape (one build): the line names the shape, its cycles and no hazards."""
+    p = tmp_path / "add.ir"
+    p.write_text(ADD)
+    r = CliRunner().invoke(main, ["profile", str(p), "--passes", "tile,double_buffer", "--shapes", "M=5,N=48", "--json"])
+    assert r.exit_code == 0, r.output
+    import json
+
+    (row,) = json.loads(r.stdout)
+    assert row["shape"] == "M=5,N=48" and row["cycles"] > 0 and not row["hazards"]

@@ -326,6 +326,53 @@ def npu_toolchain(backend: str, device: int | None, *, need_msprof: bool = False
 # steps several commands share (the work is the driver's; here, the command-line side)
 
 
+def transform_once(file: str, sizes: tuple[str, ...], pipeline: str, target: "Target") -> Any:
+    """The kernel (with `--size` on top) transformed over its size ranges when it has ranges
+    and every pass of `pipeline` keeps them; else None (the caller transforms per shape)."""
+    from passes.base import parse_pipeline
+
+    kernel = load_kernel(file, sizes)
+    if not kernel.size_ranges() or not all(p.keeps_ranges for p in parse_pipeline(pipeline)):
+        return None
+    return transform_kernel(file, kernel, pipeline, target)[0]
+
+
+def kernels_at_shapes(file: str, sizes: tuple[str, ...], shapes: list[tuple[str, ...]], pipeline: str | None,
+                      target: Target) -> tuple[bool, list[tuple[str, ir.Kernel, ir.Kernel]]]:
+    """`--shapes`: whether the pipeline ran once over the ranges (`transform_once`), and
+    per shape its text, the kernel loaded at it (`--size`'s checks) and the pipeline's
+    result there (that one result at the shape's sizes, or the shape transformed alone)."""
+    once = transform_once(file, sizes, pipeline, target) if pipeline else None
+    out = []
+    for shape in shapes:
+        kernel = load_kernel(file, sizes + shape)
+        result = at_shape(once, kernel) if once is not None else \
+            transform_kernel(file, kernel, pipeline, target)[0] if pipeline else kernel
+        out.append((",".join(shape), kernel, result))
+    return once is not None, out
+
+
+def echo_shapes(rows: list[tuple[str, Any]], as_json: bool, header: str, once: bool, line: Callable[[Any], str]) -> None:
+    """Print the per-shape reports of `--shapes` (`(shape, report)`, a report with
+    `to_json`): a JSON list, or `header` (saying whether the pipeline ran once) and a line
+    per shape."""
+    import json
+
+    if as_json:
+        click.echo(json.dumps([{"shape": sh, **r.to_json()} for sh, r in rows], indent=2))
+        return
+    click.echo(header + ("; transformed once over the size ranges" if once else ""))
+    for sh, r in rows:
+        click.echo(f"  {sh}: {line(r)}")
+
+
+def at_shape(once: ir.Kernel, shape_kernel: ir.Kernel) -> ir.Kernel:
+    """`transform_once`'s result at the sizes of `shape_kernel` (the kernel loaded at one
+    shape, as `--size` loads it): what runs, is emitted and is profiled at that shape."""
+    values = shape_kernel.size_values()
+    return once.with_sizes(values).specialised(set(values) - set(shape_kernel.size_ranges()))
+
+
 def transform_kernel(path: str, kernel: ir.Kernel, pipeline: str, target: Target) -> tuple[ir.Kernel, list]:
     """Run `pipeline` on `kernel` (`driver.transform`), attaching the right source to any
     error: the pipeline text for pipeline errors, the file for pass errors. A pass with

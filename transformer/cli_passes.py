@@ -26,6 +26,8 @@ from .cli_common import (  # noqa: F401  (transform_kernel: re-exported)
     load_target,
     non_negative,
     npu_toolchain,
+    echo_shapes,
+    kernels_at_shapes,
     parse_shapes,
     size_option,
     strict_option,
@@ -210,44 +212,24 @@ def _verify_shapes(file: str, pipeline: str | None, sizes: tuple[str, ...], shap
     --emitted each shape is built from that result at its sizes: the emitted kernel is
     specialised to its sizes (docs/codegen.md)."""
     seed = _fresh_seed() if seed is None else seed
-    once = _transform_once(file, sizes, pipeline, target) if pipeline else None
+    once, at = kernels_at_shapes(file, sizes, shapes, pipeline, target)
     reports = []
-    for shape in shapes:
-        kernel = load_kernel(file, sizes + shape)
-        if once is not None:
-            out = once.with_sizes(kernel.size_values()).specialised(set(kernel.size_values()) - set(kernel.size_ranges()))
-        else:
-            out = transform_kernel(file, kernel, pipeline, target)[0] if pipeline else kernel
+    for shape, kernel, out in at:
         if emitted:
             rep = verify_emitted_kernel(kernel, out, target, trials=trials, seed=seed, file=file,
                                         pipeline=pipeline or "", toolchain=toolchain)
         else:
             rep = verify_kernels(kernel, out, trials=trials, seed=seed, file=file, pipeline=pipeline or "")
-        reports.append((",".join(shape), rep))
+        reports.append((shape, rep))
     text = (pipeline or "(as written)") + (" --emitted" if emitted else "")
-    if as_json:
-        click.echo(json.dumps([{"shape": sh, **rep.to_json()} for sh, rep in reports], indent=2))
-    else:
-        how = "; transformed once over the size ranges" if once is not None else ""
-        click.echo(f"verify {file} --passes {text}: {len(shapes)} shape(s), {trials} trial(s) each, seed {seed}{how}")
-        for sh, rep in reports:
-            worst = max((o.max_rel for o in rep.outputs), default=0.0)
-            click.echo(f"  {sh}: " + ("ok" if rep.ok else "MISMATCH" if rep.error is None else f"error: {rep.error}")
-                       + f" (max rel err {worst:.3g})")
+    echo_shapes(reports, as_json, f"verify {file} --passes {text}: {len(shapes)} shape(s), {trials} trial(s) each, "
+                f"seed {seed}", once, lambda rep: ("ok" if rep.ok else "MISMATCH" if rep.error is None else
+                                                    f"error: {rep.error}")
+                + f" (max rel err {max((o.max_rel for o in rep.outputs), default=0.0):.3g})")
+    if not as_json:
         click.echo("ok" if all(r.ok for _, r in reports) else f"FAILED (reproduce with --seed {seed})")
     if not all(r.ok for _, r in reports):
         raise CheckFailed()
-
-
-def _transform_once(file: str, sizes: tuple[str, ...], pipeline: str, target: "Target") -> Any:
-    """The kernel (with `--size` on top) transformed over its size ranges when it has ranges
-    and every pass of `pipeline` keeps them; else None (the caller transforms per shape)."""
-    from passes.base import parse_pipeline
-
-    kernel = load_kernel(file, sizes)
-    if not kernel.size_ranges() or not all(p.keeps_ranges for p in parse_pipeline(pipeline)):
-        return None
-    return transform_kernel(file, kernel, pipeline, target)[0]
 
 
 # --------------------------------------------------------------------------------------

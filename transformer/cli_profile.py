@@ -2,6 +2,7 @@
 
     ascx profile FILE|DIR [--passes P] [--size N=V]... [--target T] [--json] [--trace out.json] [--svg out.svg]
                  [--full | --timing-only] [--timeout SECONDS]
+    ascx profile FILE --passes P --shapes 'S=128;S=1000'      # one line per shape
 
 FILE is an `.ir` kernel (emitted after --passes) or a hand-written Ascend C `.cpp` with its
 own `main`; DIR a sample folder (its `.cpp` defining `main` plus the kernel files), so all
@@ -39,7 +40,10 @@ from .cli_common import (
     handle_errors,
     load_kernel,
     load_target,
+    echo_shapes,
+    kernels_at_shapes,
     no_auto_sync_option,
+    parse_shapes,
     size_option,
     target_option,
     transform_kernel,
@@ -100,6 +104,8 @@ def format_report(r: Any) -> str:
 @click.argument("file")
 @click.option("--passes", "pipeline", default=None, metavar="PIPELINE", help="Passes to run first (see `ascx passes`).")
 @size_option
+@click.option("--shapes", "shapes_text", default=None, metavar="'S=128;S=1000,T=8'",
+              help="Profile an .ir kernel at each of these shapes (`;` between shapes; on top of --size): one line each.")
 @target_option
 @click.option("--json", "as_json", is_flag=True, help="Print the profile as JSON.")
 @click.option("--trace", "trace_path", default=None, metavar="OUT.json",
@@ -123,13 +129,20 @@ def format_report(r: Any) -> str:
 def profile_cmd(file: str, pipeline: str | None, sizes: tuple[str, ...], target_name: str | None, as_json: bool,
                 trace_path: str | None, svg_path: str | None, full: bool | None,
                 defines: tuple[str, ...], no_auto_sync: bool, timeout: float, backend: str, device: int | None,
-                record_path: str | None) -> None:
+                record_path: str | None, shapes_text: str | None = None) -> None:
     """Profile FILE (.ir after --passes, or a hand-written Ascend C .cpp with main) or DIR (a
     sample folder: main.cpp plus its kernels) on the pipe-level timing model: cycles, per-pipe busy time, bound, roofline, hot lines, hazards."""
     if timeout < 0:
         raise UsageError(f"--timeout {timeout:g}: give a number of seconds >= 0", hint="--timeout 0 sets no limit")
     if svg_path and backend == "npu":
         raise UsageError("--svg draws the emulator's timeline; --backend npu has none (msprof measures the device)")
+    shapes = parse_shapes(shapes_text)
+    if shapes:
+        if trace_path or svg_path or record_path or backend == "npu" or defines or no_auto_sync:
+            raise UsageError("--shapes does not go with --trace, --svg, --record, --backend npu, -D or --no-auto-sync",
+                             hint="profile one shape with --size for those")
+        _profile_shapes(file, pipeline, sizes, shapes, load_target(target_name), as_json, full, timeout)
+        return
     if trace_path:
         check_output_path(trace_path, "--trace", inputs=(file,))
     if svg_path:
@@ -198,6 +211,30 @@ def _profile(file: str, pipeline: str | None, sizes: tuple[str, ...], target_nam
             progress.close()
     click.echo(json.dumps(result.to_json(), indent=2) if as_json else format_report(result))
     if result.hazards:
+        raise CheckFailed()
+
+
+def _profile_shapes(file: str, pipeline: str | None, sizes: tuple[str, ...], shapes: list[tuple[str, ...]],
+                    target: Target, as_json: bool, full: bool | None, timeout: float) -> None:
+    """`profile --shapes`: the kernel at each shape (loaded with `--size`'s checks), emitted
+    and profiled; one line per shape. When every pass keeps ranges the pipeline runs once
+    over the ranges and that one result is emitted at each shape (as `verify --shapes`).
+    Exit 1 when any shape has sync hazards."""
+    from .driver import emit
+    from .timing.profile import profile_kernel
+
+    if file.endswith((".cpp", ".cc", ".cxx")) or os.path.isdir(file):
+        raise UsageError(f"{file}: --shapes applies to .ir kernels, not to hand-written sources")
+    once, at = kernels_at_shapes(file, sizes, shapes, pipeline, target)
+    rows = []
+    for shape, _, out in at:
+        em = emit(out, target, source_name=file, pipeline=pipeline or "")
+        rows.append((shape, profile_kernel(out, target, timing_only=not full, source_name=file, emitted=em,
+                                           timeout=timeout)))
+    echo_shapes(rows, as_json, f"profile {file} --passes {pipeline or '(as written)'}: {len(rows)} shape(s) on {target.name}",
+                once, lambda r: f"{r.cycles:,.0f} cycles = {r.time_us:,.2f} us, bound {r.bound}, {r.ratio:,.1f}x the "
+                "roofline, " + (f"{len(r.hazards)} sync hazard(s)" if r.hazards else "no hazards"))
+    if any(r.hazards for _, r in rows):
         raise CheckFailed()
 
 
