@@ -201,7 +201,7 @@ def patterns_cmd(file: str | None, pipeline: str | None, sizes: tuple[str, ...],
     if file is None:
         width = max(len(p.name) for p in REGISTRY)
         for p in REGISTRY:
-            click.echo(f"{p.name:<{width}}  {p.site:<5}  {p.summary}")
+            click.echo(f"{p.name:<{width}}  {p.site:<6}  {p.summary}")
         return
     kernel = load_kernel(file, sizes)
     target = load_target(target_name)

@@ -119,6 +119,7 @@ class _PhaseSrc:
     loc: ir.Loc | None = None
     spread: str = ""  # how the outermost loop is shared among cores, or why not (spread.py)
     inner: int | None = None  # the inner loop (index in the loop's body) collapsed with it (spread.py)
+    tried: tuple[tuple[str, float | None, str], ...] = ()  # the `phase` (or `kernel`) site's patterns
 
 
 class Lowering:
@@ -202,45 +203,46 @@ class Lowering:
                 phases.append(_PhaseSrc(len(phases), label, body[first:last + 1], cores=max(1, n), loc=s.loc))
             else:
                 phases.append(_PhaseSrc(len(phases), f"stmts{len(phases)}", body[first:last + 1], loc=body[first].loc))
-        first = self.kernel.body[0] if self.kernel.body else None
-        if isinstance(first, ir.For) and first.annotation("flash") is not None:
-            from .flash import flash_cores, flash_fits, match_flash, with_annotation
+        from .patterns.base import Ctx
+        from .patterns.select import select
 
-            fa = match_flash(self.kernel)
-            if not isinstance(fa, str):
-                fa = with_annotation(fa, first.annotation("flash"))
-            if not isinstance(fa, str) and self.wide_tensors(self.kernel.body):
-                self.warn(first, self.wide_tensors(self.kernel.body))
-                fa = "wide"
-            if not isinstance(fa, str) and flash_fits(fa) is None:  # the whole kernel is one mix phase (flash.py)
+        first = self.kernel.body[0] if self.kernel.body else None
+        if isinstance(first, ir.For):  # the whole kernel as one mix phase (pattern flash)
+            from .flash import flash_cores
+
+            ksel = select("kernel", Ctx(None, first, 0, low=self))
+            wide = self.wide_tensors(self.kernel.body)
+            if wide and any(r.text == wide for r in ksel.refusals):
+                self.warn(first, wide)
+            if ksel.chosen is not None:
+                fa = ksel.chosen.data
                 self.flash = fa
                 self.phase_range = {0: (0, len(self.kernel.body) - 1)}
                 return [_PhaseSrc(0, first.label or "attention", tuple(self.kernel.body), "mix",
-                                  flash_cores(fa, self.target), first.loc)]
-        from .gemm import gemm_cores, gemm_phase
+                                  flash_cores(fa, self.target), first.loc, tried=ksel.tried())]
+        from .conv import conv_cores
+        from .gemm import gemm_cores
 
         self.gemms = {}
-        from .conv import conv_cores, conv_phase
-
         self.convs = {}
         for ph in phases:
-            wide = self.wide_tensors(ph.stmts)
-            gp = gemm_phase(self.kernel, ph.stmts[0]) if len(ph.stmts) == 1 else None
-            if gp is not None and wide:
-                self.warn(ph.stmts[0], wide)
-                gp = None
-            if gp is not None:  # a `@gemm` matmul: a blocked cube kernel over every AIC (gemm.py)
-                self.gemms[ph.index] = gp
-                ph.core, ph.cores = "cube", gemm_cores(gp[0], gp[1], self.target)
-                continue
-            cp = conv_phase(self.kernel, ph.stmts[0]) if len(ph.stmts) == 1 else None
-            if cp is not None and wide:
-                self.warn(ph.stmts[0], wide)
-                cp = None
-            if cp is not None:  # a `@conv` convolution: an implicit GEMM over every AIC (conv.py)
-                self.convs[ph.index] = cp
-                ph.core, ph.cores = "cube", conv_cores(cp[0], cp[1], self.target)
-                continue
+            if len(ph.stmts) == 1 and isinstance(ph.stmts[0], ir.For):
+                # a nest a pass marked for a whole-phase cube kernel (patterns gemm, conv)
+                psel = select("phase", Ctx(None, ph.stmts[0], 0, low=self))
+                ph.tried = psel.tried()
+                wide = self.wide_tensors(ph.stmts)
+                if psel.chosen is not None and wide:
+                    self.warn(ph.stmts[0], wide)
+                elif psel.chosen is not None and psel.chosen.pattern == "gemm":  # gemm.py
+                    gp = psel.chosen.data
+                    self.gemms[ph.index] = gp
+                    ph.core, ph.cores = "cube", gemm_cores(gp[0], gp[1], self.target)
+                    continue
+                elif psel.chosen is not None:  # conv.py
+                    cp = psel.chosen.data
+                    self.convs[ph.index] = cp
+                    ph.core, ph.cores = "cube", conv_cores(cp[0], cp[1], self.target)
+                    continue
             used = ir.names_used(ph.stmts)
             ph.core = "cube" if any(self.decls[t].scope in CUBE_SCOPES for t in used
                                     if t in self.decls and self.decls[t].kind == "local") else "vec"
@@ -475,6 +477,7 @@ class Lowering:
     # ---- one phase --------------------------------------------------------------------
     def lower_phase(self, src: _PhaseSrc) -> Phase:
         ph = Phase(src.index, src.label, src.core, src.cores, spread=src.spread)
+        ph.tried = src.tried
         # labels that differ only in underscores (`G`, `_G`) must not share method names
         ph.camel = cand = _camel(src.label)
         while "Process" + ph.camel in self.method_names:

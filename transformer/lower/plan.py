@@ -154,6 +154,8 @@ class Phase:
     tmp_name: str = ""  # the phase's VECCALC scratch tensor and its TBuf (vector intermediates)
     tmp_buf_name: str = ""
     spread: str = ""  # how `cores` was decided, or why the phase is not split over cores (spread.py)
+    # the `phase` / `kernel` site's patterns at this phase (lower/patterns/: gemm, conv, flash)
+    tried: tuple[tuple[str, float | None, str], ...] = ()
 
 
 @dataclass
@@ -210,6 +212,7 @@ class KernelPlan:
             lines.append(f"  phase {ph.index} `{ph.label}`: {'AIC' if ph.core == 'cube' else 'AIV'}, {ph.cores} worker(s)")
             if ph.spread:
                 lines.append(f"    cores: {ph.spread}")
+            lines.extend(_phase_patterns(ph.tried, "    "))
             for b in ph.buffers:
                 lines.append(f"    {b.name}: {b.que_type} {b.dtype}{list(b.shape)} {b.layout} {b.nbytes} B")
         for n in self.nests:
@@ -218,6 +221,14 @@ class KernelPlan:
             lines.extend(_patterns(n, "      "))
             lines.extend(_describe(n.plan, "      "))
         return "\n".join(lines)
+
+
+def _phase_patterns(tried: tuple[tuple[str, float | None, str], ...], indent: str) -> list[str]:
+    """A phase's whole-phase pattern (gemm, conv, flash), or why one that its pass marked
+    the nest for refused (an unmarked nest's refusals are not news)."""
+    out = [indent + f"pattern {name}" for name, c, _ in tried if c is not None]
+    out += [indent + f"refused by {name}: {why}" for name, c, why in tried if c is None and not why.startswith("not marked @")]
+    return out
 
 
 def _patterns(n: NestChoice, indent: str) -> list[str]:

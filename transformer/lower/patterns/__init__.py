@@ -11,6 +11,7 @@ from importlib import import_module
 from .base import Ctx, Match, Pattern, Reason, SITES
 
 _MODULES = (
+    "flash", "gemm", "conv",
     "cube_mmad", "vector_1d", "collapsed_2d", "interchanged", "distributed",
     "axpy", "dot", "contract",
     "row_context", "rows2d",

@@ -9,11 +9,15 @@ facts (`price.py`) is emitted, ties broken by name (`select.py`). As MLIR's
 `RewritePatternSet` and TVM's tensor intrinsics do, a new shape is one more pattern file in
 this package, not one more branch in a long function.
 
-Sites (where in the lowering a choice is made):
+Sites (where in the lowering a choice is made; a site with no match keeps the lowering
+below it: per-nest code for `kernel` and `phase`, scalar code for `nest`):
 - `nest`: a loop nest of a vector or cube phase (`PhaseEmitter.for_`);
 - `rows`: a row loop whose nests were lowered row by row (`PhaseEmitter.row_loop`): the
   per-row plan against a whole-tile plan;
-- `inner`: an inner loop of a nest distributed over its statements (`distributed`).
+- `inner`: an inner loop of a nest distributed over its statements (`distributed`);
+- `phase`: a phase's nest marked by a pass for a whole-phase cube kernel (`@gemm`, `@conv`;
+  `Lowering.split_phases`);
+- `kernel`: the whole kernel as one mix kernel (`@flash`).
 """
 
 from __future__ import annotations
@@ -23,10 +27,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from ..desc import NestDesc
-    from ..lower import PhaseEmitter
+    from ..lower import Lowering, PhaseEmitter
     from ... import ir
 
-SITES = ("nest", "rows", "inner")
+SITES = ("kernel", "phase", "nest", "rows", "inner")
 
 
 @dataclass(frozen=True)
@@ -55,10 +59,15 @@ class Ctx:
     whatever the site passes along (`extra`: the per-row plan at the `rows` site, the
     enclosing loop at the `inner` site)."""
 
-    pe: "PhaseEmitter"
+    pe: "PhaseEmitter | None"  # None at the `phase` and `kernel` sites (before any phase is emitted)
     loop: "ir.For"
     depth: int
     extra: dict[str, Any] = field(default_factory=dict)
+    low: "Lowering | None" = None  # the lowering (default: the phase emitter's)
+
+    def __post_init__(self) -> None:
+        if self.low is None and self.pe is not None:
+            self.low = self.pe.low
 
 
 def outcome(pattern: str, got: Any, explains_fallback: bool = False) -> "Match | Reason":

@@ -39,7 +39,8 @@ def patterns_at(site: str) -> list:  # type: ignore[type-arg]
 
 def select(site: str, ctx: Ctx, desc: NestDesc | None = None) -> Selection:
     """Try every pattern of `site` on `ctx.loop`; the cheapest match (by name on ties)."""
-    low = ctx.pe.low
+    low = ctx.low
+    assert low is not None
     d = desc if desc is not None else describe(ctx.loop, low.sizes, low.info, low.decls)
     matches: list[Match] = []
     refusals: list[Reason] = []
