@@ -54,7 +54,7 @@ class Multicore(Pass):
                                      note="N: cores (a bare LOOP: the target's core count)")
     loop: str = ""
     cores: int = 0  # 0: the target's core count (`Target.cores`)
-    keeps_ranges: ClassVar[bool] = True  # legal over the ranges: dependences with the sizes free, cores <= every trip
+    keeps_ranges: ClassVar[bool] = True  # legal over the ranges: dependences with the sizes free; idle cores at small sizes
 
     def run(self, kernel: ir.Kernel, target: Target, trace: TraceEntry) -> ir.Kernel:
         if not self.loop:
@@ -75,15 +75,17 @@ class Multicore(Pass):
         ct = const_trip(loop, kernel.known_sizes())
         trip = ct[1] if ct else None
         ranged = ""
-        if trip is None and kernel.size_ranges() and (least := smallest_trip(loop, kernel)) is not None:
-            trip, ranged = least, " (its smallest trip count over the size ranges)"
+        if trip is None and kernel.size_ranges() and (most := largest_trip(loop, kernel)) is not None:
+            trip, ranged = most, (" (its largest trip count over the size ranges; at smaller sizes the cores past "
+                                  "the trip count get no iteration)")
         if trip is not None and trip <= 0:
             raise PassError(self.name, f"`{loop_header(loop)}` never runs (trip count 0): there is nothing to split "
                             "across cores", loc=loop.loc)
         if self.cores:
             n, why = self.cores, "given"
             if trip is not None and n > trip:
-                raise BadParameter(self.name, f"{n} cores for `{loop_header(loop)}`, which has only {trip} iterations",
+                raise BadParameter(self.name, f"{n} cores for `{loop_header(loop)}`, which has only {trip} iterations"
+                                + (" at the largest sizes of the ranges" if ranged else ""),
                                 loc=loop.loc, hint=f"use at most {trip} cores", param="cores", value=n, loops=(self.loop,))
         else:
             n, why = target.cores, f"the core count of {target.name}"
@@ -111,10 +113,10 @@ class Multicore(Pass):
         return out
 
 
-def smallest_trip(loop: ir.For, kernel: ir.Kernel) -> int | None:
-    """The smallest trip count of `loop` (bounds of sizes and literals, `/` allowed) over the
-    ranges of the ranged sizes: the least value over the corners of the ranges (every size
-    at its smallest or largest allowed value), exact for an affine trip count and for a
+def largest_trip(loop: ir.For, kernel: ir.Kernel) -> int | None:
+    """The largest trip count of `loop` (bounds of sizes and literals, `/` allowed) over the
+    ranges of the ranged sizes: the greatest value over the corners of the ranges (every
+    size at its smallest or largest allowed value), exact for an affine trip count and for a
     tile count `(N + T - 1) / T` (monotone in an affine N); None if it has no value there."""
     import itertools
 
@@ -129,7 +131,7 @@ def smallest_trip(loop: ir.For, kernel: ir.Kernel) -> int | None:
         if t is None:
             return None
         trips.append(t[1])
-    return min(trips)
+    return max(trips)
 
 
 def check_outermost(kernel: ir.Kernel, path: tuple[int, ...], name: str) -> None:

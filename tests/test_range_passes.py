@@ -116,12 +116,18 @@ def test_a_tile_larger_than_every_extent_of_the_range_is_refused() -> None:
         run_pipeline(parse(small), "tile{ew.i=128}", "ascend910b2")
 
 
-def test_multicore_takes_no_more_cores_than_the_smallest_trip_count() -> None:
-    narrow = ADD.replace("1..600", "64..600")
+def test_multicore_takes_no_more_cores_than_the_largest_trip_count() -> None:
+    """At smaller sizes the cores past the trip count get no iteration (the lowering gives
+    them none: `@cores(48)` over 5 rows emits and runs, tests/codegen/test_range_emitted.py)."""
+    from passes.base import PassError
+
+    narrow = ADD.replace("size M = 256 in 1..600", "size M = 64 in 1..100")
     out, trace = run_pipeline(parse(narrow), "tile{ew.i=8},multicore{ew}", "ascend910b2")
     loop = out.body[0]
-    assert isinstance(loop, ir.For) and loop.annotation("cores").get("n") == 8  # (64 + 7) / 8 tiles at M = 64
-    assert "capped at the trip count 8 (its smallest trip count over the size ranges)" in trace[-1].decisions[0]
+    assert isinstance(loop, ir.For) and loop.annotation("cores").get("n") == 13  # (100 + 7) / 8 tiles at M = 100
+    assert "capped at the trip count 13 (its largest trip count over the size ranges" in trace[-1].decisions[0]
+    with pytest.raises(PassError, match="14 cores for .* which has only 13 iterations"):
+        run_pipeline(parse(narrow), "tile{ew.i=8},multicore{ew=14}", "ascend910b2")
 
 
 def test_a_dependence_at_some_size_of_the_range_is_refused() -> None:
