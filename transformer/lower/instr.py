@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .itable import MAX_REPEAT  # the repeat limit of the mask/repeat form (the instruction table)
 from .plan import Line
 
 # elements per 32 B block and per 256 B repeat, by dtype size
 BLOCK = 32
 REPEAT = 256
-MAX_REPEAT = 255
 
 
 @dataclass(frozen=True)

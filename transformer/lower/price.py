@@ -9,9 +9,9 @@ formula (`transformer/emulator/include/ascx_emu/timing.h`, `tm::vec`), on the sa
 
 - a vector instruction costs its head (`timing_v_instr_cycles`) plus `timing_v_repeat_cycles`
   per 256 B repeat (count form: `ceil(bytes / 256)` of the widest operand; mask/repeat form:
-  its repeat count), plus `timing_v_transc_repeat_cycles` per repeat for Exp/Ln/Sqrt/Rsqrt/
-  Div, the extra head of reductions (`timing_v_reduce_instr_cycles`) and of Cast
-  (`timing_v_cast_instr_cycles`), and the count-form tail (`timing_v_count_tail_cycles`) when
+  its repeat count), plus by its pricing class in the instruction table (`itable.py`)
+  `timing_v_transc_repeat_cycles` per repeat for Exp/Ln/Sqrt/Rsqrt/Div, the extra head of
+  reductions (`timing_v_reduce_instr_cycles`) and of Cast (`timing_v_cast_instr_cycles`), and the count-form tail (`timing_v_count_tail_cycles`) when
   its bytes are not a multiple of 256;
 - a V -> S round trip (`Flag`) stalls the vector pipe for `timing_sync_latency_cycles` and the
   scalar read after it (`ScalarStep`: `timing_s_local_access_cycles` per GetValue/SetValue);
@@ -28,11 +28,12 @@ from typing import TYPE_CHECKING
 
 from .. import ir
 from .instr import Flag, Loop, Placed, RangeFill, ScalarStep, VecOp
+from .itable import TABLE, cost_class
 
 if TYPE_CHECKING:
     from ..targets import Target
 
-TRANSCENDENTAL = frozenset({"Exp", "Ln", "Sqrt", "Rsqrt", "Div", "Reciprocal"})
+TRANSCENDENTAL = frozenset(n for n, i in TABLE.items() if i.cost == "transc")  # the table's pricing classes
 _ARITH = re.compile(r"^[0-9+\-*/() ]+$")
 
 
@@ -87,11 +88,12 @@ class Pricer:
         else:
             repeats = self.number(op.repeat.times)
         c = self.instr + repeats * self.repeat + tail
-        if op.op in TRANSCENDENTAL:
+        cls = cost_class(op.op)  # the instruction table's pricing class (itable.py)
+        if cls == "transc":
             c += repeats * self.transc
-        if op.op.startswith(("Reduce", "WholeReduce")):
+        elif cls == "reduce":
             c += self.reduce
-        if op.op == "Cast":
+        elif cls == "cast":
             c += self.cast
         return c
 

@@ -29,6 +29,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .itable import API_TEMP
+
 if TYPE_CHECKING:
     from .lower import PhaseEmitter
 
@@ -37,7 +39,7 @@ SLOT_ALIGN = 32
 # argument): Compare/Select-style APIs (the target fact `api_temp_bytes` names them).
 # The vector selector emits them for `select` on data (`vector._Sel.select_data`); reductions
 # pass an explicit work slot instead.
-API_TEMP_INSTRUCTIONS: frozenset[str] = frozenset({"Compare", "CompareScalar", "Select"})
+API_TEMP_INSTRUCTIONS: frozenset[str] = API_TEMP  # the instruction table's `api_temp` rows (itable.py)
 
 
 def slot_bytes(n: int) -> int:
