@@ -32,12 +32,13 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from transformer import ir
-from transformer.lower.flash import AIVS_PER_AIC, KV_BLOCK, Refusal, causal_blocks, choose_q, flash_cores, flash_fits, flash_group, match_flash
+from transformer.lower.flash import (AIVS_PER_AIC, KV_BLOCK, FlashAttn, Refusal, causal_blocks, choose_q, flash_cores, flash_fits,
+                                     flash_group, group_limit, match_flash)
 
 from transformer.targets import resolve_target
 
-from .params import NoParams, Params
-from .base import NotApplicable, NothingToDo, Pass, PipelineError, TraceEntry, register
+from .params import Int, Keywords, Params
+from .base import BadParameter, NotApplicable, NothingToDo, Pass, PipelineError, TraceEntry, register
 from transformer.targets import Target
 
 
@@ -49,7 +50,11 @@ class FlashAttention(Pass):
     name: ClassVar[str] = "flash_attention"
     summary: ClassVar[str] = ("attention as one 910B FlashAttention mix kernel (QKᵀ, P·V on the cube, online softmax on "
                               "the vector cores, pipelined); needs round_operand{pv.s=f16} first")
-    params: ClassVar[Params] = NoParams(note="query tiles of 128 or 64 rows, key blocks of 128")
+    params: ClassVar[Params] = Keywords({"q": Int(1), "g": Int(1)}, example="q=64,g=2",
+                                        note="q: query tile rows (64 or 128), g: query tiles per pass over K and V; "
+                                             "omitted: chosen (`choose_q`, `flash_group`); key blocks of 128")
+    q: int = 0  # 0: chosen
+    g: int = 0  # 0: chosen
     # the annotation is the blocking; the lowering runs any S a multiple of the key block, so
     # a range of such S is served (`_check_ranges`); the tiles are chosen at the default
     keeps_ranges: ClassVar[bool] = True
@@ -75,10 +80,13 @@ class FlashAttention(Pass):
                                 f"{target.name} has {target.aiv_per_aic or 'no separate'} AIVs per AIC",
                                 getattr(first, "loc", None), hint="use a split-core target such as ascend910b2 (`--target`)")
         _check_ranges(kernel, fa.names["S"], fa.names["D"], first)
-        fa = dataclasses.replace(fa, q=choose_q(fa, target))
+        if self.q and self.q not in (64, 128):
+            raise BadParameter(self.name, f"query tile q={self.q}: the kernel takes 64- or 128-row tiles",
+                               loc=getattr(first, "loc", None), param="q", value=self.q, hint="q=64 or q=128")
+        fa = dataclasses.replace(fa, q=self.q or choose_q(fa, target))
         bad = flash_fits(fa)
         if bad is None:
-            fa = dataclasses.replace(fa, g=flash_group(fa, target))
+            fa = dataclasses.replace(fa, g=self._group(fa, target, first))
         if bad:
             raise NotApplicable(self.name, bad, getattr(first, "loc", None),
                                 hint=f"use S a multiple of {KV_BLOCK} and D = 64 or 128 (`--size`)")
@@ -96,6 +104,17 @@ class FlashAttention(Pass):
                                "QKᵀ and P·V on the cube, the online softmax on the vector cores, the cube one key block "
                                "ahead (two workspace slots, cross-core flags); P is the f16 `round_operand` made")
         return dataclasses.replace(kernel, body=body)
+
+    def _group(self, fa: "FlashAttn", target: Target, first: ir.Stmt | None) -> int:
+        """The g requested (checked against `group_limit`), else `flash_group`'s choice."""
+        if not self.g:
+            return flash_group(fa, target)
+        most = group_limit(fa, target)
+        if self.g > most:
+            raise BadParameter(self.name, f"g={self.g} query tiles per pass over K and V: at most {most} here (the busiest "
+                               "AIC's tiles, one softmax state each in UB, the S-ready sets within a cross-core flag)",
+                               loc=getattr(first, "loc", None), param="g", value=self.g, hint=f"g in 1..{most}")
+        return self.g
 
     @classmethod
     def space(cls, kernel: ir.Kernel, target: Target | None = None) -> list[Pass]:

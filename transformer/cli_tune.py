@@ -111,7 +111,8 @@ def _fmt(us: float | None) -> str:
                    "candidate using it is verified against the interpreter at the outputs' tolerance.")
 @click.option("--documented", metavar="PIPELINE", default=None, help="Pipeline to compare with (default: the one examples/README.md documents for FILE).")
 @click.option("--space", "show_space", is_flag=True,
-              help="Print the search space (each stage's knob, its masked domain, the space's size); measure nothing.")
+              help="Print the search space (each knob, its masked domain, the space's size; the staged pass sequences); "
+                   "measure nothing.")
 @click.option("--explain", "explain_", is_flag=True, help="Explain the choice (ablation, bounds, pruned alternatives, top five).")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON object instead of text.")
 @click.option("-o", "--output", metavar="PATH", default=None, help="Write the tuned kernel (.ir, or Ascend C with --emit ascendc).")
@@ -193,24 +194,35 @@ def tune_cmd(file: str, sizes: tuple[str, ...], target_name: str | None, budget:
     db.close()
 
 
-SPACE_SECONDS = 60.0  # `--space` enumerates for at most this long (then: size is a lower bound)
+SPACE_SECONDS = 15.0  # `--space` enumerates the staged tree for at most this long (then: size is a lower bound)
 
 
 def _space_text(kernel: "Kernel", target: "Target", allow: tuple[str, ...], as_json: bool) -> str:
-    """`ascx tune --space`: the staged space as data (no measurement)."""
+    """`ascx tune --space`: the knob space and the staged space as data (no measurement)."""
+    from .tune.knobs import KnobSpace
     from .tune.precision import stages_for
     from .tune.space import DEFAULT_STAGES, SearchSpace
 
-    d = SearchSpace(kernel, target, stages_for(allow, DEFAULT_STAGES)).describe(seconds=SPACE_SECONDS)
+    staged = SearchSpace(kernel, target, stages_for(allow, DEFAULT_STAGES))
+    ks = KnobSpace.build(kernel, target, allow, space=staged)
+    d = ks.describe()
+    st = staged.describe(seconds=SPACE_SECONDS)
+    d["staged"] = st
     if as_json:
         return json.dumps(d, indent=2)
-    out = [f"search space of `{kernel.name}`: {'' if d['complete'] else 'at least '}{d['size']} distinct candidate "
-           f"kernels ({d['pruned']} pass instances pruned by legality or capacity)"]
+    out = [f"search space of `{kernel.name}`: {d['size']:,} points, the product of {len(d['knobs'])} knobs' domains "
+           "(the tile:LOOP sizes under tile=sizes); a combination the passes refuse or the capacity proof does not "
+           "show to fit is pruned when reached"]
     for k in d["knobs"]:
         dom = k["domain"]
+        out.append(f"  {k['knob']}: {len(dom)} choices: " + ", ".join(dom[:8]) + (" ..." if len(dom) > 8 else ""))
+    out.append(f"staged pass sequences: {'' if st['complete'] else 'at least '}{st['size']} distinct candidate "
+               f"kernels ({st['pruned']} pass instances pruned by legality or capacity)")
+    for k in st["knobs"]:
+        dom = k["domain"]
         out.append(f"  {k['stage']}: {len(dom)} choices: " + ", ".join(dom[:8]) + (" ..." if len(dom) > 8 else ""))
-    if not d["complete"]:
-        out.append(f"  (enumeration stopped after {SPACE_SECONDS:g} s or {d['size']} candidates: the domains seen so far)")
+    if not st["complete"]:
+        out.append(f"  (enumeration stopped after {SPACE_SECONDS:g} s or {st['size']} candidates: the domains seen so far)")
     return "\n".join(out)
 
 

@@ -182,3 +182,27 @@ def test_emitted_flash_with_several_tiles_per_pass_matches_the_interpreter(tmp_p
         t = _force_q(t, *force)
     assert int(_flash(t).get("g")) >= 2  # type: ignore[union-attr]
     check_emitted(t, k, target=tgt, sanitize=True, what=f"{ex} {sizes} on {aic} AIC, {_flash(t)}")
+
+
+def test_a_requested_flash_schedule_is_the_annotation_or_a_located_refusal() -> None:
+    """`flash_attention{q=..,g=..}` (the tuner's flash knob): the schedule asked for is the
+    one annotated; a query tile other than 64 / 128 or a group above `group_limit` is a
+    located `BadParameter`."""
+    from passes.base import BadParameter, parse_pipeline, run_pipeline
+    from transformer.cli_common import load_kernel
+    from transformer.lower.flash import group_limit, match_flash
+    from transformer.targets import resolve_target
+
+    t = resolve_target("ascend910b2")
+    k = load_kernel(str(ROOT / "examples" / "attention.ir"), ("S=4096", "D=64"))
+    rounded = run_pipeline(k, parse_pipeline("round_operand{pv.s=f16}"), t)[0]
+    out = run_pipeline(rounded, parse_pipeline("flash_attention{q=64,g=2}"), t)[0]
+    ann = out.body[0].annotation("flash")
+    assert (int(ann.get("q")), int(ann.get("g"))) == (64, 2)
+    import dataclasses
+
+    most = group_limit(dataclasses.replace(match_flash(rounded), q=64), t)
+    for bad in ("q=32", f"q=64,g={most + 1}"):
+        with pytest.raises(BadParameter) as info:
+            run_pipeline(rounded, parse_pipeline(f"flash_attention{{{bad}}}"), t)
+        assert info.value.loc is not None and info.value.loc.line == 12, bad

@@ -172,7 +172,7 @@ def test_check_params_catches_values_not_of_their_kind() -> None:
     ("gemm{m=64,n=64,k=64,q=64}", "blocks", "q", 21),
     ("double_buffer{stages=1}", "stages", "1", 22),
     ("online_softmax{blok=32}", "blok", "32", 16),
-    ("flash_attention{q=64}", "q", None, 17),
+    ("flash_attention{qq=64}", "qq", "64", 17),
 ])
 def test_bad_item_is_a_located_bad_parameter(pipeline: str, param: str, value, col: int) -> None:
     with pytest.raises(BadPipelineParameter) as info:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 from click.testing import CliRunner
 
@@ -114,11 +115,17 @@ def test_space_prints_knobs_domains_and_size_without_measuring(tmp_path):
     r = _run("tune", add, "--size", "M=16", "--size", "N=256", "--space", "--json", "--db", str(db))
     assert r.exit_code == 0, r.output
     d = json.loads(r.output)
-    assert d["complete"] and d["size"] > 10
-    assert [k["stage"] for k in d["knobs"]] == list(DEFAULT_STAGES)
-    tile = next(k for k in d["knobs"] if k["stage"] == "tile")["domain"]
+    st = d["staged"]
+    assert st["complete"] and st["size"] > 10
+    assert [k["stage"] for k in st["knobs"]] == list(DEFAULT_STAGES)
+    tile = next(k for k in st["knobs"] if k["stage"] == "tile")["domain"]
     assert tile[0] == "skip" and "tile" in tile and any(t.startswith("tile{") for t in tile)
+    knobs = {k["knob"]: k["domain"] for k in d["knobs"]}
+    assert knobs["tile"] == ["skip", "tile", "sizes"] and knobs["tile:ew.i"][0] == "full"
+    assert d["size"] == math.prod(len(v) for k, v in knobs.items() if not k.startswith("tile")) * \
+        (2 + math.prod(len(v) for k, v in knobs.items() if k.startswith("tile:")))
     assert not db.exists()  # nothing measured, nothing stored
     text = _run("tune", add, "--size", "M=16", "--size", "N=256", "--space", "--allow", "round_operand").output
-    # add has nothing to round: the same candidates, one more (empty) knob in front
-    assert f"{d['size']} distinct candidate kernels" in text and "\n  round_operand: 1 choices: skip\n" in text
+    # add has nothing to round: the same candidates, one more (empty) stage in front
+    assert f"{st['size']} distinct candidate kernels" in text and "\n  round_operand: 1 choices: skip\n" in text
+    assert f"{d['size']:,} points" in text and "\n  tile:ew.j: " in text

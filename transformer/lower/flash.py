@@ -250,9 +250,16 @@ def flash_group(fa: FlashAttn, target: Target) -> int:
     counter; when that takes several passes, their tiles are spread evenly (6 tiles, at most
     5 per pass: 3 + 3)."""
     most = max((len(x) for x in flash_schedule(fa, flash_cores(fa, target))), default=1)
-    cap = max([g for g in range(1, min(most, XFLAG_PENDING // SLOTS) + 1) if _ub_bytes(fa, g, 1) <= ub_budget(target)] or [1])
-    passes = -(-most // cap)
+    passes = -(-most // group_limit(fa, target))
     return -(-most // passes)
+
+
+def group_limit(fa: FlashAttn, target: Target) -> int:
+    """The most query tiles one pass over K and V may take (`flash_group`'s bounds): the
+    busiest AIC block's tiles, one softmax state per tile in UB, the S-ready sets within a
+    cross-core flag's counter. A `flash_attention{g=...}` request above it is refused."""
+    most = max((len(x) for x in flash_schedule(fa, flash_cores(fa, target))), default=1)
+    return max([g for g in range(1, min(most, XFLAG_PENDING // SLOTS) + 1) if _ub_bytes(fa, g, 1) <= ub_budget(target)] or [1])
 
 
 def flash_schedule(fa: FlashAttn, cores: int) -> list[list[int]]:

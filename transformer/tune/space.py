@@ -162,6 +162,7 @@ class Step:
     text: str
     kernel: ir.Kernel | None
     reason: str = ""
+    refusal: str = ""  # the refusal's class (`UnknownLoop`, `CapacityExceeded`, ...), "" when none
 
 
 def apply_masked(kernel: ir.Kernel, p: Any, target: Target) -> Step:
@@ -176,7 +177,7 @@ def apply_masked(kernel: ir.Kernel, p: Any, target: Target) -> Step:
     try:
         out = p.apply(kernel, target)
     except (AscxError, PipelineError) as e:
-        return Step(text, None, f"illegal: {_one_line(str(e))}")
+        return Step(text, None, f"illegal: {_one_line(str(e))}", type(e).__name__)
     except (AssertionError, ValueError, KeyError, IndexError, TypeError) as e:  # a pass bug: masked, said
         return Step(text, None, f"pass error: {_one_line(f'{type(e).__name__}: {e}')}")
     if print_kernel(out) == print_kernel(kernel):

@@ -22,12 +22,15 @@ import heapq
 import json
 import math
 import random
-from typing import Any, Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
 from .estimate import estimate
 from .measure import Measurement
 from .space import Candidate, Node, SearchSpace, kernel_key
 from ..targets import Target
+
+if TYPE_CHECKING:
+    from .knobs import KnobSpace
 
 STRATEGIES = ("agent", "random", "grid", "tpe")
 Decision = tuple[str, str, dict[str, Any]]  # (kind, pipeline, detail)
@@ -58,7 +61,18 @@ class Strategy:
 class RandomSearch(Strategy):
     name = "random"
 
+    def __init__(self, space: SearchSpace, seed: int | None = None, *, knobs: "KnobSpace | None" = None) -> None:
+        super().__init__(space, seed)
+        self.knobs = knobs
+
     def propose(self, busy: set[str]) -> Candidate | None:
+        if self.knobs is not None:  # uniform over the knob space (pruned points drawn again)
+            for _ in range(256):
+                c, _ = self.knobs.realize(self.knobs.random_point(self.rng))
+                if c is not None and c.key not in self.seen and c.key not in busy:
+                    self.decide("random", c, how="random point of the knob space")
+                    return c
+            return None
         if self.space.complete:
             free = [c for c in self.space.candidates if c.key not in self.seen and c.key not in busy]
             if not free:
@@ -94,8 +108,9 @@ class TPESearch(Strategy):
 
     name = "tpe"
 
-    def __init__(self, space: SearchSpace, seed: int | None = None) -> None:
+    def __init__(self, space: SearchSpace, seed: int | None = None, *, knobs: "KnobSpace | None" = None) -> None:
         super().__init__(space, seed)
+        self.knobs = knobs
         try:
             import optuna
         except ImportError as e:
@@ -110,8 +125,11 @@ class TPESearch(Strategy):
         self.study = optuna.create_study(direction="minimize", sampler=sampler)
         self.trials: dict[str, list[Any]] = {}
 
-    def _ask(self) -> tuple[Any, Candidate]:
+    def _ask(self) -> tuple[Any, Candidate | None]:
         trial = self.study.ask()
+        if self.knobs is not None:  # one categorical parameter per knob
+            pt = tuple(k.domain.index(trial.suggest_categorical(k.name, list(k.domain))) for k in self.knobs.knobs)
+            return trial, self.knobs.realize(pt)[0]
 
         def choose(node: Node, opts: list[Any]) -> int:
             names = ["skip"] + [o.text for o in opts[1:]]
@@ -128,6 +146,9 @@ class TPESearch(Strategy):
     def propose(self, busy: set[str]) -> Candidate | None:
         for _ in range(64):
             trial, c = self._ask()
+            if c is None:  # a pruned point: as bad as a failure
+                self.study.tell(trial, 50.0)
+                continue
             if c.key in self.seen:
                 self.study.tell(trial, _objective(self.seen[c.key]))  # known: free feedback
                 continue
@@ -152,14 +173,28 @@ class Agent(Strategy):
     PRICE_EXPANSIONS = 60
     KAPPA = 1.0
 
+    # the evolutionary search over the knob space (`knobs.py`): random points first, then
+    # children (mutations and crossovers of the best) ranked by the cost model
+    EVO_INIT = 16
+    EVO_INIT_GENERATIONS = 1
+    EVO_CHILDREN = 8
+    EVO_PARENTS = 8
+
     def __init__(self, space: SearchSpace, seed: int | None = None, *, prior: Callable[[Candidate], float] | None = None,
-                 warm: list[str] | None = None) -> None:
+                 warm: list[str] | None = None, knobs: "KnobSpace | None" = None,
+                 examples: "tuple[Any, Any] | None" = None) -> None:
         super().__init__(space, seed)
         self.prior_fn = prior or (lambda c: _estimate_us(c, space.target))
         self.priced: dict[str, float] = {}
         self.warm = list(warm or [])
         self.step = 0
+        self.knobs = knobs
+        self.examples = examples  # (X, times) of other problems' measurements in the DB: transfer
+        self.feats: dict[str, Any] = {}
+        self._model: tuple[Callable[[Candidate], float], float] | None = None
         self._price()
+        if knobs is not None:
+            self._evolve_init()
 
     # ---- pricing ----------------------------------------------------------------------
     def _p(self, c: Candidate) -> float:
@@ -205,8 +240,73 @@ class Agent(Strategy):
         self.decide("price", None, candidates=len(ranked),
                     top=[(self.space.by_key[k].pipeline, round(v, 3)) for k, v in ranked[:5]])
 
+    # ---- the evolutionary search over the knobs --------------------------------------------
+    def _add_point(self, point: Any) -> Candidate | None:
+        assert self.knobs is not None
+        c, _ = self.knobs.realize(point)
+        if c is not None:
+            self._p(c)
+        return c
+
+    def _evolve_init(self) -> None:
+        assert self.knobs is not None
+        n0 = len(self.priced)
+        self._add_point(self.knobs.default())
+        for _ in range(self.EVO_INIT):
+            self._add_point(self.knobs.random_point(self.rng))
+        for _ in range(self.EVO_INIT_GENERATIONS):
+            self._generation(self._p)
+        self.decide("evolve", None, knobs=len(self.knobs.knobs), size=self.knobs.size, priced=len(self.priced) - n0,
+                    pruned=len(self.knobs.pruned))
+
+    def _generation(self, score: Callable[[Candidate], float]) -> int:
+        """One generation: EVO_CHILDREN children of the EVO_PARENTS best points by `score`
+        (measured times where known); returns how many new candidates it reached."""
+        assert self.knobs is not None
+        pts = [(p, c) for p, c in self.knobs._points.items() if c is not None]
+        if not pts:
+            return 0
+
+        def key(pc: tuple[Any, Candidate]) -> float:
+            m = self.seen.get(pc[1].key)
+            if m is not None:
+                return math.log(m.time_us) if m.ok and m.time_us else math.inf
+            return score(pc[1])
+
+        best: dict[str, Any] = {}
+        for p, c in sorted(pts, key=key):
+            best.setdefault(c.key, p)
+            if len(best) >= self.EVO_PARENTS:
+                break
+        parents = list(best.values())
+        before = len(self.priced)
+        for _ in range(self.EVO_CHILDREN):
+            a = self.rng.choice(parents)
+            child = self.knobs.crossover(a, self.rng.choice(parents), self.rng) if self.rng.random() < 0.3 else a
+            self._add_point(self.knobs.mutate(child, self.rng, 1 + (self.rng.random() < 0.3)))
+        return len(self.priced) - before
+
     # ---- the learned correction ---------------------------------------------------------
     def _fit(self) -> tuple[Callable[[Candidate], float], float]:
+        """The learned cost model (`costmodel.py`) on every measurement of this run and the
+        DB's other problems; below `MIN_FIT` examples, the ridge correction of the prior."""
+        import numpy as np
+
+        from .costmodel import MIN_FIT, CostModel, candidate_features
+
+        pts = [(self.space.by_key[k], m) for k, m in self.seen.items() if k in self.space.by_key and m.ok and m.time_us]
+        if len(pts) + (0 if self.examples is None else len(self.examples[1])) >= MIN_FIT and len(pts) >= 2:
+            X = candidate_features([c for c, _ in pts], self.space.target, self.feats)
+            y = np.array([m.time_us for _, m in pts])
+            if self.examples is not None and len(self.examples[1]):
+                X, y = np.vstack([X, self.examples[0]]), np.concatenate([y, self.examples[1]])
+            model = CostModel().fit(X, y)
+            resid = np.log(y) - model.predict_log(X)
+            sigma = float(np.sqrt(np.mean(resid ** 2) + 0.01))
+            return _Predictor(model, self.space.target, self.feats), sigma
+        return self._fit_ridge()
+
+    def _fit_ridge(self) -> tuple[Callable[[Candidate], float], float]:
         """Predict log(measured) from log(estimate) + pass indicators (ridge)."""
         import numpy as np
 
@@ -239,6 +339,9 @@ class Agent(Strategy):
                 self.decide("warm", c, why="best pipeline of this kernel at the nearest sizes in the DB")
                 return c
         free = [self.space.by_key[k] for k in self.priced if k not in self.seen and k not in busy]
+        if not free and self.knobs is not None:
+            self._generation(self._p)
+            free = [self.space.by_key[k] for k in self.priced if k not in self.seen and k not in busy]
         if not free:
             return None
         if self.step % self.EXPLORE_EVERY == 0 and len(free) > 1:
@@ -247,6 +350,11 @@ class Agent(Strategy):
             self.decide("explore", c, estimate_us=round(self._p(c), 3), pool=len(free) // 2)
             return c
         predict, sigma = self._fit()
+        if self.knobs is not None:  # children of the best, ranked by the model just fitted
+            self._generation(predict)
+            free = [self.space.by_key[k] for k in self.priced if k not in self.seen and k not in busy]
+        if isinstance(predict, _Predictor):
+            predict.prime(free)  # one batched prediction for every unmeasured candidate
         measured_feats = {frozenset(self.space.by_key[k].features()) for k in self.seen if k in self.space.by_key}
 
         def lcb(c: Candidate) -> float:
@@ -257,6 +365,28 @@ class Agent(Strategy):
         self.decide("exploit", c, estimate_us=round(self._p(c), 3), predicted_us=round(math.exp(predict(c)), 3),
                     sigma=round(sigma, 3))
         return c
+
+
+class _Predictor:
+    """The fitted cost model as `candidate -> predicted log time`, memoised, with one
+    batched prediction for many candidates (`prime`)."""
+
+    def __init__(self, model: Any, target: Target, feats: dict[str, Any]) -> None:
+        self.model, self.target, self.feats = model, target, feats
+        self.memo: dict[str, float] = {}
+
+    def prime(self, cands: list[Candidate]) -> None:
+        from .costmodel import candidate_features
+
+        todo = [c for c in cands if c.key not in self.memo]
+        if todo:
+            for c, v in zip(todo, self.model.predict_log(candidate_features(todo, self.target, self.feats))):
+                self.memo[c.key] = float(v)
+
+    def __call__(self, c: Candidate) -> float:
+        if c.key not in self.memo:
+            self.prime([c])
+        return self.memo[c.key]
 
 
 def _estimate_us(c: Candidate, target: Target) -> float:
@@ -272,7 +402,9 @@ def make_strategy(name: str, space: SearchSpace, seed: int | None = None, **kw: 
     cls = {"random": RandomSearch, "grid": GridSearch, "tpe": TPESearch}.get(name)
     if cls is None:
         raise ValueError(f"unknown strategy `{name}` (known: {', '.join(STRATEGIES)})")
-    return cls(space, seed)
+    if cls is GridSearch:
+        return cls(space, seed)  # the staged tree's depth-first order (the knob space has no useful order)
+    return cls(space, seed, **{k: v for k, v in kw.items() if k == "knobs"})
 
 
 def nearest_pipelines(rows: list[tuple[dict[str, int], str, float]], sizes: Mapping[str, int], k: int = 3) -> list[str]:

@@ -36,11 +36,14 @@ from .measure import Measurement, Measurer
 from .measurers import default_measurer
 from .space import DEFAULT_STAGES, Candidate, SearchSpace, kernel_key
 from .carry import Carried, recheck
+from .costmodel import dataset_from_db
+from .knobs import KnobSpace
 from .precision import PRECISION_PASSES, Check, check, stages_for, uses
 from .strategies import Strategy, make_strategy, nearest_sizes
 from ..targets import Target
 
 TIMEOUT_FACTOR = 10.0
+TRANSFER_EXAMPLES = 120  # other problems' measurements the cost model trains on (newest first)
 TIMEOUT_FLOOR_S = 30.0
 POLL_S = 0.5  # how often a run waiting on another run's claimed candidate looks again
 
@@ -132,10 +135,13 @@ def tune(kernel: ir.Kernel, target: Target, *, budget: int = 20, strategy: str |
          measurer: Measurer | None = None, db: TuningDB | None = None, seed: int | None = None,
          jobs: int = 1, executor: str = "local", documented: str | None = None,
          space: SearchSpace | None = None, stages: tuple[str, ...] = DEFAULT_STAGES,
-         progress: Callable[[Progress], None] | None = None, allow: tuple[str, ...] = ()) -> TuneResult:
+         progress: Callable[[Progress], None] | None = None, allow: tuple[str, ...] = (),
+         knobs: bool | None = None) -> TuneResult:
     """Tune `kernel` (at its sizes) on `target`; every evaluation goes to `db`. `allow`:
     precision-changing passes the search may use (`precision.py`), each candidate using
-    one verified against the interpreter first."""
+    one verified against the interpreter first. `knobs`: search the knob space
+    (`knobs.py`) besides the staged one (agent, random, TPE); by default on unless the
+    caller restricts the space (`space` or `stages` given)."""
     unknown = [a for a in allow if a not in PRECISION_PASSES]
     if unknown:
         raise ValueError(f"--allow {unknown[0]}: not a precision-changing pass (known: {', '.join(PRECISION_PASSES)})")
@@ -145,6 +151,8 @@ def tune(kernel: ir.Kernel, target: Target, *, budget: int = 20, strategy: str |
     tname = getattr(target, "name", str(target))
     source = kernel_key(kernel, target)
     sizes = kernel.size_values()
+    if knobs is None:
+        knobs = space is None and tuple(stages) == DEFAULT_STAGES
     if space is None:
         space = SearchSpace(kernel, target, stages_for(allow, tuple(stages)))
         space.eager = len(space.stages) - len(stages)
@@ -172,8 +180,14 @@ def tune(kernel: ir.Kernel, target: Target, *, budget: int = 20, strategy: str |
     carried = recheck(space, pipelines, tuned_at, seed)
     if not past:
         warm = [c.pipeline for c in carried if not c.refused]
-    strat = strategy if isinstance(strategy, Strategy) else \
-        make_strategy(strategy, space, seed, **({"warm": warm} if strategy == "agent" else {}))
+    ks = KnobSpace.build(kernel, target, allow, space=space) if knobs else None
+    kw: dict[str, Any] = {"knobs": ks}
+    if strategy == "agent":
+        kw["warm"] = warm
+        if ks is not None:  # the other problems' measurements train the cost model too (transfer)
+            X, y, _ = dataset_from_db(db, mv, target, limit=TRANSFER_EXAMPLES, exclude_source=source)
+            kw["examples"] = (X, y) if len(y) else None
+    strat = strategy if isinstance(strategy, Strategy) else make_strategy(strategy, space, seed, **kw)
     for c, m in history.values():
         strat.observe(c, m)
     for cr in carried:
