@@ -1,6 +1,6 @@
 """`ascx emit` and `ascx emulator`: Ascend C out of a kernel, and the emulator's flags.
 
-    ascx emit FILE [--passes P] [--size N=V]... [--target T] [-o kernel.cpp] [--harness DIR]
+    ascx emit FILE [--passes P] [--size N=V]... [--target T] [-o kernel.cpp] [--harness DIR] [--project DIR]
     ascx emulator --cflags
     ascx emulator build DIR [--sanitize] [--no-run] [ARGS]...
 
@@ -18,6 +18,7 @@ from .cli_common import (  # noqa: F401  (check_harness_dir, write_emitted: re-e
     CheckFailed,
     auto_sync_flags,
     check_harness_dir,
+    check_output_dir,
     define_flags,
     check_output_path,
     handle_errors,
@@ -53,6 +54,8 @@ def emit_for_cli(file: str, kernel: Any, pipeline: str | None, target: Target, *
 @target_option
 @click.option("-o", "--output", metavar="KERNEL.cpp", help="Write the Ascend C kernel here (default: stdout).")
 @click.option("--harness", "harness_dir", metavar="DIR", help="Also write kernel, host harness (main.cpp) and build.sh into DIR.")
+@click.option("--project", "project_dir", metavar="DIR",
+              help="Write a custom-operator project (op_host/ tiling, op_kernel/, CMake presets) into DIR.")
 @click.option("--plan", "show_plan", is_flag=True, help="Print the lowering plan (buffers, phases, instructions) to stderr.")
 @click.option("--scalar", is_flag=True, help="Disable instruction selection: every nest as scalar code (reference path).")
 @click.option("--explain", is_flag=True,
@@ -61,7 +64,7 @@ def emit_for_cli(file: str, kernel: Any, pipeline: str | None, target: Target, *
 @strict_option
 @handle_errors
 def emit_cmd(file: str, pipeline: str | None, sizes: tuple[str, ...], target_name: str | None, output: str | None,
-             harness_dir: str | None, show_plan: bool, scalar: bool, explain: bool) -> None:
+             harness_dir: str | None, show_plan: bool, scalar: bool, explain: bool, project_dir: str | None = None) -> None:
     """Emit idiomatic Ascend C for FILE (after --passes), for the emulator or CANN."""
     if output:
         check_output_path(output, "-o", inputs=(file,))
@@ -69,8 +72,19 @@ def emit_cmd(file: str, pipeline: str | None, sizes: tuple[str, ...], target_nam
         check_harness_dir(harness_dir, output, file)
     kernel = load_kernel(file, sizes)
     target = load_target(target_name)
-    _, em = emit_for_cli(file, kernel, pipeline, target, select=not scalar)
-    write_emitted(em, output, harness_dir)
+    out, em = emit_for_cli(file, kernel, pipeline, target, select=not scalar)
+    if project_dir:
+        from .project import project_files, write_project
+
+        files = project_files(em, out.specialised() if out.size_ranges() else out, source_name=file,
+                              pipeline=pipeline or "")
+        check_output_dir(project_dir, "--project", files, inputs=(file,))
+        for p in write_project(project_dir, files):
+            click.echo(f"wrote {p}", err=True)
+        if output or harness_dir:
+            write_emitted(em, output, harness_dir)
+    else:
+        write_emitted(em, output, harness_dir)
     if show_plan and em.plan is not None:
         click.echo(em.plan.summary(), err=True)
     if explain:
