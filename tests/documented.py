@@ -13,8 +13,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 
-ROWS: list[tuple[str, str]] = re.findall(r"^\|\s*`(\w+)\.ir`\s*\|\s*`([^`]+)`\s*\|",
-                                         (EXAMPLES / "README.md").read_text(), re.M)
+_ROW = r"^\|\s*`(\w+)\.ir`\s*\|\s*`([^`]+)`\s*\|"
+_CORE, _, _OPERATORS = (EXAMPLES / "README.md").read_text().partition("\n## Operators")
+ROWS: list[tuple[str, str]] = re.findall(_ROW, _CORE, re.M)
+"""The core examples' rows: each is built and run under sanitizers on its own (codegen tests)."""
+OP_ROWS: list[tuple[str, str]] = re.findall(_ROW, _OPERATORS, re.M)
+"""The operators of issue 28 (README section "Operators"): one pipeline each, all built
+together in one binary (tests/codegen/test_operators.py), to keep the suite's build count."""
 
 # Small sizes that keep each pipeline meaningful: the matmul tiles and the online-softmax
 # block are 64, and double_buffer needs at least two tiles to pipeline.
@@ -33,3 +38,27 @@ SMALL: dict[str, dict[str, int]] = {
 MAIN: dict[str, tuple[str, dict[str, int]]] = {}
 for _name, _pipeline in ROWS:
     MAIN.setdefault(_name, (_pipeline, SMALL[_name]))
+
+# The operators at small sizes: every tile and block the pipeline uses fits at least twice
+# where it can (double_buffer pipelines), cube operands multiples of 16, odd sizes elsewhere.
+OP_SMALL: dict[str, dict[str, int]] = {
+    "rope": {"S": 6, "H": 2, "D": 32},
+    "rope_interleaved": {"S": 6, "H": 2, "D": 32},
+    "swiglu": {"M": 48, "K": 64, "F": 40},
+    "gelu": {"R": 5, "C": 72},
+    "gelu_erf": {"R": 5, "C": 72},
+    "add_rmsnorm": {"N": 6, "D": 40},
+    "log_softmax": {"R": 6, "C": 40},
+    "transpose": {"M": 24, "N": 40},
+    "group_norm": {"N": 2, "C": 8, "HH": 3, "WW": 5, "G": 2},
+    "dwconv3x3": {"N": 1, "C": 3, "H": 6, "W": 9},
+    "cumsum": {"R": 5, "C": 40},
+    "maxpool": {"N": 1, "C": 3, "H": 6, "W": 10},
+    "argmax": {"R": 6, "C": 40},
+    "bmm": {"BT": 2, "M": 64, "N": 64, "K": 128},
+    "decode_attention": {"HQ": 4, "HK": 2, "S": 128, "D": 16},
+    "int8_matmul": {"M": 6, "N": 20, "K": 40},
+}
+OPERATORS: dict[str, tuple[str, dict[str, int]]] = {name: (pipeline, OP_SMALL[name]) for name, pipeline in OP_ROWS}
+ALL_MAIN: dict[str, tuple[str, dict[str, int]]] = {**MAIN, **OPERATORS}
+"""Every example's first pipeline and small sizes, the operators included (interpreter tests)."""

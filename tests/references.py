@@ -207,3 +207,132 @@ INTRINSICS: dict[str, Callable[..., np.ndarray]] = {
     "floor": lambda x: _elementwise(_floor, x),
     "pow": lambda x, y: _elementwise(_pow, x, y),
 }
+
+
+# ---- the operators of issue 28 ----------------------------------------------------------
+
+
+def _rope_rotate(x: np.ndarray, c: np.ndarray, s: np.ndarray, first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """Rotate the pairs (x[..., first], x[..., second]) by the angles whose cos / sin are
+    c, s [S, D/2] (broadcast over the heads); f32, rounded to f16."""
+    x = _f32(x)
+    a, b = x[:, :, first], x[:, :, second]
+    cc, ss = _f32(c)[:, None, :], _f32(s)[:, None, :]
+    y = np.empty_like(x)
+    y[:, :, first] = a * cc - b * ss
+    y[:, :, second] = b * cc + a * ss
+    return y.astype(F16)
+
+
+def rope(X: np.ndarray, Cs: np.ndarray, Sn: np.ndarray) -> dict[str, np.ndarray]:
+    """Half-split RoPE: the pair of element d is d + D/2."""
+    h = X.shape[2] // 2
+    return {"Y": _rope_rotate(X, Cs, Sn, np.arange(h), np.arange(h) + h)}
+
+
+def rope_interleaved(X: np.ndarray, Cs: np.ndarray, Sn: np.ndarray) -> dict[str, np.ndarray]:
+    """Interleaved RoPE: the pairs are (2k, 2k + 1)."""
+    h = X.shape[2] // 2
+    return {"Y": _rope_rotate(X, Cs, Sn, 2 * np.arange(h), 2 * np.arange(h) + 1)}
+
+
+def swiglu(X: np.ndarray, Wg: np.ndarray, Wu: np.ndarray) -> dict[str, np.ndarray]:
+    """silu(X @ Wg) * (X @ Wu): f32 matmuls, f16 result."""
+    g = _f32(X) @ _f32(Wg)
+    u = _f32(X) @ _f32(Wu)
+    return {"Y": (g / (F32(1.0) + np.exp(-g)) * u).astype(F16)}
+
+
+def gelu(X: np.ndarray, k0: float = 0.7978845608028654, k1: float = 0.044715) -> dict[str, np.ndarray]:
+    """GELU, tanh approximation, in f32."""
+    x = _f32(X)
+    return {"Y": (F32(0.5) * x * (F32(1.0) + np.tanh(F32(k0) * (x + F32(k1) * x ** 3)))).astype(F16)}
+
+
+def gelu_erf(X: np.ndarray, rsqrt2: float = 0.7071067811865476) -> dict[str, np.ndarray]:
+    """Exact GELU, 0.5 x (1 + erf(x / sqrt 2)); erf from Python's math (f64), rounded to f32."""
+    x = _f32(X)
+    e = INTRINSICS["erf"](x * F32(rsqrt2))
+    return {"Y": (F32(0.5) * x * (F32(1.0) + e)).astype(F16)}
+
+
+def add_rmsnorm(X: np.ndarray, Res: np.ndarray, gamma: np.ndarray, eps: float = 1.0e-6) -> dict[str, np.ndarray]:
+    """H = X + Res (f16), Y = RMSNorm(H) * gamma computed from the stored H."""
+    h = (_f32(X) + _f32(Res)).astype(F16)
+    return {"H": h, "Y": rmsnorm(h, gamma, eps)["Y"]}
+
+
+def log_softmax(X: np.ndarray) -> dict[str, np.ndarray]:
+    """x - max - log(sum(exp(x - max))) per row, f32 out."""
+    x = _f32(X)
+    mx = x.max(axis=1, keepdims=True)
+    lse = mx + np.log(np.exp(x - mx).sum(axis=1, keepdims=True, dtype=F32))
+    return {"Y": (x - lse).astype(F32)}
+
+
+def transpose(X: np.ndarray) -> dict[str, np.ndarray]:
+    return {"Y": np.ascontiguousarray(np.asarray(X).T)}
+
+
+def group_norm(X: np.ndarray, gamma: np.ndarray, beta: np.ndarray, G: int = 8, eps: float = 1.0e-5) -> dict[str, np.ndarray]:
+    """GroupNorm over (channels of a group, H, W) per image, biased variance, then the per-channel affine."""
+    x = _f32(X)
+    n, c, h, w = x.shape
+    g = x.reshape(n, G, c // G * h * w)
+    mu = g.mean(axis=2, keepdims=True, dtype=F32)
+    var = ((g - mu) ** 2).mean(axis=2, keepdims=True, dtype=F32)
+    y = ((g - mu) / np.sqrt(var + F32(eps))).reshape(n, c, h, w)
+    return {"Y": (y * _f32(gamma)[None, :, None, None] + _f32(beta)[None, :, None, None]).astype(F16)}
+
+
+def dwconv3x3(X: np.ndarray, Wt: np.ndarray) -> dict[str, np.ndarray]:
+    """Depthwise valid 3x3 convolution: each channel with its own filter."""
+    windows = np.lib.stride_tricks.sliding_window_view(_f32(X), (3, 3), axis=(2, 3))  # [n, c, y, x, r, s]
+    return {"Y": np.einsum("ncyxrs,crs->ncyx", windows, _f32(Wt), dtype=F32).astype(F16)}
+
+
+def cumsum(X: np.ndarray) -> dict[str, np.ndarray]:
+    return {"Y": np.cumsum(_f32(X), axis=1, dtype=F32).astype(F16)}
+
+
+def maxpool(X: np.ndarray) -> dict[str, np.ndarray]:
+    """2x2 stride-2 max-pool (H and W even in the examples; an odd last row would be dropped)."""
+    x = np.asarray(X)
+    n, c, h, w = x.shape
+    return {"Y": x[:, :, : h // 2 * 2, : w // 2 * 2].reshape(n, c, h // 2, 2, w // 2, 2).max(axis=(3, 5))}
+
+
+def argmax(X: np.ndarray) -> dict[str, np.ndarray]:
+    """numpy's argmax: the first index of the maximum."""
+    return {"I": np.argmax(np.asarray(X), axis=1).astype(np.int32)}
+
+
+def bmm(A: np.ndarray, B: np.ndarray) -> dict[str, np.ndarray]:
+    return {"C": np.matmul(_f32(A), _f32(B)).astype(F16)}
+
+
+def decode_attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray, scale: float = 0.125) -> dict[str, np.ndarray]:
+    """One query row per head; query head q reads KV head q // (HQ / HK)."""
+    hq, hk = Q.shape[0], K.shape[0]
+    kv = np.arange(hq) // (hq // hk)
+    s = np.einsum("qd,qsd->qs", _f32(Q), _f32(K)[kv], dtype=F32) * F32(scale)
+    p = np.exp(s - s.max(axis=1, keepdims=True))
+    o = np.einsum("qs,qsd->qd", p, _f32(V)[kv], dtype=F32) / p.sum(axis=1, keepdims=True, dtype=F32)
+    return {"O": o.astype(F16)}
+
+
+def int8_matmul(A: np.ndarray, B: np.ndarray, scale: np.ndarray) -> dict[str, np.ndarray]:
+    """Exact i32 matmul (int64 here, then checked to fit), per-column f32 scale, f16 result."""
+    acc = np.asarray(A, np.int64) @ np.asarray(B, np.int64)
+    assert np.abs(acc).max(initial=0) < 2**31
+    return {"C": (acc.astype(np.int32).astype(F32) * _f32(scale)[None, :]).astype(F16)}
+
+
+OPERATORS: dict[str, Callable[..., dict[str, np.ndarray]]] = {
+    "rope": rope, "rope_interleaved": rope_interleaved, "swiglu": swiglu, "gelu": gelu, "gelu_erf": gelu_erf,
+    "add_rmsnorm": add_rmsnorm, "log_softmax": log_softmax, "transpose": transpose, "group_norm": group_norm,
+    "dwconv3x3": dwconv3x3, "cumsum": cumsum, "maxpool": maxpool, "argmax": argmax, "bmm": bmm,
+    "decode_attention": decode_attention, "int8_matmul": int8_matmul,
+}
+"""The operators of issue 28 (examples/README.md, "Operators")."""
+REFERENCES.update(OPERATORS)

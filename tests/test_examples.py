@@ -46,6 +46,39 @@ CASES: list[tuple[str, dict[str, int] | None]] = [
     ("attention_causal", {"S": 33, "D": 8}),
     ("conv2d", {"N": 1, "C": 3, "H": 10, "W": 12, "F": 4}),
     ("conv2d", None),
+    # the operators of issue 28 (examples/README.md, "Operators"): a small odd size and the defaults
+    ("rope", {"S": 3, "H": 2, "D": 10}),
+    ("rope", None),
+    ("rope_interleaved", {"S": 3, "H": 2, "D": 10}),
+    ("rope_interleaved", None),
+    ("swiglu", {"M": 5, "K": 24, "F": 7}),
+    ("swiglu", None),
+    ("gelu", {"R": 3, "C": 50}),
+    ("gelu", None),
+    ("gelu_erf", {"R": 3, "C": 50}),
+    ("gelu_erf", {"R": 16, "C": 1024}),
+    ("add_rmsnorm", {"N": 5, "D": 40}),
+    ("add_rmsnorm", None),
+    ("log_softmax", {"R": 5, "C": 40}),
+    ("log_softmax", None),
+    ("transpose", {"M": 5, "N": 7}),
+    ("transpose", None),
+    ("group_norm", {"N": 1, "C": 12, "HH": 3, "WW": 5, "G": 4}),
+    ("group_norm", None),
+    ("dwconv3x3", {"N": 1, "C": 3, "H": 5, "W": 7}),
+    ("dwconv3x3", None),
+    ("cumsum", {"R": 3, "C": 50}),
+    ("cumsum", None),
+    ("maxpool", {"N": 1, "C": 3, "H": 6, "W": 10}),
+    ("maxpool", None),
+    ("argmax", {"R": 5, "C": 40}),
+    ("argmax", None),
+    ("bmm", {"BT": 3, "M": 5, "N": 7, "K": 9}),
+    ("bmm", None),
+    ("decode_attention", {"HQ": 6, "HK": 2, "S": 20, "D": 8}),
+    ("decode_attention", None),
+    ("int8_matmul", {"M": 5, "N": 7, "K": 33}),
+    ("int8_matmul", None),
 ]
 
 _NP_DTYPE = {"f16": np.float16, "bf16": np.float32, "f32": np.float32, "i8": np.int8, "i32": np.int32}
@@ -70,6 +103,9 @@ def reference_outputs(name: str, kernel: ir.Kernel, inputs: dict[str, np.ndarray
     for c in kernel.consts:
         if c.name in params:
             kwargs[c.name] = c.value
+    for name, v in kernel.size_values().items():  # a size the input shapes do not show (group_norm's G)
+        if name in params and name not in kwargs:
+            kwargs[name] = v
     return fn(**kwargs)
 
 
@@ -172,6 +208,43 @@ def test_references_are_not_trivial() -> None:
                 direct[0, f, yy, xx] = bias[f] + np.sum(
                     X[0, :, yy:yy + 3, xx:xx + 3].astype(np.float64) * W[f].astype(np.float64))
     np.testing.assert_allclose(y.astype(np.float64), direct, rtol=2e-3, atol=2e-3)
+
+
+def test_operator_references_against_direct_loops() -> None:
+    """The operator references (vectorised numpy) agree with direct Python loops on tiny
+    cases, and argmax takes the first index on ties, as the example documents."""
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((2, 3, 6)).astype(np.float16)
+    c, sn = rng.standard_normal((2, 3)).astype(np.float32), rng.standard_normal((2, 3)).astype(np.float32)
+    half, inter = references.rope(x, c, sn)["Y"], references.rope_interleaved(x, c, sn)["Y"]
+    for s in range(2):
+        for h in range(3):
+            for d in range(3):
+                a, b = float(x[s, h, d]), float(x[s, h, d + 3])
+                assert half[s, h, d] == np.float16(a * c[s, d] - b * sn[s, d])
+                assert half[s, h, d + 3] == np.float16(b * c[s, d] + a * sn[s, d])
+                a, b = float(x[s, h, 2 * d]), float(x[s, h, 2 * d + 1])
+                assert inter[s, h, 2 * d + 1] == np.float16(b * c[s, d] + a * sn[s, d])
+    ties = np.array([[1, 3, 3, 0], [2, 2, 2, 2]], np.float16)
+    assert references.argmax(ties)["I"].tolist() == [1, 0]
+    m = rng.standard_normal((3, 5)).astype(np.float16)
+    assert np.array_equal(references.transpose(m)["Y"][4, 2], m[2, 4])
+    cs = references.cumsum(m)["Y"]
+    np.testing.assert_allclose(cs[:, -1].astype(np.float64), m.astype(np.float64).sum(axis=1), rtol=2e-3, atol=2e-3)
+    p = rng.standard_normal((1, 1, 4, 4)).astype(np.float16)
+    assert references.maxpool(p)["Y"][0, 0, 1, 0] == p[0, 0, 2:4, 0:2].max()
+    q = rng.standard_normal((4, 8)).astype(np.float16)  # 4 query heads, 2 KV heads: heads 2, 3 read KV 1
+    k, v = rng.standard_normal((2, 6, 8)).astype(np.float16), rng.standard_normal((2, 6, 8)).astype(np.float16)
+    o = references.decode_attention(q, k, v)["O"]
+    one = references.attention(q[3:4].repeat(6, 0), k[1], v[1], np.zeros((6, 6), np.float16))["O"][0]
+    np.testing.assert_array_equal(o[3], one)
+    a8, b8 = rng.integers(-128, 128, (3, 40), dtype=np.int8), rng.integers(-128, 128, (40, 2), dtype=np.int8)
+    sc = np.array([0.5, 2.0], np.float32)
+    direct = [[sum(int(a8[i, t]) * int(b8[t, j]) for t in range(40)) * float(sc[j]) for j in range(2)] for i in range(3)]
+    assert references.int8_matmul(a8, b8, sc)["C"].tolist() == np.array(direct, np.float16).tolist()
+    g = rng.standard_normal((1, 4, 2, 2)).astype(np.float16)
+    y = references.group_norm(g, np.ones(4, np.float16), np.zeros(4, np.float16), G=2)["Y"].astype(np.float64)
+    np.testing.assert_allclose(y.reshape(2, 8).mean(axis=1), 0.0, atol=2e-3)  # each group normalised
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

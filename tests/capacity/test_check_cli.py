@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from allocation import kernel_plan_totals
-from documented import ROWS
+from documented import OP_ROWS, ROWS
 from solver_doubles import timing_out_solver
 from transformer.cli import main
 
@@ -242,7 +242,7 @@ def assert_check_matches_count(name: str, pipeline: str, sizes: dict[str, int]) 
 
 
 def test_examples_readme_pipelines_pass_check_with_independent_totals() -> None:
-    pairs = ROWS
+    pairs = ROWS + OP_ROWS
     assert {name for name, _ in pairs} == set(NAMES), "every example needs a documented pipeline"
     for name, pipeline in pairs:
         assert_check_matches_count(name, pipeline, {})
@@ -256,7 +256,14 @@ def test_tile_without_parameters_is_accepted_by_check(name: str) -> None:
         assert_check_matches_count(name, "tile", sizes)
 
 
-@pytest.mark.parametrize("name", NAMES)
+# Operators (issue 28) for which `solver_tiles` finds no tiles at the example's sizes yet (issue 28
+# item 7, `tile` without sizes always chooses): strict, so the mark fails once they do.
+SOLVER_GAPS = {"decode_attention": "NoFeasibleTilesError on the two-deep row loops (GQA)",
+               "dwconv3x3": "NoFeasibleTilesError: no candidate tiles of dw, c fit"}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(reason=SOLVER_GAPS[n], strict=True))
+                                  if n in SOLVER_GAPS else n for n in NAMES])
 def test_solver_tiles_are_accepted_by_check(name: str) -> None:
     """`solver_tiles` over the loops `tile` would pick, at two size settings: the chosen
     `tile{...}` is accepted by `ascx check` with totals equal to the independent count."""

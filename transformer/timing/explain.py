@@ -41,6 +41,12 @@ def fallback_costs(emitted: Any, target: Target, *, timeout: float | None = None
         return [], None
     r = profile_kernel(None, target, emitted=emitted, timeout=timeout)
     _, tmap = emitted.combined()
+    return price_fallbacks(falls, r, tmap), r
+
+
+def price_fallbacks(falls: list[Any], r: Any, tmap: dict[int, str]) -> list[FallbackCost]:
+    """The cost of each fallback nest of `falls` in the profile `r`, its hot lines mapped to
+    their origins by `tmap` (emitted line -> origin), costliest first."""
     cycles = {n.where: 0.0 for n in falls}
     for line, _pipe, c in r.details.get("hot_all", []):
         try:
@@ -52,4 +58,4 @@ def fallback_costs(emitted: Any, target: Target, *, timeout: float | None = None
                 cycles[w] += c
     total = r.details.get("busy_cycles_all_cores") or 1.0
     out = [FallbackCost(n.where, n.fallback, cycles[n.where], cycles[n.where] / total, n.tried) for n in falls]
-    return sorted(out, key=lambda f: -f.cycles), r
+    return sorted(out, key=lambda f: -f.cycles)
