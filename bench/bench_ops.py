@@ -87,7 +87,7 @@ OPS: list[Op] = [
     Op("cumsum", "cumsum", {"R": 4096, "C": 4096}, {"R": 64, "C": 1024}),
     Op("max-pool 2x2", "maxpool", {"N": 8, "C": 64, "H": 112, "W": 112}, {"N": 1, "C": 8, "H": 32, "W": 32}),
     Op("argmax", "argmax", {"R": 1024, "C": 32000}, {"R": 16, "C": 4096}),
-    Op("bmm", "bmm", {"BT": 32, "M": 1024, "N": 1024, "K": 128}, {"BT": 2, "M": 128, "N": 128, "K": 128},
+    Op("bmm", "bmm", {"BT": 32, "M": 1024, "N": 1024, "K": 128}, {"BT": 2, "M": 128, "N": 256, "K": 128},
        _mm("M", "N", "K", batch="BT")),
     Op("decode attention GQA", "decode_attention", {"HQ": 32, "HK": 8, "S": 4096, "D": 128},
        {"HQ": 8, "HK": 2, "S": 256, "D": 128}),
@@ -214,7 +214,7 @@ def table(rows: list[dict[str, Any]]) -> str:
             falls = "; ".join(f"{f}" + (f" ({shares[i]:.1%})" if i < len(shares) else "") for i, f in enumerate(r["fallbacks"]))
         t = f"{r['time_us']:,}"
         if "estimated_from" in r:
-            t = f"~{t} (est.: {r['estimated_from']} x {r['scale']:,})"
+            t = f"~{t} (est. from {r['estimated_from']}, x {r['scale']:,})"
         busy = ", ".join(f"{p} {c:,}" for p, c in list(r["critical_busy"].items())[:4])
         out.append(f"| {r['name']} | {r['size']} | `{r['pipeline']}` | {t} | {r['roofline_us']:,} | {r['ratio']:,} | "
                    f"{_verdict(r['ratio'])} | {falls} | {r['block_dim']} | {r['bound']} | {busy} |")
