@@ -55,7 +55,6 @@ OP_SMALL: dict[str, dict[str, int]] = {
     "cumsum": {"R": 5, "C": 40},
     "maxpool": {"N": 1, "C": 3, "H": 6, "W": 10},
     "argmax": {"R": 6, "C": 40},
-    "bmm": {"BT": 2, "M": 128, "N": 256, "K": 128},
     "decode_attention": {"HQ": 4, "HK": 2, "S": 128, "D": 16},
     "int8_matmul": {"M": 6, "N": 20, "K": 40},
 }

@@ -331,8 +331,9 @@ def int8_matmul(A: np.ndarray, B: np.ndarray, scale: np.ndarray) -> dict[str, np
 OPERATORS: dict[str, Callable[..., dict[str, np.ndarray]]] = {
     "rope": rope, "rope_interleaved": rope_interleaved, "swiglu": swiglu, "gelu": gelu, "gelu_erf": gelu_erf,
     "add_rmsnorm": add_rmsnorm, "log_softmax": log_softmax, "transpose": transpose, "group_norm": group_norm,
-    "dwconv3x3": dwconv3x3, "cumsum": cumsum, "maxpool": maxpool, "argmax": argmax, "bmm": bmm,
+    "dwconv3x3": dwconv3x3, "cumsum": cumsum, "maxpool": maxpool, "argmax": argmax,
     "decode_attention": decode_attention, "int8_matmul": int8_matmul,
 }
 """The operators of issue 28 (examples/README.md, "Operators")."""
 REFERENCES.update(OPERATORS)
+REFERENCES["bmm"] = bmm  # a core example (examples/README.md, first table)

@@ -22,14 +22,14 @@ def _bench():  # type: ignore[no-untyped-def]
 
 
 def test_every_operator_is_benchmarked_with_its_documented_pipeline() -> None:
-    from documented import OPERATORS
+    from documented import ALL_MAIN, OPERATORS
 
     from transformer.parser import parse_file
 
     b = _bench()
-    assert {o.example for o in b.OPS} == set(OPERATORS)
+    assert set(OPERATORS) <= {o.example for o in b.OPS}
     for o in b.OPS:
-        assert o.documented_pipeline() == OPERATORS[o.example][0]
+        assert o.documented_pipeline() == ALL_MAIN[o.example][0]
         declared = {s.name for s in parse_file(str(ROOT / "examples" / f"{o.example}.ir")).sizes if s.expr is None}
         assert set(o.sizes) == set(o.probe) == declared, o.name
 
@@ -47,9 +47,9 @@ def test_cube_floor_counts_fractals() -> None:
     b = _bench()
     mm = next(o for o in b.OPS if o.example == "bmm")
     i8 = next(o for o in b.OPS if o.example == "int8_matmul")
-    assert mm.fractals({"BT": 2, "M": 32, "N": 16, "K": 17}) == 2 * 2 * 1 * 2  # K padded to the fractal
+    assert mm.fractals({"Bt": 2, "M": 32, "N": 16, "K": 17}) == 2 * 2 * 1 * 2  # K padded to the fractal
     assert i8.fractals({"M": 16, "N": 16, "K": 64}) == 2  # int8: 32 of K per fractal
-    assert b.cube_floor_us(mm, {"BT": 32, "M": 1024, "N": 1024, "K": 128}) > 0
+    assert b.cube_floor_us(mm, {"Bt": 32, "M": 1024, "N": 1024, "K": 128}) > 0
     assert b.cube_floor_us(next(o for o in b.OPS if o.example == "gelu"), {"R": 4, "C": 4}) == 0
 
 
