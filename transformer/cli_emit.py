@@ -230,9 +230,16 @@ def patterns_report(nests: list[Any]) -> str:
         if not n.tried:
             continue
         out.append(f"{n.where}: {n.pattern or 'scalar (no pattern applies)'}")
-        for name, price, why in n.tried:
-            out.append(f"  {name:<14} " + (f"matches, about {price:,.0f} cycles" if price is not None else f"refuses: {why}"))
+        out.extend(_tried_lines(n.tried, "  "))
+        for var, tried in n.inner_tried:
+            out.append(f"  inner loop `{var}`:")
+            out.extend(_tried_lines(tried, "    "))
     return "\n".join(out) if out else "no nest went through the pattern selector"
+
+
+def _tried_lines(tried: tuple[tuple[str, float | None, str], ...], indent: str) -> list[str]:
+    return [f"{indent}{name:<14} " + (f"matches, about {price:,.0f} cycles" if price is not None else f"refuses: {why}")
+            for name, price, why in tried]
 
 
 def register(group: click.Group) -> None:

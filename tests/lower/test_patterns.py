@@ -123,3 +123,18 @@ def test_ascx_patterns_lists_the_registry_and_a_file_s_choices() -> None:
     r = CliRunner().invoke(main, ["patterns", str(ROOT / "examples" / "softmax.ir"), "--passes", "fuse,tile,double_buffer"])
     assert r.exit_code == 0, r.output
     assert ": rows2d" in r.output and "row-context    matches, about" in r.output
+
+
+def test_a_distributed_nest_records_what_each_inner_pattern_said() -> None:
+    """P·V of attention after `tile`: the key loop `j` takes `axpy`; `dot` says why not (its
+    old bail-out was a silent `return None`)."""
+    t = resolve_target(None)
+    k, _ = transform(load(str(ROOT / "examples" / "attention.ir"), {"S": 128, "D": 16}).kernel, "tile", t)
+    plan = emit(k, t).plan
+    assert plan is not None
+    (pv,) = [n for n in plan.nests if n.pattern == "distributed"]
+    (var, tried), = pv.inner_tried
+    said = {name: (price, why) for name, price, why in tried}
+    assert var == "j" and pv.inner == ("axpy",)
+    assert said["axpy"][0] is not None and said["dot"][0] is None and "V_ub" in said["dot"][1]
+    assert said["contract"][1] == "the distributed loop holds no reduction over a nest of loops"

@@ -48,7 +48,7 @@ ends in the same selector and its temporaries, so they are kept with it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
 from .. import ir
@@ -1447,6 +1447,8 @@ class Distributed:
     need: int
     instrs: list[str]
     kinds: list[str]
+    # per inner loop, what the `inner` site's patterns said: (loop variable, tried)
+    inner_tried: list[tuple[str, tuple[tuple[str, float | None, str], ...]]] = field(default_factory=list)
 
 
 InnerChooser = Callable[[ir.For, bool], "tuple[_Sel, bool, str] | str"]
@@ -1555,5 +1557,6 @@ def commit_distributed(pe: "PhaseEmitter", loop: ir.For, d: Distributed, depth: 
     choice = d.widest.choice(f"{low.where(loop)} `{loop.label or loop.var}` ({how}, vectorised over `{loop.var}`)")
     low.nests.append(NestChoice(choice.where, tuple(d.instrs), "", choice.phase, choice.nest, d.need,
                                 choice.temp_elems, choice.temp_slots, choice.temp_purposes, False,
-                                needs_api_temp(d.instrs), choice.temp_shape, tuple(d.items), inner=tuple(d.kinds)))
+                                needs_api_temp(d.instrs), choice.temp_shape, tuple(d.items), inner=tuple(d.kinds),
+                                inner_tried=tuple(d.inner_tried)))
     return render(d.items, depth)

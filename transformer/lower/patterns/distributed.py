@@ -31,15 +31,19 @@ class Distributed(ItemsPriced):
         from .select import select
 
         pe, loop = ctx.pe, ctx.loop
+        tried: list[tuple[str, tuple[tuple[str, float | None, str], ...]]] = []
 
         def inner(x: ir.For, any_deep: bool) -> "tuple[object, bool, str] | str":
             got = select("inner", Ctx(pe, x, ctx.depth, {"outer": loop, "any_deep": any_deep}))
+            tried.append((x.var, got.tried()))
             if got.chosen is None:
                 return "; ".join(f"{r.pattern}: {r.text}" for r in got.refusals)
             m = got.chosen
             return m.data, m.pattern == "axpy", m.pattern
 
         got = match_distributed(pe, loop, ctx.depth, inner)  # type: ignore[arg-type]
+        if not isinstance(got, str):
+            got.inner_tried = tried
         return outcome(self.name, got)
 
     def emit(self, m: Match, ctx: Ctx) -> object:
