@@ -25,12 +25,15 @@ CLOCK = float(PRIOR.value("clock_mhz"))
 # the "hardware": M at 1.25 cycles per fractal (instr 10 -> 12.5: a common scale), MTE2
 # 2.1x the prior per byte and burst, launch 14,000 + 9,000 more in MIX mode, HBM 1,400 GB/s
 TRUE = {"M": 1.25, "MTE2": 2.1, "launch": 14000.0, "launch_mix": 9000.0, "hbm_gbps": 1400.0}
+# the L2 term is not fitted: the "hardware" and the model share its rate
+L2_BYTES_PER_CYCLE = 2640.0
 
 
-def _point(pid: str, family: str, feats: dict, mode: str = "AIC", hbm_bytes: float = 0.0, ratios: bool = False) -> Point:
+def _point(pid: str, family: str, feats: dict, mode: str = "AIC", hbm_bytes: float = 0.0, ratios: bool = False,
+           l2_bytes: float = 0.0) -> Point:
     return Point(id=pid, family=family, role="fit", chip="test", target="ascend910b2", kernel="synthetic", shape="-",
                  dtype="-", measured_us=1.0, source={"repo": "test/test", "path": "-"},
-                 ascx={"kind": "synthetic", "feats": feats, "mode": mode, "hbm_bytes": hbm_bytes},
+                 ascx={"kind": "synthetic", "feats": feats, "mode": mode, "hbm_bytes": hbm_bytes, "l2_bytes": l2_bytes},
                  pipe_ratios={"M": 0.0, "MTE2": 0.0} if ratios else {})
 
 
@@ -44,10 +47,12 @@ def _run(p: Point, target) -> SimpleNamespace:
     pipes = tuple(PipeStats(pipe, "aic", _busy(target, pipe, a["feats"]), 0.0, dict(f)) for pipe, f in a["feats"].items())
     makespan = max(s.busy_cycles for s in pipes)
     hbm = a["hbm_bytes"] / hbm_bytes_per_cycle(target)
+    l2 = a["l2_bytes"] / L2_BYTES_PER_CYCLE
     launch = float(target.value("timing_launch_cycles")) + (float(target.value("timing_launch_mix_cycles")) if a["mode"] == "MIX" else 0)
-    return SimpleNamespace(cycles=launch + max(makespan, hbm), bound="HBM" if hbm > makespan else max(pipes, key=lambda s: s.busy_cycles).pipe,
+    bound = "HBM" if hbm > max(makespan, l2) else "L2" if l2 > makespan else max(pipes, key=lambda s: s.busy_cycles).pipe
+    return SimpleNamespace(cycles=launch + max(makespan, l2, hbm), bound=bound,
                            pipes=pipes, details={"launches": [{"makespan": makespan, "hbm_cycles": hbm, "hbm_bytes": a["hbm_bytes"],
-                                                               "launch_cycles": launch, "mode": a["mode"]}]})
+                                                               "l2_cycles": l2, "launch_cycles": launch, "mode": a["mode"]}]})
 
 
 def _truth(p: Point) -> Point:
@@ -57,7 +62,8 @@ def _truth(p: Point) -> Point:
     t2 = _busy(PRIOR, "MTE2", {"MTE2": {k: v for k, v in f.get("MTE2", {}).items() if k != "instr"}}) * TRUE["MTE2"] + \
         _busy(PRIOR, "MTE2", {"MTE2": {k: v for k, v in f.get("MTE2", {}).items() if k == "instr"}}) * TRUE["MTE2"]
     hbm = p.ascx["hbm_bytes"] / (TRUE["hbm_gbps"] * 1e9 / (CLOCK * 1e6))
-    total = TRUE["launch"] + (TRUE["launch_mix"] if p.ascx["mode"] == "MIX" else 0) + max(m, t2, hbm)
+    l2 = p.ascx["l2_bytes"] / L2_BYTES_PER_CYCLE
+    total = TRUE["launch"] + (TRUE["launch_mix"] if p.ascx["mode"] == "MIX" else 0) + max(m, t2, l2, hbm)
     ratios = {"M": m / total, "MTE2": t2 / total} if p.pipe_ratios else {}
     return dataclasses.replace(p, measured_us=total / CLOCK, pipe_ratios=ratios)
 
@@ -69,6 +75,8 @@ def _dataset() -> list[Point]:
                                               "MTE2": {"instr": 32 * n, "l1_byte": 3.1e6 * n, "block": 6144 * n}}, ratios=True))
     for i, n in enumerate((1, 3, 9)):
         pts.append(_point(f"F{i}", "attention", {"M": {"instr": 10 * n, "fractal": 800 * n}}, mode="MIX"))
+    # an L2-bound attention: the cores wait on L2 (the profile's third bound), not on a pipe
+    pts.append(_point("F3", "attention", {"M": {"instr": 30, "fractal": 2400}}, mode="MIX", l2_bytes=2e8))
     pts.append(_point("E", "launch", {"M": {"instr": 1}}, mode="AIV"))
     pts.append(_point("C", "stream", {"MTE2": {"instr": 100, "ub_byte": 1e5}}, mode="AIV", hbm_bytes=2e8))
     return [_truth(p) for p in pts]
@@ -86,8 +94,11 @@ def test_two_stages_recover_the_hardware():
     assert got["hbm_bandwidth_gbps"].after == pytest.approx(TRUE["hbm_gbps"], rel=1e-4)
     assert got["hbm_bandwidth_gbps"].points == ("C",)
     points = {p.id: p for p in _dataset()}
+    assert final["F3"].bound == "L2"
     for pid, o in final.items():
         assert o.cycles / CLOCK == pytest.approx(points[pid].measured_us, rel=1e-4), pid
+        # the report's time is the fitted model's own: a profile under the fitted target agrees
+        assert o.cycles == pytest.approx(_run(points[pid], fitted).cycles, rel=1e-9), pid
 
 
 def test_leave_one_out_predicts_noise_free_points_and_the_summary_scores_them():

@@ -3,7 +3,7 @@
 Why: the dataset (`transformer/timing/dataset.py`) gives published kernel times, and for
 four matmul points the msprof busy share of each pipe.  The model is linear per pipe
 (busy = sum parameter x feature) and nearly linear per kernel (time = launch +
-max(makespan, HBM time)), so the parameters follow from least squares in two stages:
+max(makespan, L2 time, HBM time)), so the parameters follow from least squares in two stages:
 
 1. **Pipes.**  Each published pipe ratio gives a measured busy time (ratio x time) to set
    against the features the emulator counted on the busiest core of the kernel.  When the
@@ -15,8 +15,10 @@ max(makespan, HBM time)), so the parameters follow from least squares in two sta
 2. **Totals.**  With the pipes fitted, the kernels are profiled again, and the whole-kernel
    terms are fitted on what is left: `launch` (every kernel), `launch_mix` (MIX_MODE
    kernels) and the HBM cycles per byte (kernels the model finds HBM-bound):
-   `measured - makespan = launch + launch_mix [MIX]` or `measured = launch + launch_mix [MIX]
-   + hbm_bytes / hbm_bytes_per_cycle`.
+   `measured - on_chip = launch + launch_mix [MIX]` or `measured = launch + launch_mix [MIX]
+   + hbm_bytes / hbm_bytes_per_cycle`, where `on_chip = max(makespan, L2 time)`: the L2
+   term (its bandwidth is not fitted) bounds a kernel as the profile does, so the launch is
+   not charged for an L2-bound kernel's L2 time.
 
 `fit` points train; `check` points are only scored.  Leave-one-out refits stage 2 (and
 stage 1 when the point has pipe ratios) without the point and predicts it, scaling its
@@ -53,6 +55,12 @@ class Observed:
     mode: str
     bound: str
     pipes: Mapping[tuple[str, str], tuple[float, Mapping[str, float]]]  # (pipe, kind) -> (busy, features)
+    l2_cycles: float = 0.0  # the launch's L2 time (the profile's third bound)
+
+    @property
+    def on_chip(self) -> float:
+        """The kernel's time before HBM and launch: the cores' makespan or the L2 time."""
+        return max(self.makespan, self.l2_cycles)
 
     @staticmethod
     def of(profile: Any) -> "Observed":
@@ -60,7 +68,8 @@ class Observed:
         return Observed(cycles=float(profile.cycles), makespan=float(l["makespan"]), hbm_cycles=float(l["hbm_cycles"]),
                         hbm_bytes=float(l.get("hbm_bytes") or 0.0), launch_cycles=float(l.get("launch_cycles") or 0.0),
                         mode=str(l["mode"]), bound=profile.bound,
-                        pipes={(p.pipe, p.core_kind): (p.busy_cycles, dict(p.features)) for p in profile.pipes})
+                        pipes={(p.pipe, p.core_kind): (p.busy_cycles, dict(p.features)) for p in profile.pipes},
+                        l2_cycles=float(l.get("l2_cycles") or 0.0))
 
 
 @dataclass(frozen=True)
@@ -149,10 +158,10 @@ def total_row(p: Point, obs: Observed, target: Target) -> tuple[dict[str, float]
     """Stage-2 row of one point: (features of the whole-kernel terms, cycles they explain)."""
     measured = p.measured_us * _clock(target)
     feats = {"launch": 1.0, "launch_mix": 1.0 if obs.mode == "MIX" else 0.0}
-    if obs.hbm_cycles > obs.makespan:
+    if obs.hbm_cycles > obs.on_chip:
         feats["hbm_cycle_per_byte"] = obs.hbm_bytes
         return feats, measured
-    return feats, measured - obs.makespan
+    return feats, measured - obs.on_chip
 
 
 def fit_totals(points: Sequence[Point], observed: Mapping[str, Observed], target: Target) -> list[FittedFact]:
@@ -237,8 +246,13 @@ def _retime(o: Observed, before: Target, after: Target) -> Observed:
 
     launch = float(after.value("timing_launch_cycles")) + (float(after.value("timing_launch_mix_cycles")) if o.mode == "MIX" else 0.0)
     hbm = o.hbm_bytes / hbm_bytes_per_cycle(after)
-    bound = "HBM" if hbm > o.makespan else (o.bound if o.bound != "HBM" else "?")
-    return dataclasses.replace(o, cycles=launch + max(o.makespan, hbm), hbm_cycles=hbm, launch_cycles=launch, bound=bound)
+    if hbm > o.on_chip:
+        bound = "HBM"
+    elif o.bound != "HBM":
+        bound = o.bound
+    else:  # it was HBM-bound and no longer is: the larger of the on-chip bounds
+        bound = "L2" if o.l2_cycles > o.makespan else max(o.pipes, key=lambda k: o.pipes[k][0])[0] if o.pipes else "?"
+    return dataclasses.replace(o, cycles=launch + max(o.on_chip, hbm), hbm_cycles=hbm, launch_cycles=launch, bound=bound)
 
 
 def dataset_override_text(cal: DatasetCalibration, dataset: str) -> str:
