@@ -2,7 +2,8 @@
 
     ascx tune FILE [--size N=V]... [--target T] [--budget N] [--strategy agent|random|grid|tpe]
               [--jobs J] [--executor local|ray] [--db PATH] [--seed S] [--measure M]
-              [--allow PASS]... [--documented PIPELINE] [--space] [--explain] [--json] [-o tuned.ir] [--emit ascendc]
+              [--allow PASS]... [--shapes 'N=V,...:W;...'] [--documented PIPELINE] [--space] [--explain] [--json]
+              [-o tuned.ir] [--emit ascendc]
     ascx explain RUN [--db PATH] [--json]
     ascx db list|show RUN|export [--db PATH] [--json]
 
@@ -109,6 +110,9 @@ def _fmt(us: float | None) -> str:
 @click.option("--allow", "allow", metavar="PASS", multiple=True,
               help="Let the search use this precision-changing pass (repeatable: round_operand, reciprocal); each "
                    "candidate using it is verified against the interpreter at the outputs' tolerance.")
+@click.option("--shapes", "shapes", metavar="SHAPES", default=None,
+              help="Tune one pipeline for a set of sizes, minimising the weighted time: 'S=512,D=64:3;S=1024,D=64:1' "
+                   "(NAME=V,... as --size, ':weight' default 1); re-checked (capacity + verify) at each.")
 @click.option("--documented", metavar="PIPELINE", default=None, help="Pipeline to compare with (default: the one examples/README.md documents for FILE).")
 @click.option("--space", "show_space", is_flag=True,
               help="Print the search space (each knob, its masked domain, the space's size; the staged pass sequences); "
@@ -119,8 +123,9 @@ def _fmt(us: float | None) -> str:
 @click.option("--emit", type=click.Choice(["ir", "ascendc"]), default="ir", show_default=True, help="What -o receives.")
 @handle_errors
 def tune_cmd(file: str, sizes: tuple[str, ...], target_name: str | None, budget: int, strategy: str, jobs: int,
-             executor: str, db_path: str | None, seed: int, measure: str, allow: tuple[str, ...], documented: str | None,
-             show_space: bool, explain_: bool, as_json: bool, output: str | None, emit: str) -> None:
+             executor: str, db_path: str | None, seed: int, measure: str, allow: tuple[str, ...], shapes: str | None,
+             documented: str | None, show_space: bool, explain_: bool, as_json: bool, output: str | None,
+             emit: str) -> None:
     """Choose the pass pipeline for FILE by measured latency; every evaluation is stored in
     the tuning DB (a tuned shape answers at once, an interrupted tune resumes)."""
     from .tune.precision import PRECISION_PASSES
@@ -138,6 +143,9 @@ def tune_cmd(file: str, sizes: tuple[str, ...], target_name: str | None, budget:
         check_output_path(output, "-o", inputs=(file,))
     if emit == "ascendc" and not output:
         raise UsageError("--emit ascendc needs -o PATH", hint="e.g. -o tuned.cpp")
+    if shapes is not None:
+        _tune_shapes(file, sizes, shapes, target_name, budget, strategy, db_path, seed, measure, allow, as_json)
+        return
     kernel = load_kernel(file, sizes)
     target = load_target(target_name)
     if show_space:
@@ -224,6 +232,38 @@ def _space_text(kernel: "Kernel", target: "Target", allow: tuple[str, ...], as_j
     if not st["complete"]:
         out.append(f"  (enumeration stopped after {SPACE_SECONDS:g} s or {st['size']} candidates: the domains seen so far)")
     return "\n".join(out)
+
+
+def _tune_shapes(file: str, sizes: tuple[str, ...], text: str, target_name: str | None, budget: int, strategy: str,
+                 db_path: str | None, seed: int, measure: str, allow: tuple[str, ...], as_json: bool) -> None:
+    """`ascx tune FILE --shapes ...` (transformer/tune/shapes.py)."""
+    from .tune.shapes import parse_shapes, tune_shapes
+
+    try:
+        parsed = parse_shapes(text)
+    except ValueError as e:
+        raise UsageError(f"--shapes: {e}", hint="e.g. --shapes 'S=512,D=64:3;S=1024,D=64:1'") from None
+    kernels = [load_kernel(file, sizes + s) for s, _ in parsed]
+    target = load_target(target_name)
+    db = _db(db_path)
+    res = tune_shapes(kernels, [w for _, w in parsed], target, budget=budget, strategy=strategy,
+                      measurer=_measurer(measure), db=db, seed=seed, allow=tuple(dict.fromkeys(allow)))
+    if as_json:
+        click.echo(json.dumps(res.to_json(), indent=2))
+        return
+    if res.best_pipeline is None:
+        click.echo("no pipeline is legal, fits and verifies at every shape (see `ascx db show`)")
+    else:
+        ratio = f" (untransformed: {res.baseline_us:.3f} us, {res.baseline_us / res.weighted_us:.2f}x)" \
+            if res.baseline_us and res.weighted_us else ""
+        click.echo(f"best for the set: {res.best_pipeline or '(no passes)'}  weighted {_fmt(res.weighted_us)}{ratio}")
+        for e in res.per_shape:
+            at = ",".join(f"{k}={v}" for k, v in sorted(e.sizes.items()))
+            check = "verified" if e.verified else "not verified (too large for the interpreter)" if e.verified is None \
+                else "not verified"
+            click.echo(f"  {at} (weight {e.weight:.3f}): {_fmt(e.m.time_us if e.m else None)}, fits, {check}")
+    click.echo(f"evaluations: {res.evaluations} pipelines x {len(kernels)} shapes; db: {res.db} (run {res.run_id})")
+    db.close()
 
 
 def _report(res: Any) -> str:

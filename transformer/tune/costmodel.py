@@ -238,7 +238,9 @@ def dataset_from_db(db: "TuningDB", model_version: str, target: "Target", limit:
     from ..parser import parse
     from .space import SearchSpace
 
-    runs = {r["source"]: r["source_text"] for r in db.runs() if r.get("source_text") and r["target"] == target.name}
+    # a `--shapes` run's rows are weighted times over several sizes, not one kernel's: left out
+    runs = {r["source"]: r["source_text"] for r in db.runs() if r.get("source_text") and r["target"] == target.name
+            and not str(r.get("strategy") or "").endswith("(shapes)")}
     spaces: dict[str, SearchSpace] = {}
     X, y, keys = [], [], []
     seen: set[str] = set()
