@@ -138,3 +138,22 @@ def test_a_distributed_nest_records_what_each_inner_pattern_said() -> None:
     assert var == "j" and pv.inner == ("axpy",)
     assert said["axpy"][0] is not None and said["dot"][0] is None and "V_ub" in said["dot"][1]
     assert said["contract"][1] == "the distributed loop holds no reduction over a nest of loops"
+
+
+def test_explain_lists_the_refusals_under_each_fallback(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`emit --explain`'s report (the profile replaced by fixed costs: the listing is tested here,
+    the shares in tests/codegen/test_vector_whole_tile.py)."""
+    from types import SimpleNamespace
+
+    from transformer import cli_emit
+    from transformer.timing import explain
+
+    tried = (("vector-1d", None, "`Y` is not a UB local"), ("collapsed-2d", None, "not a perfect 2-D nest"))
+    costs = [explain.FallbackCost("k.ir:3:5 `j`", "`Y` is not a UB local", 900.0, 0.9, tried)]
+    run = SimpleNamespace(details={"busy_cycles_all_cores": 1000.0, "cores_run": 1}, cycles=1200.0)
+    monkeypatch.setattr(explain, "fallback_costs", lambda em, target: (costs, run))
+    text = cli_emit.explain_fallbacks(None, resolve_target(None))
+    lines = text.splitlines()
+    assert "k.ir:3:5 `j`: `Y` is not a UB local" in lines[1]
+    assert lines[2].strip().startswith("no pattern applies")
+    assert lines[3].strip() == "vector-1d: `Y` is not a UB local" and lines[4].strip() == "collapsed-2d: not a perfect 2-D nest"

@@ -19,6 +19,8 @@ class CubeMmad:
 
     def match(self, desc: "NestDesc", ctx: Ctx) -> Match | Reason:
         cube = ctx.pe.cube
+        if cube is None and ctx.pe.ph.core == "cube":
+            return Reason(self.name, "the cube selection did not take this phase (its warning says why)")
         if cube is None:
             return Reason(self.name, "not a cube phase")
         if not cube.handles(ctx.loop):
