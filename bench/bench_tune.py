@@ -11,6 +11,13 @@ softmax 1024 x 1024 with a warm compile cache).
 
     python bench/bench_tune.py [--measure auto|emulator|estimate] [--seeds 20] [--budgets 10,20,50]
                                [--jobs J] [--db PATH] [--only add,softmax] [--json] [--markdown]
+    python bench/bench_tune.py --large [--budgets 20,50,200] [--seeds 10] [--reference agent,random] ...
+
+`--large`: the knob spaces (`transformer/tune/knobs.py`, >= 10^4 points) of matmul, attention
+with the flash options, conv2d and softmax with the tile lengths of every loop, searched by
+`ascx tune` itself (`tune`, fresh DB per run, one shared measurement cache per problem); the
+reference is the best time of every run and of the `--reference` strategies at 20x the smallest
+budget (exhaustive measurement is out of reach); cells are reference / found.
 
 With `--measure estimate` the ground truth is the analytic estimate, which is also the
 agent's prior: the agent's numbers are then not evidence of anything (the report says so).
@@ -135,6 +142,78 @@ def throughput(measurer: Any, target: Any, n: int = 10) -> dict[str, float]:
     return {"n": len(cands), "wall_s": wall, "per_minute": len(cands) / wall * 60}
 
 
+# ---- large spaces (issue 27 item 6): the knob space, a reference from a 20x budget ---------
+
+LARGE_PROBLEMS: list[tuple[str, dict[str, int], tuple[str, ...]]] = [
+    ("matmul", {"M": 512, "N": 512, "K": 512}, ()),
+    ("attention", {"S": 1024, "D": 64}, ("round_operand",)),  # with the flash options
+    ("conv2d", {}, ()),
+    ("softmax", {"R": 1024, "C": 1024}, ()),  # tile lengths of every loop
+]
+REFERENCE_FACTOR = 20
+
+
+@dataclass
+class CachedMeasurer:
+    """`inner` measured once per canonical kernel (runs on fresh DBs share the results)."""
+
+    inner: Any
+    cache: dict[str, Measurement]
+
+    @property
+    def name(self) -> str:
+        return str(self.inner.name)
+
+    @property
+    def version(self) -> str:
+        return str(self.inner.version)
+
+    def measure(self, kernel: Any, target: Any) -> Measurement:
+        key = kernel_key(kernel, target)
+        if key not in self.cache:
+            self.cache[key] = self.inner.measure(kernel, target)
+        return self.cache[key]
+
+
+def large(a: Any, measurer: Any, target: Any, budgets: list[int], strategies: list[str]) -> list[dict[str, Any]]:
+    """found / reference per (problem, strategy, budget) over seeds; the reference is the best
+    time of every run plus `reference` strategies at REFERENCE_FACTOR x the smallest budget."""
+    from transformer.tune.knobs import KnobSpace
+
+    only = set(a.only.split(",")) - {""}
+    rows = []
+    for name, sizes, allow in LARGE_PROBLEMS:
+        if only and name not in only:
+            continue
+        kernel = load_kernel(str(ROOT / "examples" / f"{name}.ir"), tuple(f"{k}={v}" for k, v in sizes.items()))
+        size = KnobSpace.build(kernel, target, allow).size
+        cached = CachedMeasurer(measurer, {})
+        tg = time.perf_counter()
+
+        def run(strategy: str, budget: int, seed: int) -> float:
+            res = tune(kernel, target, budget=budget, strategy=strategy, measurer=cached, db=TuningDB(":memory:"),
+                       seed=seed, allow=allow)
+            return res.best_m.time_us if res.best_m and res.best_m.time_us else math.inf
+
+        found = {(s, b, seed): run(s, b, seed) for s in strategies for b in budgets
+                 for seed in range(a.seeds if s != "grid" else 1)}
+        ref_runs = {s: run(s, REFERENCE_FACTOR * budgets[0], 0) for s in a.reference.split(",") if s}
+        ref = min([*found.values(), *ref_runs.values()])
+        label = f"{name} " + ",".join(f"{k}={v}" for k, v in sizes.items())
+        print(f"{label}: knob space {size:.3g} points, reference {ref:.3f} us (best of every run and "
+              f"{', '.join(f'{s} @{REFERENCE_FACTOR * budgets[0]}: {t:.3f}' for s, t in ref_runs.items())}), "
+              f"{len(cached.cache)} kernels measured, {time.perf_counter() - tg:.0f} s", file=sys.stderr, flush=True)
+        for s in strategies:
+            for b in budgets:
+                ratios = [ref / t if t and math.isfinite(t) else 0.0 for (s2, b2, _), t in found.items() if (s2, b2) == (s, b)]
+                rows.append({"kernel": name, "sizes": sizes, "candidates": f"{size:.2g}", "strategy": s, "budget": b,
+                             "seeds": len(ratios), "median": statistics.median(ratios), "p10": pct(ratios, 0.10),
+                             "optimum_us": ref})
+                print(f"  {s:7} @{b:<3} median {rows[-1]['median']:.3f}  p10 {rows[-1]['p10']:.3f}", file=sys.stderr,
+                      flush=True)
+    return rows
+
+
 def pct(xs: list[float], q: float) -> float:
     xs = sorted(xs)
     if not xs:
@@ -156,13 +235,15 @@ def main() -> int:
     ap.add_argument("--target", default="ascend910b2")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--large", action="store_true",
+                    help="the knob spaces (>= 10^4 points) of LARGE_PROBLEMS, against a reference found with a 20x budget")
+    ap.add_argument("--reference", default="agent,random", help="--large: strategies run at 20x the smallest budget")
     a = ap.parse_args()
     measurer = EstimateMeasurer() if a.measure == "estimate" else default_measurer()
     if a.measure == "emulator" and measurer.name != "emulator":
         print("the emulator profiler is not available in this build", file=sys.stderr)
         return 2
     target = get_target(a.target)
-    db = TuningDB(a.db)
     budgets = [int(b) for b in a.budgets.split(",")]
     strategies = a.strategies.split(",")
     if "tpe" in strategies:
@@ -171,6 +252,18 @@ def main() -> int:
         except ImportError:
             print("note: optuna not installed, tpe left out (pip install optuna)", file=sys.stderr)
             strategies.remove("tpe")
+    if a.large:
+        t0 = time.perf_counter()
+        rows = large(a, measurer, target, budgets, strategies)
+        note = ("ground truth = the analytic estimate, which is also the agent's prior: the agent's numbers are not "
+                "evidence") if measurer.name == "estimate" else None
+        if a.json:
+            print(json.dumps({"measurer": model_version(measurer), "rows": rows, "wall_s": time.perf_counter() - t0,
+                              "note": note}, indent=2))
+        else:
+            print(render(rows, budgets, strategies, note).replace("optimum time / found", "reference time / found"))
+        return 0
+    db = TuningDB(a.db)
     only = set(a.only.split(",")) - {""}
     rows = []
     t0 = time.perf_counter()
