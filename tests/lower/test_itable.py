@@ -96,3 +96,14 @@ def test_the_price_follows_the_table_class(op: str, extra: str) -> None:
 def test_the_temp_area_rule_reads_the_table() -> None:
     assert temporaries.API_TEMP_INSTRUCTIONS == {n for n, i in itable.TABLE.items() if i.api_temp}
     assert temporaries.needs_api_temp(["Add", "Select"]) and not temporaries.needs_api_temp(["Add", "Exp"])
+
+
+def test_type_selection_reads_the_integer_rows() -> None:
+    """The i32 operations type selection vectorises are those whose instruction's row takes
+    int32_t; Div's does not, and the reason quotes its row."""
+    from transformer.lower import vec_types
+
+    assert set(vec_types.INT_OPS) == {"+", "-", "*", "max", "min", "neg"}
+    assert all("i32" in itable.TABLE[vec_types.ARITH_API[op]].dtypes for op in vec_types.INT_OPS)
+    assert vec_types.arith_reason("+", "i32") is None
+    assert vec_types.arith_reason("/", "i32") == "integer division in i32 (Div takes half/float)"

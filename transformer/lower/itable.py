@@ -3,7 +3,8 @@
 Why: the facts about an instruction were spread over the modules that use them — which
 ones are transcendental (the price, `price.py`), which take the shared API temp area (the
 UB capacity rule, `temporaries.py`), which need a work tensor, how many repeats one call
-takes. One table, read by each of them, keeps them from disagreeing; a test checks its
+takes, which integer operations have an instruction (type selection, `vec_types.py`).
+One table, read by each of them, keeps them from disagreeing; a test checks its
 pricing classes against the emulator's (`vec_class_of` in
 `transformer/emulator/include/ascx_emu/ops.h`, the cost tags of `tm::vec` in `timing.h`)
 and that every instruction the lowering emits has a row.

@@ -47,9 +47,14 @@ is the sequential sum's own rounding error). `max=`/`min=` are exact either way.
 
 from __future__ import annotations
 
+from .itable import TABLE
+
 FLOAT_VEC = ("f16", "f32")  # dtypes with native float vector arithmetic
 INT_VEC = ("i32",)  # integer dtypes with native vector arithmetic
-INT_OPS = ("+", "-", "*", "max", "min", "neg")  # the integer vector operations (Add .. Min, Muls(-1))
+# the instruction of each IR arithmetic operation (`neg` is `Muls(-1)`); whether it takes an
+# integer dtype is its row's dtypes in the instruction table (itable.py)
+ARITH_API = {"+": "Add", "-": "Sub", "*": "Mul", "/": "Div", "max": "Max", "min": "Min", "neg": "Muls"}
+INT_OPS = tuple(op for op, api in ARITH_API.items() if "i32" in TABLE[api].dtypes)  # + - * max min neg
 NARROW_ACC = ("f16", "bf16")  # reduction targets accumulated in f32, rounded once
 
 
@@ -62,11 +67,17 @@ def arith_reason(op: str, dtype: str) -> str | None:
         if op in INT_OPS:
             return None
         if op == "/":
-            return f"integer division in {dtype} (Div takes half/float)"
+            return f"integer division in {dtype} (Div takes {_c_types(TABLE['Div'].dtypes)})"
         return f"`{op}` of {dtype} (the vector unit has it for half/float only)"
     if dtype == "i8":
-        return "vector arithmetic in i8 (Add/Sub/Mul/Max/Min take half/int16_t/float/int32_t)"
+        return f"vector arithmetic in i8 (Add/Sub/Mul/Max/Min take {_c_types(TABLE['Add'].dtypes)})"
     return f"vector arithmetic in {dtype}"
+
+
+def _c_types(dtypes: tuple[str, ...]) -> str:
+    """`half/int16_t/float/int32_t`: a table row's dtypes as the API pages name them."""
+    names = {"f16": "half", "f32": "float", "i16": "int16_t", "i32": "int32_t", "u16": "uint16_t"}
+    return "/".join(names.get(d, d) for d in dtypes)
 
 
 def cast_reason(src: str, dst: str) -> str | None:
