@@ -79,6 +79,10 @@ PINNED = {
     ("conv2d", "layout{X=NHWC},tile,double_buffer"): ["collapsed-2d", "distributed"],
     ("softmax", "fuse,tile,double_buffer"): ["rows2d"],
     ("attention", "tile"): ["cube-mmad", "collapsed-2d", "rows2d", "vector-1d", "distributed"],
+    ("layernorm", "fuse,tile,double_buffer"): ["vector-1d", "vector-1d", "vector-1d"],
+    ("rmsnorm", "fuse,tile,double_buffer"): ["vector-1d", "vector-1d"],
+    ("matmul", "tile{mm.i=64,mm.j=64,mm.k=64},double_buffer"): ["cube-mmad", "cube-mmad", "cube-mmad"],
+    ("softmax", "fuse,reciprocal,tile,double_buffer"): ["rows2d"],
 }
 
 
