@@ -91,7 +91,7 @@ OPS: list[Op] = [
        _mm("M", "N", "K", batch="Bt")),
     Op("decode attention GQA", "decode_attention", {"HQ": 32, "HK": 8, "S": 4096, "D": 128},
        {"HQ": 8, "HK": 2, "S": 256, "D": 128}),
-    Op("int8 matmul + dequant", "int8_matmul", {"M": 1024, "N": 4096, "K": 4096}, {"M": 64, "N": 128, "K": 256},
+    Op("int8 matmul + dequant", "int8_matmul", {"M": 1024, "N": 4096, "K": 4096}, {"M": 48, "N": 128, "K": 4096},
        _mm("M", "N", "K", k_per_fractal=32)),
 ]
 
@@ -145,7 +145,7 @@ def cube_floor_us(op: Op, sizes: dict[str, int]) -> float:
 def run_op(op: Op, timeout: float) -> dict[str, Any]:
     from transformer.codegen import emit_ascendc
     from transformer.targets import get_target
-    from transformer.timing.explain import fallback_costs
+    from transformer.timing.explain import fallback_costs, price_fallbacks
     from transformer.timing.profile import profile_kernel
 
     tgt = get_target(TARGET)
@@ -158,11 +158,15 @@ def run_op(op: Op, timeout: float) -> dict[str, Any]:
         falls = [(n.where, n.fallback) for n in em.plan.nests if n.fallback]
         row["fallbacks"] = [f"{w}: {why}" for w, why in falls]
         row["instructions"] = sorted(set(em.plan.instructions()))
+        costs, r = [], None
         if falls:
             # scalar code at this size would run for minutes: profile the probe size, scale by the work
             pk, pt = _parse(op, op.probe)
             pem = emit_ascendc(pt, tgt, source_name=f"examples/{op.example}.ir")
             costs, r = fallback_costs(pem, tgt, timeout=timeout)
+            if r is None:  # the probe size has no fallback (it fits a pattern the full size does not)
+                row["probe_note"] = "the probe size has no fallback: profiled at the full size"
+        if r is not None:
             # the work grows by `scale`; spread over the cores the full kernel launches
             # (the probe may launch fewer: fewer rows than cores)
             probe_blocks = (r.details.get("launches") or [{}])[0].get("block_dim") or 1
@@ -185,6 +189,9 @@ def run_op(op: Op, timeout: float) -> dict[str, Any]:
                        critical_busy=_busy(r), hazards=len(r.hazards))
         else:
             r = profile_kernel(t, tgt, timing_only=True, emitted=em, timeout=timeout)
+            if falls:
+                row["shares"] = [round(c.share, 4) for c in price_fallbacks(
+                    [n for n in em.plan.nests if n.fallback], r, em.combined()[1])]
             roof_us = max(r.roofline_us, cube_floor_us(op, op.sizes))
             row.update(cycles=round(r.cycles), time_us=round(r.time_us, 2), roofline_us=round(roof_us, 2),
                        profile_roofline_us=round(r.roofline_us, 2), ratio=round(r.time_us / roof_us, 3), bound=r.bound,
