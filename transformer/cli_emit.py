@@ -230,6 +230,8 @@ def patterns_report(nests: list[Any]) -> str:
         if not n.tried:
             continue
         out.append(f"{n.where}: {n.pattern or 'scalar (no pattern applies)'}")
+        if n.shape:
+            out.append(f"  shape: {n.shape}")
         out.extend(_tried_lines(n.tried, "  "))
         for var, tried in n.inner_tried:
             out.append(f"  inner loop `{var}`:")

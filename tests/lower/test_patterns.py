@@ -161,3 +161,13 @@ def test_explain_lists_the_refusals_under_each_fallback(monkeypatch) -> None:  #
     assert "k.ir:3:5 `j`: `Y` is not a UB local" in lines[1]
     assert lines[2].strip().startswith("no pattern applies")
     assert lines[3].strip() == "vector-1d: `Y` is not a UB local" and lines[4].strip() == "collapsed-2d: not a perfect 2-D nest"
+
+
+def test_ascx_patterns_shows_the_nest_descriptor() -> None:
+    from click.testing import CliRunner
+
+    from transformer.cli import main
+
+    r = CliRunner().invoke(main, ["patterns", str(ROOT / "examples" / "add.ir"), "--passes", "tile", "--size", "M=64", "--size", "N=64"])
+    assert r.exit_code == 0, r.output
+    assert "shape: loops i:" in r.output and "C_ub= contiguous (ub f16)" in r.output

@@ -8,7 +8,8 @@ one refused in the same terms.
 A descriptor holds
 - the loops of the nest's perfect prefix, outermost first (`LoopDesc`: variable, bounds,
   largest trip count, and the C++-free fact whether it is a tile tail `lo..min(T, ..)`);
-- per tensor access in the innermost body (`OperandDesc`): the tensor, read or write, dtype,
+- per tensor access of the assignments directly in the innermost body of that prefix (an
+  inner loop of an imperfect nest is described on its own) (`OperandDesc`): the tensor, read or write, dtype,
   scope (`gm`, `ub`, `l1`, ... for locals, `scalar` for rank-0 temps), the affine element
   offset (`base`: the flat offset with every loop variable at 0, None when an index is not
   affine), the element stride per loop variable, and its form over the innermost two loops:

@@ -895,7 +895,7 @@ class PhaseEmitter:
         mark = len(self.low.nests)
         lines = emit_chosen(sel, ctx)
         for n in self.low.nests[mark:mark + 1]:
-            n.pattern, n.tried = sel.chosen.pattern, sel.tried()
+            n.pattern, n.tried, n.shape = sel.chosen.pattern, sel.tried(), sel.desc.summary()
         return lines  # type: ignore[return-value]
 
     def ub_locals_touched(self, s: ir.For) -> tuple[bool, bool]:
@@ -982,7 +982,7 @@ class PhaseEmitter:
         else:
             self.low.nests.append(NestChoice(where, ("GetValue", "SetValue"), why, self.ph.index, name))
         if self.selection is not None:
-            self.low.nests[-1].tried = self.selection.tried()
+            self.low.nests[-1].tried, self.low.nests[-1].shape = self.selection.tried(), self.selection.desc.summary()
         self.low.warn(s, f"nest `{name}` falls back to scalar GetValue/SetValue code ({why}): slow, never wrong")
 
     def assign(self, s: ir.Assign, depth: int) -> list[Line]:

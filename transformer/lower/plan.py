@@ -135,6 +135,7 @@ class NestChoice:
     pattern: str = ""
     tried: tuple[tuple[str, float | None, str], ...] = ()
     inner: tuple[str, ...] = ()  # the `inner` site's pattern for each inner loop (a `distributed` nest)
+    shape: str = ""  # the nest descriptor's summary (lower/desc.py) the `nest` site's patterns read
     inner_tried: tuple[tuple[str, tuple[tuple[str, float | None, str], ...]], ...] = ()  # per inner loop: its `tried`
     # the `rows` site's record when this is the first nest of a row loop kept row by row
     rows: tuple[tuple[str, float | None, str], ...] = ()
