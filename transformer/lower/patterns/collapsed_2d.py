@@ -21,8 +21,8 @@ class Collapsed2D(ItemsPriced):
         why = vector_site(ctx)
         if why:
             return Reason(self.name, why)
-        if len(ctx.loop.body) != 1 or desc.depth < 2:
-            return Reason(self.name, "not a perfect 2-D nest")
+        if desc.depth < 2:
+            return Reason(self.name, "one loop, not a 2-D nest" if desc.only_assigns else "not a perfect 2-D nest")
         if desc.depth > 2 or not desc.only_assigns:
             return Reason(self.name, "the inner loop's body holds loops or copies")
         from ..vector import match_straight

@@ -22,8 +22,9 @@ class Interchanged:
         why = vector_site(ctx)
         if why:
             return Reason(self.name, why)
-        if len(ctx.loop.body) != 1 or desc.depth != 2 or not desc.only_assigns:
-            return Reason(self.name, "not a perfect 2-D nest of assignments")
+        if desc.depth != 2 or not desc.only_assigns:
+            return Reason(self.name, "one loop, not a 2-D nest" if desc.depth == 1 and desc.only_assigns
+                          else "not a perfect 2-D nest of assignments")
         from ..vector import match_interchanged
 
         got = match_interchanged(ctx.pe, [ctx.loop, ctx.loop.body[0]], ctx.depth)  # type: ignore[list-item]
