@@ -503,8 +503,36 @@ def _check_access(e: ir.Access, k: ir.Kernel, loop_vars: tuple[str, ...], errors
             f"`{e.tensor}` has rank {t.rank} but is indexed with {len(e.indices)} "
             f"ind{'ex' if len(e.indices) == 1 else 'ices'}", e.loc,
             hint=f"declared as {t.dtype}[" + ", ".join(_short(d) for d in t.shape) + "]"))
-    for idx in e.indices:
-        _check_index(idx, k, loop_vars, errors)
+    for d, idx in enumerate(e.indices):
+        if isinstance(idx, ir.Access):
+            _check_index_read(idx, e, d, k, loop_vars, errors)
+        else:
+            _check_index(idx, k, loop_vars, errors)
+
+
+def _check_index_read(r: ir.Access, outer: ir.Access, d: int, k: ir.Kernel, loop_vars: tuple[str, ...],
+                      errors: list[SemanticError]) -> None:
+    """A data-dependent index (`T[ids[t], h]`, `gathers.py`): the read of an integer tensor
+    whose own indices are affine (index reads nest once)."""
+    t = k.tensor(r.tensor)
+    if t is None:
+        _check_access(r, k, loop_vars, errors)  # reports the unknown name
+        return
+    if t.dtype not in ir.INT_DTYPES:
+        errors.append(SemanticError(
+            f"index {d} of `{outer.tensor}` reads {t.dtype} tensor `{t.name}`: an index tensor must be an integer tensor",
+            r.loc, hint=f"declare `{t.name}` as i32 (or i8), or convert its values first into an i32 temp"))
+        return
+    if len(r.indices) != t.rank:
+        _check_access(r, k, loop_vars, errors)  # reports the rank
+        return
+    for idx in r.indices:
+        if isinstance(idx, ir.Access):
+            errors.append(SemanticError(
+                "an index tensor's own index reads a tensor: data-dependent indices nest once", idx.loc,
+                hint=f"read `{format_expr(idx)}` into an i32 temp first and index `{r.tensor}` with loop variables"))
+            return
+        _check_index(idx, k, loop_vars, errors, what="index of an index tensor")
 
 
 def _check_index(idx: ir.Expr, k: ir.Kernel, loop_vars: tuple[str, ...], errors: list[SemanticError],
@@ -564,6 +592,9 @@ def _non_affine_hint(bad: ir.Expr, default: str | None) -> str | None:
     if isinstance(bad, ir.Binary) and bad.op in QUASI_OPS:
         return (f"`{bad.op}` divides by a positive constant: an integer literal or a size (`D / 2`, `i % 2`, "
                 "`c / CG`), not by a loop variable or a tensor element")
+    if isinstance(bad, ir.Access):
+        return ("a tensor read may be a whole index of a tensor access (`T[ids[t], h]`: an integer tensor "
+                "with affine indices), not part of index arithmetic, a loop bound, a shape or a copy region")
     return default
 
 
@@ -720,6 +751,26 @@ def check_ranged_sizes(k: ir.Kernel) -> Iterator[SemanticError]:
         yield from check_ranged_bounds(k)
 
 
+def check_index_tensors(k: ir.Kernel) -> Iterator[SemanticError]:
+    """No tensor read as a data-dependent index (`ids` in `T[ids[t], h]`) is assigned in the
+    same nest (top-level statement): its values are data of an earlier nest (or an input),
+    so the gather (or scatter) can be planned from them. A copy into it (a pass staging the
+    index tensor into UB, `copy ids_ub <- ids[...]`) moves those values and is allowed.
+    Index reads appear only in assignments (a copy region is affine)."""
+    from .gathers import stmt_index_reads
+
+    for top in k.body:
+        written = {s.target.tensor if isinstance(s.target, ir.Access) else s.target.name
+                   for s in ir.iter_stmts((top,)) if isinstance(s, ir.Assign)}
+        for s in ir.iter_stmts((top,)):
+            for r in stmt_index_reads(s):
+                if r.tensor in written:
+                    yield SemanticError(
+                        f"index tensor `{r.tensor}` is assigned in the nest that indexes through it", r.loc,
+                        hint=f"compute `{r.tensor}` in a loop nest of its own before this one")
+                    return
+
+
 INVARIANTS: tuple[Check, ...] = (
     check_identifiers,
     check_unique_names,
@@ -727,6 +778,7 @@ INVARIANTS: tuple[Check, ...] = (
     check_shapes,
     check_statements,
     check_copies,
+    check_index_tensors,
     check_literals,
     check_outputs,
     check_ranged_sizes,

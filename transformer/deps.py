@@ -29,6 +29,10 @@ two statements do not share are compared by interval overlap (conservative). Any
 else (several loop variables in one subscript, e.g. tiled `i0*64 + i1`; ranges with loop
 bounds) goes to Z3 over the iteration space (Presburger, exact), refining direction
 vectors level by level. A Z3 timeout keeps `*` (conservative, never unsound).
+A data-dependent index (`T[ids[t], h]`, `gathers.py`) is a dimension that may take any value:
+it constrains nothing (an unconstrained variable for Z3), so such a write may conflict with
+every access to the tensor that agrees on the other dimensions; every dependence through
+it says so in its description (`AccessInfo.through`), which passes quote when they refuse.
 
 Size: why one module of ~870 lines: the fast test, the Z3 test and the legality predicates
 (`interchange_violation`, `fusion_conflict`, `privatizable`, ...) share the private
@@ -93,6 +97,7 @@ class AccessInfo:
     position: int  # order of evaluation inside the statement (reads first, write last)
     loc: ir.Loc | None = field(default=None, compare=False)
     reduction: str | None = None  # the op, when this is the target of a reduction statement
+    loc_node: "ir.Access | ir.Name | ir.Region | None" = field(default=None, compare=False, repr=False)
 
     def describe(self) -> str:
         from .printer import format_expr
@@ -102,6 +107,16 @@ class AccessInfo:
 
         ref = self.tensor + ("[" + ", ".join(d(x) for x in self.dims) + "]" if self.dims else "")
         return ("write of " if self.write else "read of ") + ref
+
+    def through(self) -> str | None:
+        """Why this access may touch any element of some dimension (`gathers.describe_through`),
+        when it indexes through a tensor; None for an affine access."""
+        dims = tuple(k for k, d in enumerate(self.dims) if d[0] == "pt" and isinstance(d[1], ir.Access))
+        if not dims or not isinstance(self.loc_node, ir.Access):
+            return None
+        from .gathers import describe_through
+
+        return describe_through(self.loc_node, dims)
 
 
 def statements(kernel: ir.Kernel) -> list[StmtInfo]:
@@ -129,7 +144,7 @@ def accesses(kernel: ir.Kernel, st: StmtInfo) -> list[AccessInfo]:
         red = s.op if is_reduction_stmt(s) else None
         for u in uses(s, {t.name for t in kernel.tensors()}):
             dims = tuple(("pt", e) for e in u.indices)
-            out.append(AccessInfo(st, u.tensor, u.write, dims, len(out), u.loc, red if u.target else None))
+            out.append(AccessInfo(st, u.tensor, u.write, dims, len(out), u.loc, red if u.target else None, u.node))
     else:
         for u in uses(s):
             dims = tuple(("rng", d.lo, d.hi) if isinstance(d, ir.Slice) else ("pt", d) for d in u.indices)
@@ -171,12 +186,19 @@ class Dependence:
             dist = " distance (" + ", ".join(str(d) for d in self.distance) + ")"
         loops = ", ".join(l.loop.var for l in self.loops)
         red = f" ({self.src.reduction} reduction)" if self.reduction else ""
+        why = _through(self.src, self.dst)
         return (f"{self.kind} dependence{red} from the {self.src.describe()} to the {self.dst.describe()}, "
-                f"direction {vec} over loops ({loops}){dist}")
+                f"direction {vec} over loops ({loops}){dist}" + (f" ({why})" if why else ""))
 
     def notes(self) -> list[tuple[ir.Loc | None, str]]:
         return [(self.src.loc or self.src.stmt.loc, f"source: {self.src.describe()}"),
                 (self.dst.loc or self.dst.stmt.loc, f"sink: {self.dst.describe()}")]
+
+
+def _through(a: AccessInfo, b: AccessInfo) -> str | None:
+    """The data-dependent indices that make two accesses conflict, explained (None if both are affine)."""
+    whys = [w for w in (a.through(), b.through()) if w]
+    return "; ".join(dict.fromkeys(whys)) or None
 
 
 def _flip(c: Comp) -> Comp:
@@ -307,6 +329,8 @@ def _fast_vectors(sa: _Side, sb: _Side, pairs: Sequence[tuple[int, int]], sizes:
     dist: dict[int, int] = {}
     ia = ib = None
     for da, db in zip(sa.acc.dims, sb.acc.dims):
+        if _gathered(da) or _gathered(db):
+            continue  # a data-dependent index may take any value of the dimension: no constraint
         if da[0] != "pt" or db[0] != "pt":
             ra, rb = _dim_interval(da, sa), _dim_interval(db, sb)
             if ra is None or rb is None:
@@ -374,6 +398,11 @@ def _fast_vectors(sa: _Side, sb: _Side, pairs: Sequence[tuple[int, int]], sizes:
         else:
             vec.append("*")
     return [tuple(vec)]
+
+
+def _gathered(d: Dim) -> bool:
+    """Whether a dimension is a data-dependent index (`ids[t]` in `T[ids[t], h]`)."""
+    return d[0] == "pt" and isinstance(d[1], ir.Access)
 
 
 def _paired_range(d: Dim, side: _Side, pair_of: dict[str, int]) -> tuple[int, int, int, int] | None:
@@ -462,6 +491,8 @@ def _z3_expr(e: ir.Expr, side: _Side, vars_: dict):  # type: ignore[no-untyped-d
     if isinstance(e, ir.Call) and e.func in ("min", "max") and len(e.args) == 2:
         l, r = _z3_expr(e.args[0], side, vars_), _z3_expr(e.args[1], side, vars_)
         return z3.If(l <= r, l, r) if e.func == "min" else z3.If(l >= r, l, r)
+    if isinstance(e, ir.Access):  # a data-dependent index: any value (unconstrained, conservative)
+        return z3.FreshInt("g")
     raise _Complex
 
 
@@ -702,8 +733,9 @@ class FusionConflict:
     direction: tuple[str, ...]
 
     def describe(self) -> str:
+        why = _through(self.first, self.second)
         return (f"the {self.second.describe()} in the second loop at iteration i conflicts with the "
-                f"{self.first.describe()} in the first loop at a later iteration i' > i")
+                f"{self.first.describe()} in the first loop at a later iteration i' > i" + (f" ({why})" if why else ""))
 
     def notes(self) -> list[tuple[ir.Loc | None, str]]:
         return [(self.first.loc or self.first.stmt.loc, f"first loop: {self.first.describe()}"),

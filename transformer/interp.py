@@ -51,6 +51,7 @@ from .affine import eval_int, to_affine
 from .contraction import blas_form, contract, contraction_factors, names_in, target_names
 from .diagnostics import InterpError, UsageError
 from .dtypes import BOOL, WEAK_FLOAT, WEAK_INT, Ty, float_of, promote
+from .gathers import index_extents
 from .intrinsics import BY_NAME as INTRINSIC, tolerance_for
 from .walk import uses
 
@@ -141,13 +142,17 @@ def run(kernel: ir.Kernel, inputs: Mapping[str, np.ndarray], *, vectorise: bool 
 
 def random_inputs(kernel: ir.Kernel, rng: np.random.Generator) -> dict[str, np.ndarray]:
     """Random inputs of the right shapes and dtypes: floats uniform in [-1, 1) (never all
-    zeros), i8 in [-8, 8], i32 in [-100, 100]."""
+    zeros), i8 in [-8, 8], i32 in [-100, 100]; a tensor read as an index (`ids` in
+    `T[ids[t], h]`) in `0..n-1`, `n` the smallest extent it indexes (`gathers.index_extents`)."""
     check_footprint(kernel)
     sizes = kernel.size_values()
+    index_n = index_extents(kernel)
     out: dict[str, np.ndarray] = {}
     for t in kernel.inputs:
         shape = tuple(eval_int(d, sizes) for d in t.shape)
-        if t.dtype in ir.FLOAT_DTYPES:
+        if t.name in index_n:
+            v = rng.integers(0, max(1, min(index_n[t.name], 128 if t.dtype == "i8" else 1 << 31)), size=shape)
+        elif t.dtype in ir.FLOAT_DTYPES:
             v = rng.uniform(-1.0, 1.0, size=shape).astype(np.float32)
         elif t.dtype == "i8":
             v = rng.integers(-8, 9, size=shape)
@@ -563,6 +568,9 @@ class _Interpreter:
         shape = self.arrays[decl.name].shape
         out = []
         for d, (e, n) in enumerate(zip(a.indices, shape)):
+            if isinstance(e, ir.Access):  # a data-dependent index: the values an integer tensor holds
+                out.append(self.index_read(e, env, a, d, n))
+                continue
             v = self.index_value(e, env)
             if np.ndim(v) == 0:
                 if not 0 <= int(v) < n:
@@ -575,6 +583,22 @@ class _Interpreter:
                                       f"of `{decl.name}` (size {n})", a.loc)
             out.append(v)
         return tuple(out)
+
+    def index_read(self, r: ir.Access, env: dict[str, Any], a: ir.Access, d: int, n: int) -> Any:
+        """The values of the index read `r` (`ids[t]`) used as index `d` of `a`, checked
+        against the extent `n` of that dimension; an error names the element of the index
+        tensor that holds the bad value (`index ids[5] = 40000 is out of bounds ...`)."""
+        rdecl = self.decls[r.tensor]
+        ridx = self.indices(r, env, rdecl)
+        v = np.asarray(self.load(rdecl, ridx, r)).astype(np.int64)
+        bad = (v < 0) | (v >= n)
+        if np.any(bad):
+            pos = tuple(np.argwhere(bad)[0]) if np.ndim(v) else ()
+            elem = [int(np.broadcast_to(i, np.shape(v))[pos]) for i in ridx]
+            raise InterpError(f"index {r.tensor}[{', '.join(map(str, elem))}] = {int(v[pos])} is out of bounds for "
+                              f"`{a.tensor}` dimension {d} (extent {n})", r.loc or a.loc,
+                              hint=f"every value of `{r.tensor}` used to index `{a.tensor}` must be in 0..{n - 1}")
+        return v if np.ndim(v) else int(v)
 
     def index_value(self, e: ir.Expr, env: dict[str, Any]) -> Any:
         if isinstance(e, ir.IntLit):

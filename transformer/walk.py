@@ -12,8 +12,10 @@ region analysis (`regions.py`) and the passes (`passes/_rewrite.py`, `tile`, `do
 - `sites(stmts)`: every assignment and copy with its path (body indices) and its enclosing
   loops (path, loop), outermost first, in program order.
 
-Index expressions are affine in loop variables and sizes (`check.py`), so they hold no
-accesses: the indices of a reference are never walked for reads.
+Index expressions are affine in loop variables and sizes (`check.py`), or an index read
+(`ids[t]` in `T[ids[t], h]`, `gathers.py`) whose own indices are affine: an index read is a
+read like any other, reported before the access it indexes (for a target, before the
+target's read and write).
 
 The "names used" question (which tensors, sizes and variables some statements mention) has
 one answer too: `ir.names_used` (and `ir.stmt_names` for one statement); "names written"
@@ -62,6 +64,10 @@ def uses(s: ir.Stmt, tensors: Container[str] | None = None) -> list[Use]:
             elif isinstance(x, ir.Name) and tensors is not None and x.name in tensors:
                 out.append(Use(x.name, (), False, x))
         t = s.target
+        if isinstance(t, ir.Access):
+            for r in t.indices:
+                if isinstance(r, ir.Access):  # an index read (`out[ids[t], h] = ...`)
+                    out.append(Use(r.tensor, r.indices, False, r))
         if isinstance(t, ir.Access) or (tensors is not None and t.name in tensors):
             name, idx = (t.tensor, t.indices) if isinstance(t, ir.Access) else (t.name, ())
             if s.op != "=":

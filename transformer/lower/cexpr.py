@@ -211,6 +211,8 @@ class ExprEmitter:
             return str(e.value)
         if isinstance(e, ir.Name):
             return str(self.sizes[e.name]) if e.name in self.sizes else self.names(e.name)
+        if isinstance(e, ir.Access):  # a data-dependent index: the scalar unit reads the index tensor
+            return f"static_cast<int32_t>({self.load(e.tensor, e.indices)})"
         raise AssertionError(f"not an index expression: {e!r}")
 
     # ---- values -------------------------------------------------------------------------
