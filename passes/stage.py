@@ -342,8 +342,15 @@ def _place(x: str, decl: ir.TensorDecl, lst: list[AccessSite], label: str, block
         if any(v in mentioned for v in between):
             break
         level = outer
-    boxes = [box_of(a, level, sizes) for a in lst]
+    gathered = [a for a in lst if any(isinstance(i, ir.Access) for i in a.access.indices)]
+    if gathered and len(gathered) == len(lst):
+        # only gathered: the rows it needs are known at run time (a DataCopy per row from GM);
+        # staging the whole dimension is worth it only next to affine accesses that cover it
+        return f"it is read only through an index tensor in `{label}` (gathered from GM)"
+    boxes = [box_of(a, level, sizes, decl.shape) for a in lst]
     if any(b is None for b in boxes):
+        if any(isinstance(i, ir.Access) for a in lst if a.write for i in a.access.indices):
+            return f"it is written through an index tensor in `{label}` (a scatter stays in GM)"
         return f"its footprint in `{label}` is not a box"
     box = merge(boxes, sizes)  # type: ignore[arg-type]
     if box is None:
@@ -430,6 +437,9 @@ def _rewrite_accesses(s: ir.Stmt, p: _Plan, sizes: Mapping[str, int]) -> ir.Stmt
         new = []
         for i, k, lo in zip(e.indices, keep, los):
             if not k:
+                continue
+            if isinstance(i, ir.Access):  # a gathered dimension, staged whole (`regions.box_of`)
+                new.append(i)
                 continue
             a = to_affine(i, sizes)
             assert a is not None and lo is not None

@@ -100,8 +100,12 @@ def collect(nest: ir.For) -> tuple[dict[str, list[AccessSite]], set[str], dict[P
     return accs, in_copies, loops
 
 
-def box_of(acc: AccessSite, level: Path, sizes: Mapping[str, int]) -> Box | None:
-    """Footprint of one access over the loops strictly inside `level`."""
+def box_of(acc: AccessSite, level: Path, sizes: Mapping[str, int],
+           shape: "tuple[ir.Expr, ...] | None" = None) -> Box | None:
+    """Footprint of one access over the loops strictly inside `level`. A dimension read
+    through an index tensor (`X[r, labels[r]]`, `gathers.py`) may hold any index: with the
+    tensor's `shape` given, its footprint is the whole dimension (a read only: a write through
+    an index has no box, so it stays in GM); without it, there is no box."""
     inner = [(p, lp) for p, lp in acc.loops if p[:len(level)] == level and len(p) > len(level)]
     inner_vars = {lp.var for _, lp in inner}
     rng: dict[str, tuple[ir.Expr, ir.Expr, int]] = {}
@@ -119,7 +123,15 @@ def box_of(acc: AccessSite, level: Path, sizes: Mapping[str, int]) -> Box | None
             return None
         rng[lp.var] = (simp(lp.lo), ext, mx)
     dims = []
-    for e in acc.access.indices:
+    for d, e in enumerate(acc.access.indices):
+        if isinstance(e, ir.Access):  # a data-dependent index: the whole dimension
+            if shape is None or acc.write:
+                return None
+            mx = eval_const(shape[d], sizes)
+            if mx is None:
+                return None
+            dims.append((lit(0), shape[d], mx, False))
+            continue
         a = to_affine(e, sizes)
         if a is None:
             return None
