@@ -180,7 +180,8 @@ def profile_kernel(kernel: Any, target: Target | str, *, timing_only: bool | Non
                    progress: Callable[[float], None] | None = None) -> ProfileResult:
     """Emit `kernel` for `target`, compile (cached), run on the emulator with the pipe-level
     model and return its profile. `timing_only` (default True) skips the arithmetic and the
-    data: the harness runs with `--no-data`, GM stays reserved, untouched, zero. `timeout`
+    data: the harness runs with `--no-data`, GM stays reserved, untouched, zero (not for a
+    kernel with data-dependent indices: it runs with zero inputs, every gathered row row 0). `timeout`
     and `progress`: see `run_profiled`."""
     from ..codegen import compile_emitted, emit_ascendc
     from ..targets import resolve_target
@@ -190,7 +191,12 @@ def profile_kernel(kernel: Any, target: Target | str, *, timing_only: bool | Non
     binary = compile_emitted(em)
     _, tmap = em.combined()
     plan = em.plan
-    only = True if timing_only is None else timing_only
+    # a kernel that indexes through a tensor has data-dependent addresses: it runs with its
+    # (zero) data, so every gathered index is 0 and in bounds (a timing-only run leaves UB
+    # unwritten and would address through whatever it holds)
+    from ..gathers import kernel_has_gathers
+
+    only = (True if timing_only is None else timing_only) and not (hasattr(kernel, "body") and kernel_has_gathers(kernel))
     with tempfile.TemporaryDirectory(prefix="ascx-profile-data-") as tmp:
         if not only:
             _write_inputs(plan, Path(tmp))
