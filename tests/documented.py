@@ -33,6 +33,9 @@ SMALL: dict[str, dict[str, int]] = {
     "attention_causal": {"S": 128, "D": 16},
     "conv2d": {"N": 1, "C": 2, "H": 6, "W": 5, "F": 3},
     "bmm": {"Bt": 2, "M": 40, "N": 72, "K": 100},  # tails in M, N and K
+    "embedding": {"V": 40, "H": 24, "N": 10},
+    "cross_entropy": {"R": 6, "C": 40},
+    "paged_attention": {"B": 2, "NH": 2, "D": 8, "BS": 4, "MB": 3, "NB": 7},
 }
 
 MAIN: dict[str, tuple[str, dict[str, int]]] = {}

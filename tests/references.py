@@ -135,6 +135,37 @@ def int_vector(A: np.ndarray, B: np.ndarray, S: np.ndarray, X: np.ndarray) -> di
     return out
 
 
+def embedding(table: np.ndarray, ids: np.ndarray) -> dict[str, np.ndarray]:
+    """Row ids[t] of the table for every token (numpy fancy indexing)."""
+    return {"out": np.asarray(table)[np.asarray(ids, np.int64)].astype(F16)}
+
+
+def cross_entropy(X: np.ndarray, labels: np.ndarray) -> dict[str, np.ndarray]:
+    """Per-row cross-entropy: logsumexp of the row (stable, in f32) minus the label's logit."""
+    x = _f32(X)
+    mx = x.max(axis=1)
+    lse = np.log(np.exp(x - mx[:, None]).sum(axis=1, dtype=F32)) + mx
+    picked = np.take_along_axis(x, np.asarray(labels, np.int64)[:, None], axis=1)[:, 0]
+    return {"loss": (lse - picked).astype(F32)}
+
+
+def paged_attention(Q: np.ndarray, Kc: np.ndarray, Vc: np.ndarray, table: np.ndarray,
+                    scale: float = 0.125) -> dict[str, np.ndarray]:
+    """Decode attention over a block-paged KV cache: each sequence's keys are its table's
+    blocks laid end to end (K[b] = Kc[table[b]].reshape(MB * BS, NH, D)), then softmax(q K^T
+    * scale) V per head, in f32."""
+    q, kc, vc = _f32(Q), _f32(Kc), _f32(Vc)
+    t = np.asarray(table, np.int64)
+    B, MB = t.shape
+    BS, NH, D = kc.shape[1:]
+    k = kc[t].reshape(B, MB * BS, NH, D)  # [b, j, n, d]
+    v = vc[t].reshape(B, MB * BS, NH, D)
+    s = np.einsum("bnd,bjnd->bnj", q, k, dtype=F32) * F32(scale)
+    p = np.exp(s - s.max(axis=2, keepdims=True))
+    o = np.einsum("bnj,bjnd->bnd", p, v, dtype=F32) / p.sum(axis=2, dtype=F32)[:, :, None]
+    return {"O": o.astype(F32)}
+
+
 REFERENCES: dict[str, Callable[..., dict[str, np.ndarray]]] = {
     "add": add,
     "softmax": softmax,
@@ -144,6 +175,9 @@ REFERENCES: dict[str, Callable[..., dict[str, np.ndarray]]] = {
     "attention": attention,
     "attention_causal": attention_causal,
     "conv2d": conv2d,
+    "embedding": embedding,
+    "cross_entropy": cross_entropy,
+    "paged_attention": paged_attention,
 }
 """Example file stem -> reference function (called with the inputs as keyword args)."""
 

@@ -79,6 +79,12 @@ CASES: list[tuple[str, dict[str, int] | None]] = [
     ("decode_attention", None),
     ("int8_matmul", {"M": 5, "N": 7, "K": 33}),
     ("int8_matmul", None),
+    ("embedding", {"V": 50, "H": 24, "N": 9}),
+    ("embedding", None),
+    ("cross_entropy", {"R": 7, "C": 33}),
+    ("cross_entropy", None),
+    ("paged_attention", {"B": 2, "NH": 3, "D": 8, "BS": 4, "MB": 3, "NB": 7}),
+    ("paged_attention", None),
 ]
 
 _NP_DTYPE = {"f16": np.float16, "bf16": np.float32, "f32": np.float32, "i8": np.int8, "i32": np.int32}
@@ -147,6 +153,7 @@ def _eval_dim(d: ir.Expr, sizes: dict[str, int]) -> int:
     ids=[f"{n}-{'default' if s is None else '-'.join(f'{k}{v}' for k, v in s.items())}" for n, s in CASES],
 )
 def test_example_matches_reference(name: str, sizes: dict[str, int] | None) -> None:
+    from transformer.gathers import index_extents
     from transformer.interp import random_inputs, run
 
     kernel = load(name)
@@ -156,9 +163,14 @@ def test_example_matches_reference(name: str, sizes: dict[str, int] | None) -> N
     inputs = random_inputs(kernel, rng)
     why = f"inputs from {seed}"
     assert set(inputs) == {t.name for t in kernel.inputs}, why
+    index_n = index_extents(kernel)  # index tensors (`ids` in `T[ids[t], h]`): values in 0..n-1, zero among them
     for t in kernel.inputs:
         a = inputs[t.name]
         assert a.dtype == _NP_DTYPE[t.dtype], f"{t.name}: {a.dtype} ({why})"
+        if t.name in index_n:
+            assert a.min() >= 0 and a.max() < index_n[t.name], f"index input {t.name} out of range ({why})"
+            assert a.size < 4 or len(np.unique(a)) > 1, f"index input {t.name} is constant ({why})"
+            continue
         assert np.count_nonzero(a) > a.size // 2, f"random input {t.name} is mostly zeros ({why})"
         assert np.all(np.isfinite(a.astype(np.float32))), why
     got = run(kernel, {k: v.copy() for k, v in inputs.items()})
@@ -208,6 +220,16 @@ def test_references_are_not_trivial() -> None:
                 direct[0, f, yy, xx] = bias[f] + np.sum(
                     X[0, :, yy:yy + 3, xx:xx + 3].astype(np.float64) * W[f].astype(np.float64))
     np.testing.assert_allclose(y.astype(np.float64), direct, rtol=2e-3, atol=2e-3)
+    # the gathers: embedding picks rows; equal logits give log(C); a one-block-per-sequence
+    # paged cache with every key equal to the query's direction averages V's rows
+    T = rng.standard_normal((6, 3)).astype(np.float16)
+    np.testing.assert_array_equal(references.embedding(T, np.array([4, 0, 4]))["out"], T[[4, 0, 4]])
+    np.testing.assert_allclose(references.cross_entropy(np.zeros((2, 7), np.float32), np.array([3, 6]))["loss"],
+                               np.log(7.0), rtol=1e-6)
+    Kc = np.ones((3, 2, 1, 4), np.float32)
+    Vc = rng.standard_normal((3, 2, 1, 4)).astype(np.float32)
+    o = references.paged_attention(np.ones((1, 1, 4), np.float32), Kc, Vc, np.array([[2]]))["O"]
+    np.testing.assert_allclose(o[0, 0], Vc[2, :, 0].mean(axis=0), rtol=1e-5)
 
 
 def test_operator_references_against_direct_loops() -> None:

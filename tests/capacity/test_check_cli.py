@@ -32,6 +32,9 @@ SIZES: dict[str, list[dict[str, int]]] = {
     "matmul": [{}, {"M": 512, "N": 1024, "K": 2048}],
     "rmsnorm": [{}, {"N": 64, "H": 8192}],
     "softmax": [{}, {"R": 128, "C": 4096}],
+    "embedding": [{}, {"V": 32000, "H": 4096, "N": 256}],
+    "cross_entropy": [{}, {"R": 1024, "C": 4096}],
+    "paged_attention": [{}, {"B": 8, "NH": 32, "D": 128, "BS": 16, "MB": 16, "NB": 256}],
 }
 
 

@@ -31,6 +31,9 @@ SMALL_SIZES: dict[str, dict[str, int]] = {
     "attention": {"S": 12, "D": 4},
     "attention_causal": {"S": 12, "D": 4},
     "conv2d": {"N": 1, "C": 2, "H": 6, "W": 5, "F": 3},
+    "embedding": {"V": 30, "H": 10, "N": 7},
+    "cross_entropy": {"R": 6, "C": 12},
+    "paged_attention": {"B": 2, "NH": 2, "D": 4, "BS": 3, "MB": 2, "NB": 5},
 }
 
 

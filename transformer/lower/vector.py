@@ -112,6 +112,11 @@ def quasi_affine_reason(tensor: str, stmts: tuple[ir.Stmt, ...], sizes: dict[str
         for top in ir.stmt_exprs(st):
             for a in ir.sub_exprs(top):
                 if isinstance(a, ir.Access) and a.tensor == tensor:
+                    through = next((i for i in a.indices if isinstance(i, ir.Access)), None)
+                    if through is not None:
+                        return (f"`{tensor}` is read through the index tensor `{format_expr(through)}`: it stays in "
+                                "GM and no vector pattern gathers it in this nest (the row_gather pattern copies "
+                                "whole rows `D_ub[t, h] = T[ids[t], h]`)")
                     quasi = next((i for i in a.indices if is_quasi_affine(i) and to_affine(i, sizes) is None), None)
                     if quasi is not None:
                         return (f"`{tensor}` is accessed at a quasi-affine index `{format_expr(quasi)}` (floor "
