@@ -15,6 +15,7 @@ _MODULES = (
     "cube_mmad", "vector_1d", "collapsed_2d", "interchanged", "distributed",
     "axpy", "dot", "contract",
     "row_context", "rows2d",
+    "row_gather", "row_scatter_add",
 )
 
 REGISTRY: list[Pattern] = [import_module(f"{__name__}.{m}").PATTERN for m in _MODULES]

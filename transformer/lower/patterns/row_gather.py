@@ -1,4 +1,5 @@
-"""Pattern `row_gather`: rows of a GM tensor picked by an index tensor, one DMA per row.
+"""Patterns `row-gather` and (in `row_scatter_add.py`) `row-scatter-add`: rows of a GM tensor
+picked by an index tensor, one DMA per row.
 
     for t in 0..2 {                                   for (int32_t t = 0; t < 2; ++t) {
       for h in 0..1024 {                      ->        DataCopy(out_ubLocal[t * 1024],
@@ -29,11 +30,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .. import ir
-from ..affine import to_affine
-from ..intexpr import subst_expr
-from .cexpr import CTYPE
-from .plan import Line, NestChoice
+from ... import ir
+from ...affine import to_affine
+from ...intexpr import subst_expr
+from ..cexpr import CTYPE
+from ..plan import Line, NestChoice
+from ._vector import vector_site
+from .base import Ctx, Match, Reason
 
 BLOCK_BYTES = 32
 ATOMIC_TYPES = ("f32", "f16", "i32")  # SetAtomicAdd: the types a scatter-add may accumulate in GM
@@ -49,7 +52,7 @@ class RowGather:
     trip: int
 
 
-def match(lw: Any, s: ir.For) -> RowGather | str:
+def recognise(lw: Any, s: ir.For) -> RowGather | str:
     """The nest `s` as a row gather or a scatter-add of rows, or why it is neither."""
     rows, cols = None, s
     if len(s.body) == 1 and isinstance(s.body[0], ir.For):
@@ -139,3 +142,51 @@ def emit(lw: Any, g: RowGather, depth: int) -> list[Line]:
     out += [Line(f"{op}<HardEvent::{pipe}_{p}>(0);", depth, where) for p in after for op in ("SetFlag", "WaitFlag")]
     lw.low.nests.append(NestChoice(where, (api,), "", lw.ph.index, name))
     return out
+
+
+def price(g: RowGather, ctx: Ctx) -> float:
+    """Cycles of the DMAs on the target's timing facts: per row a start-up, its bytes at the
+    pipe's rate, and the scalar read of the index (`timing_*`, transformer/targets/_timing.py)."""
+    t = ctx.pe.low.target
+
+    def fact(name: str) -> float:
+        return float(t.value(name))
+
+    es = ctx.pe.low.info[g.gm.tensor].esize
+    rows = 1
+    if g.rows is not None:
+        a, b = to_affine(g.rows.lo, ctx.pe.low.sizes), to_affine(g.rows.hi, ctx.pe.low.sizes)
+        rows = max(1, (b - a).const) if a is not None and b is not None and (b - a).is_const() else 1
+    if g.stmt.op == "+=":
+        per = fact("timing_mte3_instr_cycles") + g.trip * es * fact("timing_mte3_byte_cycles")
+    else:
+        per = fact("timing_mte2_instr_cycles") + g.trip * es * fact("timing_mte2_ub_byte_cycles")
+    return rows * (per + fact("timing_s_local_access_cycles"))
+
+
+class RowGatherPattern:
+    name = "row-gather"
+    site = "nest"
+    op = "="
+    summary = "rows of a GM tensor picked by an index tensor into UB (`D_ub[t, h] = T[ids[t], h]`): one DataCopy per row"
+
+    def match(self, desc: object, ctx: Ctx) -> Match | Reason:
+        why = vector_site(ctx)
+        if why:
+            return Reason(self.name, why)
+        got = recognise(ctx.pe, ctx.loop)
+        if isinstance(got, str):
+            return Reason(self.name, got)
+        if got.stmt.op != self.op:
+            return Reason(self.name, f"the statement is `{got.stmt.op}`, not `{self.op}`")
+        return Match(self.name, got)
+
+    def price(self, m: Match, ctx: Ctx) -> float:
+        return price(m.data, ctx)
+
+    def emit(self, m: Match, ctx: Ctx) -> object:
+        return emit(ctx.pe, m.data, ctx.depth)
+
+
+PATTERN = RowGatherPattern()
+
