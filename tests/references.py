@@ -141,19 +141,20 @@ def embedding(table: np.ndarray, ids: np.ndarray) -> dict[str, np.ndarray]:
 
 
 def cross_entropy(X: np.ndarray, labels: np.ndarray) -> dict[str, np.ndarray]:
-    """Per-row cross-entropy: logsumexp of the row (stable, in f32) minus the label's logit."""
+    """Per-row cross-entropy: logsumexp of the row (stable, in f32) minus the label's logit,
+    rounded to f16."""
     x = _f32(X)
     mx = x.max(axis=1)
     lse = np.log(np.exp(x - mx[:, None]).sum(axis=1, dtype=F32)) + mx
     picked = np.take_along_axis(x, np.asarray(labels, np.int64)[:, None], axis=1)[:, 0]
-    return {"loss": (lse - picked).astype(F32)}
+    return {"loss": (lse - picked).astype(F16)}
 
 
 def paged_attention(Q: np.ndarray, Kc: np.ndarray, Vc: np.ndarray, table: np.ndarray,
                     scale: float = 0.125) -> dict[str, np.ndarray]:
     """Decode attention over a block-paged KV cache: each sequence's keys are its table's
     blocks laid end to end (K[b] = Kc[table[b]].reshape(MB * BS, NH, D)), then softmax(q K^T
-    * scale) V per head, in f32."""
+    * scale) V per head, in f32, rounded to f16."""
     q, kc, vc = _f32(Q), _f32(Kc), _f32(Vc)
     t = np.asarray(table, np.int64)
     B, MB = t.shape
@@ -163,7 +164,7 @@ def paged_attention(Q: np.ndarray, Kc: np.ndarray, Vc: np.ndarray, table: np.nda
     s = np.einsum("bnd,bjnd->bnj", q, k, dtype=F32) * F32(scale)
     p = np.exp(s - s.max(axis=2, keepdims=True))
     o = np.einsum("bnj,bjnd->bnd", p, v, dtype=F32) / p.sum(axis=2, dtype=F32)[:, :, None]
-    return {"O": o.astype(F32)}
+    return {"O": o.astype(F16)}
 
 
 REFERENCES: dict[str, Callable[..., dict[str, np.ndarray]]] = {

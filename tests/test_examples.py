@@ -224,12 +224,12 @@ def test_references_are_not_trivial() -> None:
     # paged cache with every key equal to the query's direction averages V's rows
     T = rng.standard_normal((6, 3)).astype(np.float16)
     np.testing.assert_array_equal(references.embedding(T, np.array([4, 0, 4]))["out"], T[[4, 0, 4]])
-    np.testing.assert_allclose(references.cross_entropy(np.zeros((2, 7), np.float32), np.array([3, 6]))["loss"],
-                               np.log(7.0), rtol=1e-6)
+    np.testing.assert_allclose(references.cross_entropy(np.zeros((2, 7), np.float16), np.array([3, 6]))["loss"],
+                               np.log(7.0), rtol=1e-3)
     Kc = np.ones((3, 2, 1, 4), np.float32)
     Vc = rng.standard_normal((3, 2, 1, 4)).astype(np.float32)
     o = references.paged_attention(np.ones((1, 1, 4), np.float32), Kc, Vc, np.array([[2]]))["O"]
-    np.testing.assert_allclose(o[0, 0], Vc[2, :, 0].mean(axis=0), rtol=1e-5)
+    np.testing.assert_allclose(o[0, 0], Vc[2, :, 0].mean(axis=0), rtol=2e-3, atol=1e-3)
 
 
 def test_operator_references_against_direct_loops() -> None:

@@ -812,12 +812,22 @@ def privatizable(kernel: ir.Kernel, loop_path: Path, tensor: str) -> bool:
     for r in accs:
         if r.write:
             continue
-        if not any(w.stmt.path < r.stmt.path and _covers(w, r, sizes) for w in writes):
+        if not any(w.stmt.path < r.stmt.path and _covers(w, r, sizes, decl.shape) for w in writes):
             return False
     return True
 
 
-def _covers_by_intervals(w: AccessInfo, r: AccessInfo, sizes: dict[str, int]) -> bool:
+def _gathered_interval(d: int, shape: "tuple[ir.Expr, ...] | None", sizes: dict[str, int]) -> tuple[int, int] | None:
+    """The values a data-dependent index in dimension `d` can take: the whole dimension (an
+    index outside it is an error of the kernel, `gathers.py`), when its extent is known."""
+    if shape is None:
+        return None
+    n = to_affine(shape[d], sizes)
+    return (0, n.const - 1) if n is not None and n.is_const() else None
+
+
+def _covers_by_intervals(w: AccessInfo, r: AccessInfo, sizes: dict[str, int],
+                         shape: "tuple[ir.Expr, ...] | None" = None) -> bool:
     """`_covers` without the solver, for the common shapes: in each dimension W writes the
     same index as R over the loops they share, or a constant range (a copy, or a private
     loop of W with constant bounds) that contains every index R reads (R's interval over
@@ -828,10 +838,13 @@ def _covers_by_intervals(w: AccessInfo, r: AccessInfo, sizes: dict[str, int]) ->
         sw.ren[w.stmt.loops[k].loop.var] = f"r{k}"
     private = {w.stmt.loops[k].loop.var: w.stmt.loops[k].loop for k in range(shared, len(w.stmt.loops))}
     used: set[str] = set()
-    for dw, dr in zip(w.dims, r.dims):
+    for k, (dw, dr) in enumerate(zip(w.dims, r.dims)):
+        if _gathered(dw):
+            return False
         radix = _radix_range(sw.aff(dw[1]), private, used, sw) if dw[0] == "pt" else None
+        got_r = _gathered_interval(k, shape, sizes) if _gathered(dr) else _dim_interval(dr, sr)
         if radix is not None:  # `j0 * 256 + j` over a tile loop and its point loop: a range
-            got = _dim_interval(dr, sr)
+            got = got_r
             if got is None or got[0] < radix[0] or got[1] > radix[1] - 1:
                 return False
             continue
@@ -848,7 +861,7 @@ def _covers_by_intervals(w: AccessInfo, r: AccessInfo, sizes: dict[str, int]) ->
             continue
         if lo is None or hi is None or not lo.is_const() or not hi.is_const():
             return False
-        got = _dim_interval(dr, sr)
+        got = got_r
         if got is None or got[0] < lo.const or got[1] > hi.const - 1:
             return False
     return True
@@ -883,9 +896,11 @@ def _radix_range(fw: "Affine | None", private: Mapping[str, ir.For], used: set[s
     return lo, hi + 1
 
 
-def _covers(w: AccessInfo, r: AccessInfo, sizes: dict[str, int]) -> bool:
-    if _covers_by_intervals(w, r, sizes):
+def _covers(w: AccessInfo, r: AccessInfo, sizes: dict[str, int], shape: "tuple[ir.Expr, ...] | None" = None) -> bool:
+    if _covers_by_intervals(w, r, sizes, shape):
         return True
+    if any(_gathered(d) for d in w.dims):
+        return False  # a write through an index covers nothing it can be shown to
     import z3
 
     shared = _common_depth(w.stmt, r.stmt)
@@ -904,9 +919,14 @@ def _covers(w: AccessInfo, r: AccessInfo, sizes: dict[str, int]) -> bool:
             s.add(_z3_expr(lc.loop.lo, sr, vars_) <= v, v < _z3_expr(lc.loop.hi, sr, vars_))
         fails = []
         used_private: set[str] = set()
-        for dw, dr in zip(w.dims, r.dims):
+        for k, (dw, dr) in enumerate(zip(w.dims, r.dims)):
             # R reads [lo, hi) in this dimension: one index (a point) or a copy's range
             lo = _z3_expr(dr[1], sr, vars_)
+            if _gathered(dr):  # a data-dependent index: any value of the dimension
+                ext = _gathered_interval(k, shape, sizes)
+                if ext is None:
+                    return False
+                s.add(0 <= lo, lo <= ext[1])
             hi = lo + 1 if dr[0] == "pt" else _z3_expr(dr[2], sr, vars_)
             if dw[0] == "rng":
                 fails.append(z3.And(lo < hi, z3.Or(lo < _z3_expr(dw[1], sw, vars_), hi > _z3_expr(dw[2], sw, vars_))))

@@ -26,6 +26,9 @@ LARGE: dict[str, dict[str, int]] = {
     "rmsnorm": {"N": 1024, "H": 1024},
     "attention": {"S": 4096, "D": 64},
     "attention_causal": {"S": 4096, "D": 64},
+    "embedding": {"V": 32000, "H": 4096, "N": 4096},
+    "cross_entropy": {"R": 4096, "C": 1000},
+    "paged_attention": {"B": 240, "NH": 8, "D": 64, "BS": 16, "MB": 8, "NB": 512},
 }
 VECTOR_ROWS = [(n, p) for n, p in ROWS if n in LARGE and "round_operand" not in p]
 

@@ -17,6 +17,9 @@ PIPELINES = {
     "attention_causal": ["fuse", "fuse{qk,mask}", "fuse,unroll{qk=3}"],
     "conv2d": ["interchange{conv.c,conv.s}", "interchange{conv,conv.x}", "unroll{conv.r=full}", "multicore{conv}",
                "conv_gemm"],
+    "embedding": ["interchange{look,look.h}", "multicore{look=4}", "unroll{look.h=3}"],
+    "cross_entropy": ["fuse", "fuse{rmax,rsum}", "fuse,multicore{rmax=3}", "unroll{pick=2}"],
+    "paged_attention": ["fuse", "fuse{qk,rmax}", "fuse,multicore{qk=2}", "unroll{pv.j=5}"],
 }
 
 
