@@ -1441,6 +1441,29 @@ def match_dot(pe: "PhaseEmitter", outer: ir.For, inner: ir.For, depth: int) -> "
     return out
 
 
+def _unread_reduction(st: ir.Assign, leaves: list[ir.Assign]) -> bool:
+    """Is `st` a reduction (`max=`, `min=`, `+=`) whose target no other statement of the
+    distributed loop reads or writes? Then distributing the loop is legal with it too: the
+    reduction runs once over the whole loop (a vector `Reduce*`) where it stood, after the
+    statements before it wrote every element it reads, and nothing in the loop sees the
+    partial values (fused attention: `mx max= s[j]` in the loop computing the scores)."""
+    if st.op not in ("max=", "min=", "+="):
+        return False
+    name = st.target.tensor if isinstance(st.target, ir.Access) else st.target.name
+    for other in leaves:
+        if other is st:
+            reads = [x for x in ir.sub_exprs(st.value)]
+        else:
+            t = other.target
+            if (t.tensor if isinstance(t, ir.Access) else t.name) == name:
+                return False
+            reads = [x for e in ir.stmt_exprs(other) for x in ir.sub_exprs(e)]
+        if any((isinstance(x, ir.Access) and x.tensor == name) or (isinstance(x, ir.Name) and x.name == name)
+               for x in reads):
+            return False
+    return True
+
+
 @dataclass
 class Distributed:
     """A `match_distributed` selection: the items of every statement in order, the widest
@@ -1513,6 +1536,8 @@ def match_distributed(pe: "PhaseEmitter", loop: ir.For, depth: int, inner: Inner
         tgt = st.target
         if not isinstance(tgt, ir.Access) or not any(isinstance(x, ir.Name) and x.name == loop.var
                                                     for i in tgt.indices for x in ir.sub_exprs(i)):
+            if st in loop.body and _unread_reduction(st, leaves):
+                continue  # `mx max= s[j]` after the scores: reduced once over the loop, at its place
             return f"a statement stores an element independent of `{loop.var}`: a reduction over `{loop.var}` " \
                    "would be read before it completes"
     for x in loop.body:
