@@ -43,6 +43,7 @@ from .params import Loop, Names, Params
 from .stage import strip_casts
 
 CUBE_OPERAND_DTYPES = ("f16", "bf16")
+CUBE_ACC_OF = {"f16": "f32", "bf16": "f32", "i8": "i32"}  # the accumulator a cube operand dtype takes (s8 x s8 -> s32)
 EPILOGUE_SUFFIX = "_epi"
 
 
@@ -189,9 +190,11 @@ def _band(nest: ir.For) -> list[ir.For]:
 
 def cube_matmul_head(kernel: ir.Kernel, head: tuple[ir.Stmt, ...]) -> str | None:
     """The accumulator when `head` is `[acc = literal;] loops of acc += f32(a) * f32(b)`
-    with `a`, `b` in cube operand types and `acc` an f32 temp; else None."""
+    with `a`, `b` in cube operand types and `acc` an f32 temp (or `i32(a) * i32(b)` of
+    int8 operands into an i32 temp: the cube's s8 x s8 -> s32); else None."""
     acc: set[str] = set()
     prod = False
+    in_dts: set[str] = set()
     for st in ir.iter_stmts(head):
         if isinstance(st, ir.Copy):
             return None
@@ -208,14 +211,16 @@ def cube_matmul_head(kernel: ir.Kernel, head: tuple[ir.Stmt, ...]) -> str | None
         ops = [strip_casts(v.lhs), strip_casts(v.rhs)]
         for o in ops:
             d = kernel.tensor(o.tensor) if isinstance(o, ir.Access) else None
-            if d is None or d.dtype not in CUBE_OPERAND_DTYPES or o.tensor == st.target.tensor:  # type: ignore[union-attr]
+            if d is None or d.dtype not in CUBE_ACC_OF or o.tensor == st.target.tensor:  # type: ignore[union-attr]
                 return None
+            in_dts.add(d.dtype)
         prod = True
     if len(acc) != 1 or not prod:
         return None
     (name,) = acc
     d = kernel.tensor(name)
-    return name if d is not None and d.kind == "temp" and d.dtype == "f32" and d.rank >= 1 else None
+    want = {CUBE_ACC_OF[x] for x in in_dts}
+    return name if d is not None and d.kind == "temp" and want == {d.dtype} and d.rank >= 1 else None
 
 
 def is_cast_store(st: ir.Assign, acc: str) -> bool:

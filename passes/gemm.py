@@ -75,13 +75,13 @@ class Gemm(Pass):
             if self.blocks:
                 d = dict(self.blocks)
                 bl = Blocks(d["m"], d["n"], d["k"], d["k0"])
-                bad = check_blocks(bl, target)
+                bad = check_blocks(bl, target, g.c0)
                 if bad:
                     raise BadParameter(self.name, bad, loc=nest.loc, param="blocks", value=self.to_text(),
                                        hint="blocks are multiples of 16; k0 divides k")
                 for scope in ("l1", "l0a", "l0b", "l0c"):
                     need = sum(shp[0] * shp[1] * ir.DTYPE_BYTES[dt] * st
-                               for _, sc, dt, shp, st, _ in gemm_buffers(bl, g.b_nk) if sc == scope)
+                               for _, sc, dt, shp, st, _ in gemm_buffers(bl, g.b_nk, g.dtype) if sc == scope)
                     cap = int(target.scopes[scope].usable.value)
                     if need > cap:
                         raise CapacityExceeded(self.name, f"blocks m={bl.m} n={bl.n} k={bl.k} k0={bl.k0} need {need} B "
@@ -100,7 +100,7 @@ class Gemm(Pass):
                                  f"@gemm(m={bl.m}, n={bl.n}, k={bl.k}, k0={bl.k0})")
             trace.decisions.append(f"blocks {why_bl}; store: "
                                    + (f"`{g.store}` by Fixpipe" + (" with relu" if g.relu else "") if g.store
-                                      else f"`{g.acc}` (f32) to the GM workspace for the epilogue"))
+                                      else f"`{g.acc}` ({g.acc_dtype}) to the GM workspace for the epilogue"))
         if not done:
             raise NothingToDo(self.name, "no matmul nest to put on the cube (" + "; ".join(why or ["no loop nest"]) + ")")
         return dataclasses.replace(kernel, body=tuple(body))

@@ -371,7 +371,7 @@ def _gemm_buffers(kernel: ir.Kernel, target: Target) -> list[Buffer]:
         if gp is None:
             continue
         g, bl = gp
-        for role, scope, dt, shape, stages, pos in gemm_buffers(bl, g.b_nk):
+        for role, scope, dt, shape, stages, pos in gemm_buffers(bl, g.b_nk, g.dtype):
             out.append(Buffer(name=f"{g.label}_{role}", scope=scope, dtype=dt, shape=shape, stages=stages,
                               position=pos, cube_operand=scope in CUBE_SCOPES,
                               origin=f"@gemm(m={bl.m}, n={bl.n}, k={bl.k}, k0={bl.k0}) on `{g.label}`",

@@ -33,30 +33,32 @@ def queue_buffers(low: "Lowering", label: str,
 
 def slice_loop(low: "Lowering", w: Emit, d: int, bufs: dict[str, Buffer], *, k0: int, kl: str, kp: str, mp: str,
                np_: str, m: str, n: str, init: str, b_nk: bool = False,
-               b_src: Callable[[str], tuple[str, str]] | None = None) -> None:
+               b_src: Callable[[str], tuple[str, str]] | None = None, kc: int = 16, dtype: str = "f16") -> None:
     """The L0 K slices of the L1 blocks `A_l1` (Nz [mp, kp]) and `B_l1` (Nz [kp, np_], or the
     Bᵀ tile [np_, kp] when `b_nk`) over `kl` columns: L1 -> L0A one `LoadData` per 16-column
     group, L1 -> L0B one transposing `LoadData` per 16-row group (one contiguous load for
     Bᵀ), then `Mmad(m, n, slice)` into `C_l0c`; `init` is the C++ condition of
     `cmatrixInitVal` given the slice index (written `{ks}`). `b_src(kg)`: where the 16 x n
     row group `kg` (a C++ expression) of B is in L1 and its fractal stride, transposed by the
-    load (default: row group kg of `B_l1`, fractals `kp / 16` apart)."""
+    load (default: row group kg of `B_l1`, fractals `kp / 16` apart). `kc`: the elements of
+    a fractal row, the K group width (16 halves; 32 int8: fractals of 16 x 32, Bᵀ only)."""
     a1, b1, a2, b2, c0 = (bufs[r] for r in ("A_l1", "B_l1", "A_l0a", "B_l0b", "C_l0c"))
     v = low.names.fresh
     ks, ko, kls, k1, r, mmp = (v(x) for x in ("ks", "kOff", "kSlice", "k1", "r", "mmadParams"))
     w(d, f"for (int32_t {ks} = 0; {ks} * {k0} < {kl}; ++{ks}) {{")
-    w(d + 1, f"const int32_t {ko} = {ks} * {k0}, {kls} = ascx_min<int32_t>({k0}, {kl} - {ko}), {k1} = ({kls} + 15) / 16;")
+    w(d + 1, f"const int32_t {ko} = {ks} * {k0}, {kls} = ascx_min<int32_t>({k0}, {kl} - {ko}), {k1} = ({kls} + {kc - 1}) / {kc};")
     # L1 -> L0A: Nz [mPad, kPad] -> Zz [mPad, k1*16], one call per 16-column group
-    w(d + 1, f"{a2.tensor} = {a2.holder}.AllocTensor<half>();")
+    ct = CTYPE[dtype]
+    w(d + 1, f"{a2.tensor} = {a2.holder}.AllocTensor<{ct}>();")
     w(d + 1, f"for (int32_t {r} = 0; {r} < {k1}; ++{r}) {{")
-    w(d + 2, f"LoadData({a2.tensor}[{r} * 256], {a1.tensor}[({ko} / 16 + {r}) * {mp} * 16], "
+    w(d + 2, f"LoadData({a2.tensor}[{r} * {16 * kc}], {a1.tensor}[({ko} / {kc} + {r}) * {mp} * {kc}], "
              f"LoadData2DParams(0, {mp} / 16, 1, 0, {k1} - 1, false, 0));")
     w(d + 1, "}")
     w(d + 1, f"{a2.holder}.EnQue({a2.tensor});")
-    w(d + 1, f"{b2.tensor} = {b2.holder}.AllocTensor<half>();")
+    w(d + 1, f"{b2.tensor} = {b2.holder}.AllocTensor<{ct}>();")
     if b_nk:
         # the Nz tile of Bᵀ [nPad, kPad] holds the Zn fractals of B: the slice is contiguous
-        w(d + 1, f"LoadData({b2.tensor}, {b1.tensor}[{ko} / 16 * {np_} * 16], "
+        w(d + 1, f"LoadData({b2.tensor}, {b1.tensor}[{ko} / {kc} * {np_} * {kc}], "
                  f"LoadData2DParams(0, {k1} * {np_} / 16, 1, 0, 0, false, 0));")
     else:
         # L1 -> L0B: Nz [kPad, nPad] -> Zn, each fractal transposed, one call per 16-row group
@@ -65,8 +67,8 @@ def slice_loop(low: "Lowering", w: Emit, d: int, bufs: dict[str, Buffer], *, k0:
         w(d + 2, f"LoadData({b2.tensor}[{r} * {np_} * 16], {at}, LoadData2DParams(0, {np_} / 16, {stride}, 0, 0, true, 0));")
         w(d + 1, "}")
     w(d + 1, f"{b2.holder}.EnQue({b2.tensor});")
-    w(d + 1, f"{a2.tensor} = {a2.holder}.DeQue<half>();")
-    w(d + 1, f"{b2.tensor} = {b2.holder}.DeQue<half>();")
+    w(d + 1, f"{a2.tensor} = {a2.holder}.DeQue<{ct}>();")
+    w(d + 1, f"{b2.tensor} = {b2.holder}.DeQue<{ct}>();")
     w(d + 1, f"MmadParams {mmp}({m}, {n}, {kls}, false, 0, false, false, false);")
     w(d + 1, f"{mmp}.cmatrixInitVal = {init.format(ks=ks)};")
     w(d + 1, f"Mmad({c0.tensor}, {a2.tensor}, {b2.tensor}, {mmp});")

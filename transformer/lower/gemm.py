@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 from .. import ir
 from ..affine import eval_int, to_affine
 from ..targets import Target
+from .cexpr import CTYPE
 from .cube_emit import finish_phase, queue_buffers, slice_loop
 from .plan import NestChoice
 
@@ -48,6 +49,8 @@ if TYPE_CHECKING:
     from .lower import Lowering, _PhaseSrc
 
 FRACTAL = 16
+ACC_OF = {"f16": "f32", "i8": "i32"}  # the cube's accumulation dtype per input dtype (s8 x s8 -> s32)
+CONVERT = {"f16": "f32", "i8": "i32"}  # the IR conversion an operand is read through
 ANNOTATION = "gemm"
 
 
@@ -68,6 +71,16 @@ class GemmNest:
     batch: int = 1  # the trips of an outer batch loop (`for b { <the matmul> }`): one matmul per batch
     a_batched: bool = False  # A is [batch, M, K] read at [b, i, k] (else shared by every batch)
     b_batched: bool = False  # B is [batch, K, N] (or [batch, N, K]) read at [b, ..]
+    dtype: str = "f16"  # the operands' dtype: f16 (f32 accumulator) or i8 (i32 accumulator)
+
+    @property
+    def acc_dtype(self) -> str:
+        return ACC_OF[self.dtype]
+
+    @property
+    def c0(self) -> int:
+        """Elements per 32 B fractal row (C0): 16 halves, 32 int8."""
+        return 32 // ir.DTYPE_BYTES[self.dtype]
 
 
 @dataclass(frozen=True)
@@ -153,8 +166,10 @@ def _match(kernel: ir.Kernel, nest: ir.Stmt, sizes: dict[str, int], label: str |
     if isinstance(ti, str) or not (_is_var(ti[0][0], i) and _is_var(ti[0][1], j)):
         return "the accumulator is not set to 0 at " + (f"[{bv}, i, j]" if bv else "[i, j]") + " first"
     acc = kernel.tensor(t.tensor)
-    if acc is None or acc.kind not in ("temp", "output") or acc.dtype != "f32":
-        return f"`{t.tensor}` is not an f32 temp"
+    if acc is None or acc.kind not in ("temp", "output") or acc.dtype not in ("f32", "i32"):
+        return f"`{t.tensor}` is not an f32 (or i32) temp"
+    in_dt = "f16" if acc.dtype == "f32" else "i8"
+    conv = CONVERT[in_dt]
     kk = _range0(lk, sizes)
     if kk is None or len(lk.body) != 1 or not isinstance(lk.body[0], ir.Assign):
         return "the K loop does not run from 0 to a constant over one statement"
@@ -165,8 +180,8 @@ def _match(kernel: ir.Kernel, nest: ir.Stmt, sizes: dict[str, int], label: str |
         return "the K loop is not `acc[i, j] += a * b`"
     ops = []
     for x in (v.lhs, v.rhs):
-        if not (isinstance(x, ir.Call) and x.func == "f32" and len(x.args) == 1 and isinstance(x.args[0], ir.Access)):
-            return "the operands are not `f32(X[..])`"
+        if not (isinstance(x, ir.Call) and x.func == conv and len(x.args) == 1 and isinstance(x.args[0], ir.Access)):
+            return f"the operands are not `{conv}(X[..])`"
         ops.append(x.args[0])
     a, b = ops
     found: list[tuple[tuple[ir.Expr, ...], bool]] = []
@@ -175,8 +190,8 @@ def _match(kernel: ir.Kernel, nest: ir.Stmt, sizes: dict[str, int], label: str |
         sp = split(o, False)
         if isinstance(sp, str):
             return sp
-        if d is None or d.kind != "input" or d.dtype != "f16" or d.rank != len(o.indices):
-            return f"`{o.tensor}` is not a {'2-D or batched ' if bv else '2-D '}f16 input"
+        if d is None or d.kind != "input" or d.dtype != in_dt or d.rank != len(o.indices):
+            return f"`{o.tensor}` is not a {'2-D or batched ' if bv else '2-D '}{in_dt} input (into {acc.dtype} `{acc.name}`)"
         if d.layout not in (None, "ND"):
             return f"`{o.tensor}` is {d.layout} in GM (Nd2Nz reads ND)"
         found.append(sp)
@@ -193,6 +208,9 @@ def _match(kernel: ir.Kernel, nest: ir.Stmt, sizes: dict[str, int], label: str |
         bshape = (n, kk)
     else:
         return f"`{b.tensor}` is not indexed [{kv}, {j}] or [{j}, {kv}]"
+    if in_dt == "i8" and not b_nk:
+        return (f"the int8 `{b.tensor}` is stored [K, N]: the cube's L0B takes int8 fractals with K innermost, and "
+                "LoadData transposes 16-bit fractals only (store it [N, K], read as `B[j, k]`)")
     lead = (nb,) if bv else ()
     ashape = ((nb,) if ab else ()) + (m, kk)
     bshape = ((nb,) if bb else ()) + bshape
@@ -217,11 +235,13 @@ def _match(kernel: ir.Kernel, nest: ir.Stmt, sizes: dict[str, int], label: str |
         if isinstance(si, str) or not (_is_var(si[0][0], i) and _is_var(si[0][1], j)):
             return f"the store is not at " + (f"[{bv}, {i}, {j}]" if bv else f"[{i}, {j}]")
         val = s.value  # type: ignore[union-attr]
-        if g.dtype == "f16" and isinstance(val, ir.Call) and val.func == "f16" and len(val.args) == 1:
+        if in_dt == "i8" and g.dtype != "i32":
+            return f"the store of the i32 accumulator into {g.dtype} `{g.name}` (the dequant epilogue is split off first)"
+        if in_dt == "f16" and g.dtype == "f16" and isinstance(val, ir.Call) and val.func == "f16" and len(val.args) == 1:
             val = val.args[0]
-        elif g.dtype != "f32":
+        elif g.dtype != acc.dtype:
             return f"the store into {g.dtype} `{g.name}` is not `{g.dtype}(acc)`"
-        if isinstance(val, ir.Call) and val.func == "max" and len(val.args) == 2 and any(_zero(x) for x in val.args):
+        if in_dt == "f16" and isinstance(val, ir.Call) and val.func == "max" and len(val.args) == 2 and any(_zero(x) for x in val.args):
             val = val.args[1] if _zero(val.args[0]) else val.args[0]
             relu = True
         if val != t:
@@ -230,7 +250,7 @@ def _match(kernel: ir.Kernel, nest: ir.Stmt, sizes: dict[str, int], label: str |
     if bv is not None and not (ab or bb):
         return f"neither operand is indexed by the batch loop `{bv}`"
     return GemmNest(label or nest.label or nest.var, acc.name, a.tensor, b.tensor, b_nk, m, n, kk, store, relu,
-                    nb, ab, bb)
+                    nb, ab, bb, in_dt)
 
 
 def choose_blocks(g: GemmNest, target: Target) -> Blocks:
@@ -238,9 +258,11 @@ def choose_blocks(g: GemmNest, target: Target) -> Blocks:
     long bursts), then the largest L0 K slice (at most 256) whose A and B slices fit L0A and
     L0B twice, then the L1 K block: a multiple of the slice whose A and B blocks fit L1
     twice, a multiple of 256 (512 B-aligned GM rows) when one fits, else the largest; all
-    multiples of 16, clamped to the sizes rounded up to 16."""
+    multiples of 16 (K of int8: of 32, the int8 fractal's 16 x 32), clamped to the sizes
+    rounded up to 16 (32)."""
     cap = {s: int(target.scopes[s].usable.value) for s in ("l1", "l0a", "l0b", "l0c")}
-    mp, np_, kp = _ceil16(g.m), _ceil16(g.n), _ceil16(g.k)
+    ks, es = g.c0, ir.DTYPE_BYTES[g.dtype]  # the K step and the operand bytes
+    mp, np_, kp = _ceil16(g.m), _ceil16(g.n), -(-g.k // ks) * ks
     best = None
     for bm in range(FRACTAL, min(mp, 256) + 1, FRACTAL):
         for bn in range(FRACTAL, min(np_, 256) + 1, FRACTAL):
@@ -252,33 +274,35 @@ def choose_blocks(g: GemmNest, target: Target) -> Blocks:
                 best = (key, bm, bn)
     assert best is not None
     _, bm, bn = best
-    k0 = FRACTAL
-    for cand in range(FRACTAL, min(kp, 256) + 1, FRACTAL):
-        if 2 * bm * cand * 2 <= cap["l0a"] and 2 * cand * bn * 2 <= cap["l0b"]:
+    k0 = ks
+    for cand in range(ks, min(kp, 256) + 1, ks):
+        if 2 * bm * cand * es <= cap["l0a"] and 2 * cand * bn * es <= cap["l0b"]:
             k0 = cand
     # the L1 block: multiples of k0 fitting L1 twice, 512 B-aligned rows (256 halves) first
-    fits = [c for c in range(k0, -(-kp // k0) * k0 + 1, k0) if 2 * (bm + bn) * c * 2 <= cap["l1"]] or [k0]
+    fits = [c for c in range(k0, -(-kp // k0) * k0 + 1, k0) if 2 * (bm + bn) * c * es <= cap["l1"]] or [k0]
     bk = max(fits, key=lambda c: (c % 256 == 0, c))
     return Blocks(bm, bn, bk, k0)
 
 
-def check_blocks(bl: Blocks, target: Target) -> str | None:
-    """Why the blocks do not fit the chip (or None): what the capacity model proves too."""
-    for name, v in (("m", bl.m), ("n", bl.n), ("k", bl.k), ("k0", bl.k0)):
-        if v % FRACTAL:
-            return f"block {name}={v} is not a multiple of 16"
+def check_blocks(bl: Blocks, target: Target, k_step: int = FRACTAL) -> str | None:
+    """Why the blocks do not fit the chip (or None): what the capacity model proves too.
+    `k_step`: the K fractal width (16, 32 for int8)."""
+    for name, v, q in (("m", bl.m, FRACTAL), ("n", bl.n, FRACTAL), ("k", bl.k, k_step), ("k0", bl.k0, k_step)):
+        if v % q:
+            return f"block {name}={v} is not a multiple of {q}"
     if bl.k % bl.k0:
         return f"the L0 slice k0={bl.k0} does not divide the L1 block k={bl.k}"
     return None
 
 
-def gemm_buffers(bl: Blocks, b_nk: bool = False) -> list[tuple[str, str, str, tuple[int, int], int, str]]:
-    """(role, scope, dtype, shape, stages, position) of every buffer a gemm phase allocates."""
+def gemm_buffers(bl: Blocks, b_nk: bool = False, dtype: str = "f16") -> list[tuple[str, str, str, tuple[int, int], int, str]]:
+    """(role, scope, dtype, shape, stages, position) of every buffer a gemm phase allocates
+    (operands in `dtype`, the L0C accumulator in its accumulation dtype)."""
     bshape = (bl.n, bl.k) if b_nk else (bl.k, bl.n)
     b0shape = (bl.n, bl.k0) if b_nk else (bl.k0, bl.n)
-    return [("A_l1", "l1", "f16", (bl.m, bl.k), 2, "A1"), ("B_l1", "l1", "f16", bshape, 2, "B1"),
-            ("A_l0a", "l0a", "f16", (bl.m, bl.k0), 2, "A2"), ("B_l0b", "l0b", "f16", b0shape, 2, "B2"),
-            ("C_l0c", "l0c", "f32", (bl.m, bl.n), 1, "CO1")]
+    return [("A_l1", "l1", dtype, (bl.m, bl.k), 2, "A1"), ("B_l1", "l1", dtype, bshape, 2, "B1"),
+            ("A_l0a", "l0a", dtype, (bl.m, bl.k0), 2, "A2"), ("B_l0b", "l0b", dtype, b0shape, 2, "B2"),
+            ("C_l0c", "l0c", ACC_OF[dtype], (bl.m, bl.n), 1, "CO1")]
 
 
 def blocks_of(nest: ir.For) -> Blocks | None:
@@ -313,7 +337,8 @@ def gemm_cores(g: GemmNest, bl: Blocks, target: Target) -> int:
 def lower_gemm_phase(low: "Lowering", src: "_PhaseSrc", ph: Any, g: GemmNest, bl: Blocks, method: str) -> None:
     """Fill `ph` (buffers, the phase method `method`) with the blocked cube kernel of `g`."""
     names = low.names
-    bufs = queue_buffers(low, g.label, gemm_buffers(bl, g.b_nk))
+    bufs = queue_buffers(low, g.label, gemm_buffers(bl, g.b_nk, g.dtype))
+    it, at = CTYPE[g.dtype], CTYPE[g.acc_dtype]  # half / float, or int8_t / int32_t
     ph.buffers = list(bufs.values())
     a1, b1, a2, b2, c0 = (bufs[r] for r in ("A_l1", "B_l1", "A_l0a", "B_l0b", "C_l0c"))
     A, B = low.info[g.a].cname, low.info[g.b].cname
@@ -358,16 +383,16 @@ def lower_gemm_phase(low: "Lowering", src: "_PhaseSrc", ph: Any, g: GemmNest, bl
     w(1, f"const int32_t {m0} = {mi} * {bl.m}, {n0} = {ni} * {bl.n};")
     w(1, f"const int32_t {ml} = ascx_min<int32_t>({bl.m}, {M} - {m0}), {nl} = ascx_min<int32_t>({bl.n}, {N} - {n0});")
     w(1, f"const int32_t {mp} = ({ml} + 15) / 16 * 16, {np_} = ({nl} + 15) / 16 * 16;")
-    w(1, f"{c0.tensor} = {c0.holder}.AllocTensor<float>();")
+    w(1, f"{c0.tensor} = {c0.holder}.AllocTensor<{at}>();")
     w(1, f"for (int32_t {kb} = 0; {kb} < {-(-K // bl.k)}; ++{kb}) {{")
     w(2, f"const int32_t {kl1} = {kb} * {bl.k}, {kl} = ascx_min<int32_t>({bl.k}, {K} - {kl1});")
     if not g.b_nk:
         w(2, f"const int32_t {kp} = ({kl} + 15) / 16 * 16;")
     # GM -> L1 (Nd2Nz): A rows m0.., columns kL1..; B rows kL1.. (or n0.. for Bᵀ)
-    w(2, f"{a1.tensor} = {a1.holder}.AllocTensor<half>();")
+    w(2, f"{a1.tensor} = {a1.holder}.AllocTensor<{it}>();")
     w(2, f"DataCopy({a1.tensor}, {A}[{a_at}{m0} * {K} + {kl1}], Nd2NzParams(1, {ml}, {kl}, 0, {K}, {mp}, 1, 0));")
     w(2, f"{a1.holder}.EnQue({a1.tensor});")
-    w(2, f"{b1.tensor} = {b1.holder}.AllocTensor<half>();")
+    w(2, f"{b1.tensor} = {b1.holder}.AllocTensor<{it}>();")
     if g.b_nk:
         w(2, f"DataCopy({b1.tensor}, {B}[{b_at}{n0} * {K} + {kl1}], Nd2NzParams(1, {nl}, {kl}, 0, {K}, {np_}, 1, 0));")
     else:
@@ -379,15 +404,15 @@ def lower_gemm_phase(low: "Lowering", src: "_PhaseSrc", ph: Any, g: GemmNest, bl
             w(3, f"InitConstValue({b1.tensor}[{kl} * 16], InitConstValueParams<half>({np_} / 16, {kp} - {kl}, {kl}, half(0.0f)));")
             w(2, "}")
     w(2, f"{b1.holder}.EnQue({b1.tensor});")
-    w(2, f"{a1.tensor} = {a1.holder}.DeQue<half>();")
-    w(2, f"{b1.tensor} = {b1.holder}.DeQue<half>();")
+    w(2, f"{a1.tensor} = {a1.holder}.DeQue<{it}>();")
+    w(2, f"{b1.tensor} = {b1.holder}.DeQue<{it}>();")
     slice_loop(low, w, 2, bufs, k0=bl.k0, kl=kl, kp=kp, mp=mp, np_=np_, m=ml, n=nl,
-               init=f"({kb} == 0 && {{ks}} == 0)", b_nk=g.b_nk)
+               init=f"({kb} == 0 && {{ks}} == 0)", b_nk=g.b_nk, kc=g.c0, dtype=g.dtype)
     w(2, f"{a1.holder}.FreeTensor({a1.tensor});")
     w(2, f"{b1.holder}.FreeTensor({b1.tensor});")
     w(1, "}")
     w(1, f"{c0.holder}.EnQue({c0.tensor});")
-    w(1, f"{c0.tensor} = {c0.holder}.DeQue<float>();")
+    w(1, f"{c0.tensor} = {c0.holder}.DeQue<{at}>();")
     w(1, f"FixpipeParamsV220 {fxp}({nl}, {ml}, {mp}, {N}, {'true' if g.relu else 'false'});")
     if quant:
         w(1, f"{fxp}.quantPre = QuantMode_t::F322F16;")
