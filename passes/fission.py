@@ -85,7 +85,7 @@ class Fission(Pass):
         return out
 
 
-def epilogue_of(kernel: ir.Kernel, nest: ir.For) -> "tuple[list[ir.For], int, str] | str":
+def epilogue_of(kernel: ir.Kernel, nest: ir.For, int8: bool = False) -> "tuple[list[ir.For], int, str] | str":
     """(the band, the number of head statements in its innermost body, the accumulator) of
     a cube matmul nest with an epilogue, or why `nest` is not one."""
     band = _band(nest)
@@ -94,7 +94,7 @@ def epilogue_of(kernel: ir.Kernel, nest: ir.For) -> "tuple[list[ir.For], int, st
     tail = inner[n_head:]
     if not n_head or not tail or not all(isinstance(x, ir.Assign) for x in tail):
         return "its innermost band body is not a K loop followed by assignments"
-    acc = cube_matmul_head(kernel, inner[:n_head])
+    acc = cube_matmul_head(kernel, inner[:n_head], int8)
     if acc is None:
         return ("its head is not `acc = 0; for k { acc += f32(a) * f32(b) }` with f16/bf16 operands "
                 "and an f32 temp accumulator")
@@ -108,17 +108,19 @@ def epilogue_of(kernel: ir.Kernel, nest: ir.For) -> "tuple[list[ir.For], int, st
 
 
 def split_epilogues(kernel: ir.Kernel, trace: TraceEntry, keep: Any = None, *, only: "dict[int, str] | None" = None,
-                    pass_name: str = "fission") -> ir.Kernel:
+                    pass_name: str = "fission", int8: bool = False) -> ir.Kernel:
     """Split every top-level cube matmul nest with an epilogue (module docstring), except
     the nests `keep(nest)` is true for (`gemm` keeps those its Fixpipe stores); with `only`
-    ({nest index: name}), those nests alone, refusing when one cannot be split."""
+    ({nest index: name}), those nests alone, refusing when one cannot be split. `int8`:
+    int8 matmuls into i32 too (only `gemm` lowers them to the cube; staged `tile` cube
+    code is f16/bf16)."""
     body: list[ir.Stmt] = []
     taken: set[str] | None = None
     for top, nest in enumerate(kernel.body):
         body.append(nest)
         if not isinstance(nest, ir.For) or (keep is not None and keep(nest)) or (only is not None and top not in only):
             continue
-        got = epilogue_of(kernel, nest)
+        got = epilogue_of(kernel, nest, int8)
         if isinstance(got, str):
             if only is not None:
                 raise NotApplicable(pass_name, f"`{only[top]}` has no epilogue to split off: {got}", nest.loc,
@@ -188,10 +190,10 @@ def _band(nest: ir.For) -> list[ir.For]:
     return band
 
 
-def cube_matmul_head(kernel: ir.Kernel, head: tuple[ir.Stmt, ...]) -> str | None:
+def cube_matmul_head(kernel: ir.Kernel, head: tuple[ir.Stmt, ...], int8: bool = False) -> str | None:
     """The accumulator when `head` is `[acc = literal;] loops of acc += f32(a) * f32(b)`
     with `a`, `b` in cube operand types and `acc` an f32 temp (or `i32(a) * i32(b)` of
-    int8 operands into an i32 temp: the cube's s8 x s8 -> s32); else None."""
+    int8 operands into an i32 temp when `int8`: the cube's s8 x s8 -> s32); else None."""
     acc: set[str] = set()
     prod = False
     in_dts: set[str] = set()
@@ -211,7 +213,7 @@ def cube_matmul_head(kernel: ir.Kernel, head: tuple[ir.Stmt, ...]) -> str | None
         ops = [strip_casts(v.lhs), strip_casts(v.rhs)]
         for o in ops:
             d = kernel.tensor(o.tensor) if isinstance(o, ir.Access) else None
-            if d is None or d.dtype not in CUBE_ACC_OF or o.tensor == st.target.tensor:  # type: ignore[union-attr]
+            if d is None or d.dtype not in (CUBE_ACC_OF if int8 else CUBE_OPERAND_DTYPES) or o.tensor == st.target.tensor:  # type: ignore[union-attr]
                 return None
             in_dts.add(d.dtype)
         prod = True

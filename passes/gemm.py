@@ -58,7 +58,7 @@ class Gemm(Pass):
 
         kernel = _expand_scalar_accumulators(kernel, trace)
         k0 = kernel
-        kernel = split_epilogues(kernel, trace, keep=lambda nest: not isinstance(match_gemm(k0, nest), str))
+        kernel = split_epilogues(kernel, trace, keep=lambda nest: not isinstance(match_gemm(k0, nest), str), int8=True)
         body = list(kernel.body)
         why: list[str] = []
         done = 0

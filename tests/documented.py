@@ -36,6 +36,7 @@ SMALL: dict[str, dict[str, int]] = {
     "embedding": {"V": 40, "H": 24, "N": 10},
     "cross_entropy": {"R": 6, "C": 40},
     "paged_attention": {"B": 2, "NH": 2, "D": 8, "BS": 4, "MB": 3, "NB": 7},
+    "int8_linear": {"M": 50, "N": 40, "K": 100},  # tails in M, N and K (K: of the int8 fractal's 32)
 }
 
 MAIN: dict[str, tuple[str, dict[str, int]]] = {}

@@ -167,6 +167,13 @@ def paged_attention(Q: np.ndarray, Kc: np.ndarray, Vc: np.ndarray, table: np.nda
     return {"O": o.astype(F16)}
 
 
+def int8_linear(A: np.ndarray, W: np.ndarray, scale: np.ndarray) -> dict[str, np.ndarray]:
+    """examples/int8_linear.ir: acc = A @ Wᵀ exactly (int64: K int8 products fit i32 for
+    K < 2^17), then f16(f32(acc) * scale[j]): the i32 -> f32 conversion and the product each rounded in f32."""
+    acc = np.asarray(A, dtype=np.int64) @ np.asarray(W, dtype=np.int64).T
+    return {"C": (acc.astype(F32) * _f32(scale)[None, :]).astype(F16)}
+
+
 REFERENCES: dict[str, Callable[..., dict[str, np.ndarray]]] = {
     "add": add,
     "softmax": softmax,
@@ -179,6 +186,7 @@ REFERENCES: dict[str, Callable[..., dict[str, np.ndarray]]] = {
     "embedding": embedding,
     "cross_entropy": cross_entropy,
     "paged_attention": paged_attention,
+    "int8_linear": int8_linear,
 }
 """Example file stem -> reference function (called with the inputs as keyword args)."""
 

@@ -46,6 +46,8 @@ CASES: list[tuple[str, dict[str, int] | None]] = [
     ("attention_causal", {"S": 33, "D": 8}),
     ("conv2d", {"N": 1, "C": 3, "H": 10, "W": 12, "F": 4}),
     ("conv2d", None),
+    ("int8_linear", {"M": 50, "N": 40, "K": 100}),
+    ("int8_linear", None),
     # the operators of issue 28 (examples/README.md, "Operators"): a small odd size and the defaults
     ("rope", {"S": 3, "H": 2, "D": 10}),
     ("rope", None),

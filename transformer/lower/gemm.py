@@ -23,6 +23,11 @@ Ascend C matmuls have:
 * the tile's **store** by `Fixpipe` (Nz -> ND; `F322F16` for an f16 C, `reluEn` for relu,
   `NoQuant` for an f32 C or the f32 workspace of an epilogue that runs on the vector cores).
 
+**int8** (`acc` an i32 temp of `i32(A[i, k]) * i32(B[j, k])`, int8 inputs, B stored [N, K]):
+int8 L1/L0 buffers and an int32 L0C, K groups of C0 = 32 (the 16 x 32 int8 fractal), Fixpipe
+NoQuant to the i32 store or workspace; B [K, N] is refused (int8 L0B fractals are
+K-innermost and LoadData transposes 16-bit fractals only).
+
 **Tails** (sizes that are not multiples of the blocks or of 16): the last tiles and blocks
 take the actual extents `mLen = min(BM, M - m0)` etc.; buffers keep their full size, the Nz
 layouts use the extents rounded up to the 16 x 16 fractal (`mPad`), `Nd2Nz` zero-fills the
