@@ -14,6 +14,8 @@ from ._timing import timing_facts
 A2 = "ascend-facts.md: Atlas A2 table"
 INI = "ascend-facts.md: quoted platform ini (per-core rate; units undocumented)"
 LIMITS = "ascend-facts.md: Alignment and limits"
+UB_BANKS = ("Ascend C best practices, 'Avoiding Bank Conflicts in the Unified Buffer' (hiascend "
+            "atlas_ascendc_best_practices_10_0025, Atlas A2/A3)")
 
 
 def a2_scopes(gm_bytes: Fact) -> dict[str, Scope]:
@@ -73,6 +75,12 @@ def common_facts() -> dict[str, Fact]:
         "vector_bytes_per_repeat": doc(256, A2 + ": vector repeat = 8 blocks x 32 B"),
         "vector_repeats_per_cycle": assumed(1, A2 + ": one repeat per cycle assumed"),
         "vector_max_repeat": doc(255, LIMITS + ": repeatTimes <= 255"),
+        # UB banks (the timing model's bank conflicts, docs/timing.md "UB banks")
+        "ub_bank_groups": doc(16, UB_BANKS + ": 16 bank groups of 3 banks"),
+        "ub_banks_per_group": doc(3, UB_BANKS + ": 48 banks, 3 per group (bank15, bank31, bank47 "
+                                  "form a group)"),
+        "ub_bank_row_bytes": doc(32, UB_BANKS + ": a bank row is 32 B"),
+        "ub_bank_depth": doc(128, UB_BANKS + ": a bank is 128 rows (4 KB)"),
         "max_queue_buffers_per_position": doc(8, LIMITS + ": InitBuffer, 8 queue buffers per "
                                               "TPosition on A2"),
         "max_buffers_per_kernel": doc(64, LIMITS + ": InitBuffer, 64 buffers per kernel"),

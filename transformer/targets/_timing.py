@@ -40,6 +40,10 @@ def timing_facts() -> dict[str, Fact]:
                                               "(extra 8 + 18)"),
         "timing_v_count_tail_cycles": assumed(16, TP + ": count form pays a ~16-cycle floor when "
                                               "bytes are not a multiple of 256"),
+        "timing_v_bank_beat_cycles": doc(1, "Ascend C best practices, 'Avoiding Bank Conflicts in the "
+                                         "Unified Buffer': the vector unit reads and writes one 32 B row per "
+                                         "bank group per beat (instruction cycle); conflicting accesses queue "
+                                         "a beat each (8 blocks in one group: 8 beats a repeat)"),
         # cube unit
         "timing_m_instr_cycles": assumed(10, "assumed: Mmad issue / pipeline fill; not in facts"),
         "timing_m_fractal_cycles": assumed(1, "ascend-facts.md: one 16x16x16 fp16 fractal per cycle "

@@ -14,7 +14,7 @@ from __future__ import annotations
 from ..targets import Target
 
 #: Changes whenever the model's arithmetic changes (part of every profile, and of caches).
-MODEL_VERSION = "ascx-pipe-3"
+MODEL_VERSION = "ascx-pipe-4"
 
 #: pipe -> feature (as counted by the emulator, `ascx_emu/timing.h`) -> target fact name.
 PIPE_FEATURES: dict[str, dict[str, str]] = {
@@ -30,6 +30,7 @@ PIPE_FEATURES: dict[str, dict[str, str]] = {
         "reduce_instr": "timing_v_reduce_instr_cycles",
         "cast_instr": "timing_v_cast_instr_cycles",
         "count_tail": "timing_v_count_tail_cycles",
+        "bank_beat": "timing_v_bank_beat_cycles",
     },
     "M": {
         "instr": "timing_m_instr_cycles",
@@ -71,6 +72,11 @@ GLOBAL_FACTS: dict[str, str] = {
 }
 
 
+#: The UB bank layout facts handed to the emulator under their own names (`ascx_emu/timing.h`
+#: bank_extra_beats): groups, banks per group, row bytes, rows per bank.
+UB_BANK_FACTS: tuple[str, ...] = ("ub_bank_groups", "ub_banks_per_group", "ub_bank_row_bytes", "ub_bank_depth")
+
+
 def core_counts(target: Target) -> tuple[int, int]:
     """(vector cores, cube cores): AIV/AIC on split chips; `cores` twice on coupled ones."""
     if target.has("aiv_cores") and target.has("aic_cores"):
@@ -87,7 +93,8 @@ def hbm_bytes_per_cycle(target: Target) -> float:
 def model_parameters(target: Target) -> dict[str, float]:
     """Every parameter of the model for `target`, read through the Target (so fact overrides
     take effect): `"PIPE.feature"` -> cycles per unit, the latencies of `GLOBAL_FACTS`, and
-    `clock_mhz`, `hbm_bytes_per_cycle`, `gm_align`, `aiv_cores`, `aic_cores`, `l2_bytes`."""
+    `clock_mhz`, `hbm_bytes_per_cycle`, `gm_align`, `aiv_cores`, `aic_cores`, `l2_bytes`, and
+    the UB bank layout (`UB_BANK_FACTS`) where the target has it."""
     out: dict[str, float] = {}
     for pipe, feats in PIPE_FEATURES.items():
         for feat, fact in feats.items():
@@ -98,6 +105,10 @@ def model_parameters(target: Target) -> dict[str, float]:
     out.update(clock_mhz=float(target.value("clock_mhz")), hbm_bytes_per_cycle=hbm_bytes_per_cycle(target),
                gm_align=float(target.value("gm_fast_alignment_bytes")), aiv_cores=float(aiv), aic_cores=float(aic),
                l2_bytes=float(target.value("l2_bytes")))
+    # The UB bank layout (bank conflicts of vector instructions); a target without it has none.
+    for name in UB_BANK_FACTS:
+        if target.has(name):
+            out[name] = float(target.value(name))
     return out
 
 

@@ -530,9 +530,15 @@ inline int vec_class(const char* op) {  // op is a string literal: cache the las
     return cls;
 }
 // Timing hook of a vector instruction: `repeats` repeats (count form: `bytes` processed).
+// A count-form instruction's UB bank conflicts come from its accesses (contiguous operands);
+// a repeat-form one passes its operands' strides (`banks`, timing.h bank_extra_beats).
 inline void vec_acct(ascx_emu::CoreState& c, const char* op, SrcLoc loc, double repeats, bool count_form, double bytes,
-                     std::initializer_list<ascx_emu::tm::Acc> acc) {
-    ascx_emu::account(c, PIPE_V, op, loc, ascx_emu::tm::vec(vec_class(op), repeats, count_form, bytes), acc);
+                     std::initializer_list<ascx_emu::tm::Acc> acc, std::initializer_list<ascx_emu::tm::VOp> banks = {}) {
+    ascx_emu::tm::Cost k = ascx_emu::tm::vec(vec_class(op), repeats, count_form, bytes);
+    const int64_t rep = static_cast<int64_t>(repeats);
+    if (banks.size()) k.f[ascx_emu::tm::V_BANK] = ascx_emu::tm::bank_extra_beats(banks.begin(), static_cast<int>(banks.size()), rep);
+    else if (count_form) k.f[ascx_emu::tm::V_BANK] = ascx_emu::tm::bank_extra_beats_count(acc, rep, ascx_emu::SC_UB);
+    ascx_emu::account(c, PIPE_V, op, loc, k, acc);
 }
 template <typename T> inline int64_t nbytes(int64_t count) { return count * static_cast<int64_t>(sizeof(T)); }
 
@@ -590,6 +596,14 @@ template <typename T> inline int64_t extent(const RepGeom& g, int64_t blk, int64
     int64_t mx = 0;
     if (g.repeat > 0 && nb > 0) mx = (g.repeat - 1) * rep * 32 + (nb - 1) * blk * blk_bytes + blk_bytes;
     return mx;
+}
+// A repeat-form operand for the bank model: blocks per repeat from the mask (as `extent`).
+template <typename T> inline ascx_emu::tm::VOp bank_op(const LocalTensor<T>& t, const RepGeom& g, int64_t blk, int64_t rep, bool write) {
+    int nb = 0;
+    int per_blk = 32 / g.esize;
+    for (int i = 0; i < 8 * per_blk && i < 128; ++i)
+        if (ascx_emu::mask_on(g.lo, g.hi, i)) nb = i / per_blk + 1;
+    return ascx_emu::tm::VOp{static_cast<int64_t>(t.addr()), blk, rep, nb, nb, g.repeat, write};
 }
 // Checks that an operand's touched range lies inside its buffer and returns its base pointer.
 template <typename T>
@@ -673,7 +687,10 @@ template <typename T, typename F> inline T ew1(T a, T s, F f) {
         detail::vec_acct(c, api, loc, g.repeat, false, 0,                                                                  \
                          {ascx_emu::tm::R(src0, detail::extent<T>(g, p.src0BlkStride, p.src0RepStride)),                    \
                           ascx_emu::tm::R(src1, detail::extent<T>(g, p.src1BlkStride, p.src1RepStride)),                    \
-                          ascx_emu::tm::W(dst, detail::extent<T>(g, p.dstBlkStride, p.dstRepStride))});                     \
+                          ascx_emu::tm::W(dst, detail::extent<T>(g, p.dstBlkStride, p.dstRepStride))},                      \
+                         {detail::bank_op(src0, g, p.src0BlkStride, p.src0RepStride, false),                                 \
+                          detail::bank_op(src1, g, p.src1BlkStride, p.src1RepStride, false),                                 \
+                          detail::bank_op(dst, g, p.dstBlkStride, p.dstRepStride, true)});                                   \
         detail::for_active(g, [&](int64_t r, int64_t bk, int64_t e) {                                                      \
             d[detail::rep_off(r, bk, e, p.dstBlkStride, p.dstRepStride, es)] = detail::ew2<T>(                            \
                 a[detail::rep_off(r, bk, e, p.src0BlkStride, p.src0RepStride, es)],                                       \
@@ -733,7 +750,9 @@ ASCX_EMU_BINARY(AddRelu, (x + y > 0 ? x + y : 0.0))
         long long n = 0;                                                                                                   \
         detail::vec_acct(c, api, loc, g.repeat, false, 0,                                                                  \
                          {ascx_emu::tm::R(src, detail::extent<T>(g, p.srcBlkStride, p.srcRepStride)),                       \
-                          ascx_emu::tm::W(dst, detail::extent<T>(g, p.dstBlkStride, p.dstRepStride))});                     \
+                          ascx_emu::tm::W(dst, detail::extent<T>(g, p.dstBlkStride, p.dstRepStride))},                      \
+                         {detail::bank_op(src, g, p.srcBlkStride, p.srcRepStride, false),                                    \
+                          detail::bank_op(dst, g, p.dstBlkStride, p.dstRepStride, true)});                                   \
         detail::for_active(g, [&](int64_t r, int64_t bk, int64_t e) {                                                      \
             d[detail::rep_off(r, bk, e, p.dstBlkStride, p.dstRepStride, es)] = detail::ew1<T>(                            \
                 a[detail::rep_off(r, bk, e, p.srcBlkStride, p.srcRepStride, es)], ascx_sv,                             \

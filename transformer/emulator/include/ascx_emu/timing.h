@@ -53,19 +53,19 @@ namespace ascx_emu {
 namespace tm {
 
 constexpr int NP = 8;  // pipe_t values 0..7 (6 = ALL is never a clock)
-constexpr int NF = 6;  // features per pipe
+constexpr int NF = 7;  // features per pipe
 
 // Feature names per pipe; busy(pipe) = sum(param[pipe][k] * feature[pipe][k]).
 inline const char* feat_name(int pipe, int k) {
     static const char* n[NP][NF] = {
-        {"issue", "local_access", "gm_access", "", "", ""},                      // S
-        {"instr", "repeat", "transc_repeat", "reduce_instr", "cast_instr", "count_tail"},  // V
-        {"instr", "fractal", "fractal_f32", "", "", ""},                         // M
-        {"instr", "l0a_byte", "l0b_byte", "", "", ""},                           // MTE1
-        {"instr", "ub_byte", "l1_byte", "block", "unaligned_byte", ""},          // MTE2
-        {"instr", "byte", "block", "unaligned_byte", "", ""},                    // MTE3
-        {"", "", "", "", "", ""},                                               // ALL
-        {"instr", "byte", "", "", "", ""},                                       // FIX
+        {"issue", "local_access", "gm_access", "", "", "", ""},                      // S
+        {"instr", "repeat", "transc_repeat", "reduce_instr", "cast_instr", "count_tail", "bank_beat"},  // V
+        {"instr", "fractal", "fractal_f32", "", "", "", ""},                         // M
+        {"instr", "l0a_byte", "l0b_byte", "", "", "", ""},                           // MTE1
+        {"instr", "ub_byte", "l1_byte", "block", "unaligned_byte", "", ""},          // MTE2
+        {"instr", "byte", "block", "unaligned_byte", "", "", ""},                    // MTE3
+        {"", "", "", "", "", "", ""},                                               // ALL
+        {"instr", "byte", "", "", "", "", ""},                                       // FIX
     };
     return (pipe >= 0 && pipe < NP && k >= 0 && k < NF) ? n[pipe][k] : "";
 }
@@ -74,7 +74,7 @@ inline const char* pname(int p) {
     return (p >= 0 && p < NP) ? n[p] : "?";
 }
 enum { S_ISSUE = 0, S_LOCAL, S_GM };
-enum { V_INSTR = 0, V_REPEAT, V_TRANSC, V_REDUCE, V_CAST, V_TAIL };
+enum { V_INSTR = 0, V_REPEAT, V_TRANSC, V_REDUCE, V_CAST, V_TAIL, V_BANK };
 enum { M_INSTR = 0, M_FRACTAL, M_FRACTAL_F32 };
 enum { T1_INSTR = 0, T1_L0A, T1_L0B };
 enum { T2_INSTR = 0, T2_UB, T2_L1, T2_BLOCK, T2_UNALIGNED };
@@ -89,6 +89,8 @@ struct Config {
     double hbm_bytes_per_cycle = 0, clock_mhz = 1000, gm_align = 512, l2_bytes = 0;
     double l2_bytes_per_cycle = 0;  // aggregate L2 bandwidth (0: no L2 bandwidth bound)
     double launch_mix = 0;          // extra launch cycles of a MIX_MODE kernel
+    // UB banks (bank_extra_beats): 32 B rows, 16 groups of 3 banks of 128 rows (0: no bank model)
+    int ub_bank_groups = 0, ub_banks_per_group = 0, ub_bank_row_bytes = 0, ub_bank_depth = 0;
     int aiv_cores = 1, aic_cores = 1;
     bool timing_only = false;
     int hazards = HZ_ERROR;
@@ -147,6 +149,10 @@ inline Config& config() {
                     else if (k == "launch_mix") c.launch_mix = v;
                     else if (k == "aiv_cores") c.aiv_cores = std::max(1, static_cast<int>(v));
                     else if (k == "aic_cores") c.aic_cores = std::max(1, static_cast<int>(v));
+                    else if (k == "ub_bank_groups") c.ub_bank_groups = static_cast<int>(v);
+                    else if (k == "ub_banks_per_group") c.ub_banks_per_group = static_cast<int>(v);
+                    else if (k == "ub_bank_row_bytes") c.ub_bank_row_bytes = static_cast<int>(v);
+                    else if (k == "ub_bank_depth") c.ub_bank_depth = static_cast<int>(v);
                     else { std::fprintf(stderr, "ascx-emu: error: unknown timing parameter %s\n", a); std::_Exit(3); }
                 }
             }
@@ -184,6 +190,95 @@ inline Cost vec(int cls, double repeats, bool count_form, double bytes) {
     if (count_form && static_cast<int64_t>(bytes) % 256 != 0) c.f[V_TAIL] = 1;
     return c;
 }
+// ---------------------------------------------------------------- UB bank conflicts
+// The public best-practice page "Avoiding Bank Conflicts in the Unified Buffer" (Atlas A2/A3,
+// NPU architecture 220x; docs/timing.md "UB banks"): the UB is 48 banks of 128 rows x 32 B in
+// 16 bank groups of 3 banks. Row u = addr / 32 lies in group u % 16 and bank
+// 16 * (u / (16 * 128)) + u % 16 (the page's examples: 0x10000 bank 16, 0x10020 bank 17,
+// 0x20020 bank 33). Per beat (instruction cycle) the vector unit reads one row from each bank
+// group and writes one row to each group; a read and a write of the same bank conflict. So
+// one repeat (up to 8 blocks of each operand, accessed at the same time) takes
+//     beats = max(reads of its busiest group, writes of its busiest group,
+//                 reads + writes of its busiest bank)
+// beats, and an instruction pays the beats past one per repeat (`V.repeat` prices one) as the
+// feature `V.bank_beat`. The page's own numbers: dst blk_stride 16 -> 8 beats a repeat,
+// blk_stride 8 -> 4 (tests/emulator/test_bank_conflicts.py).
+struct VOp {
+    int64_t addr;        // UB byte address of block 0 of repeat 0
+    int64_t blk, rep;    // block and repeat strides, 32 B units
+    int64_t blocks;      // blocks a repeat touches (<= 8)
+    int64_t last_blocks; // blocks of the operand's last repeat
+    int64_t nrep;        // repeats the operand takes part in (the first ones)
+    bool write;
+};
+inline double bank_extra_beats(const VOp* ops, int n, int64_t repeats) {
+    const Config& cfg = config();
+    const int G = cfg.ub_bank_groups, B = cfg.ub_banks_per_group, row = cfg.ub_bank_row_bytes;
+    if (G <= 0 || G > 64 || B <= 0 || G * B > 256 || row <= 0 || cfg.ub_bank_depth <= 0 || n <= 0 || n > 8) return 0;
+    const int64_t sect = static_cast<int64_t>(G) * cfg.ub_bank_depth;  // rows of one bank per group
+    int64_t key[8][3], prev[8][3];
+    bool have_prev = false;
+    int prev_beats = 1;
+    double extra = 0;
+    for (int64_t r = 0; r < repeats; ++r) {
+        // The beats of a repeat follow from each operand's group offset (relative to the first
+        // operand's), its section and its block count: reuse the last repeat's when they match.
+        bool cacheable = true;
+        const int64_t u_first = ops[0].addr / row + r * ops[0].rep;
+        for (int i = 0; i < n; ++i) {
+            const VOp& o = ops[i];
+            int64_t nb = r >= o.nrep ? 0 : (r == o.nrep - 1 ? o.last_blocks : o.blocks);
+            int64_t u0 = o.addr / row + r * o.rep;
+            int64_t s0 = u0 / sect, s1 = nb > 0 ? (u0 + (nb - 1) * o.blk) / sect : s0;
+            if (s0 != s1) cacheable = false;
+            key[i][0] = ((u0 - u_first) % G + G) % G;
+            key[i][1] = s0;
+            key[i][2] = nb;
+        }
+        if (cacheable && have_prev && std::memcmp(key, prev, sizeof(int64_t) * 3 * static_cast<size_t>(n)) == 0) {
+            extra += prev_beats - 1;
+            continue;
+        }
+        int rg[64] = {}, wg[64] = {}, ab[256] = {};
+        int beats = 1;
+        for (int i = 0; i < n; ++i) {
+            const VOp& o = ops[i];
+            const int64_t nb = key[i][2];
+            for (int64_t k = 0; k < nb; ++k) {
+                int64_t u = o.addr / row + r * o.rep + k * o.blk;
+                int g = static_cast<int>(u % G);
+                int b = static_cast<int>((u / sect) % B) * G + g;
+                beats = std::max(beats, o.write ? ++wg[g] : ++rg[g]);
+                beats = std::max(beats, ++ab[b]);
+            }
+        }
+        extra += beats - 1;
+        if (cacheable) {
+            std::memcpy(prev, key, sizeof(int64_t) * 3 * static_cast<size_t>(n));
+            have_prev = true;
+            prev_beats = beats;
+        } else {
+            have_prev = false;
+        }
+    }
+    return extra;
+}
+// The operands of a count-form vector instruction (contiguous, `repeats` repeats) from its
+// UB accesses: operand i spans [lo, hi) and advances by its share of blocks per repeat.
+inline double bank_extra_beats_count(std::initializer_list<Acc> acc, int64_t repeats, int ub_scope) {
+    if (config().ub_bank_groups <= 0 || repeats <= 0) return 0;
+    VOp ops[8];
+    int n = 0;
+    for (const Acc& a : acc) {
+        if (a.scope != ub_scope || a.hi <= a.lo || n == 8) continue;
+        int64_t blocks = (a.hi - a.lo + 31) / 32;
+        int64_t per = std::min<int64_t>(8, (blocks + repeats - 1) / repeats);
+        int64_t nrep = std::min<int64_t>(repeats, (blocks + per - 1) / per);
+        ops[n++] = VOp{a.lo, 1, per, per, blocks - (nrep - 1) * per, nrep, a.write};
+    }
+    return bank_extra_beats(ops, n, repeats);
+}
+
 // MTE2 GM -> UB/L1 (dst_scope 0 = UB), MTE3 local -> GM: `unaligned` bytes start off gm_align.
 inline Cost copy_in(double bytes, double blocks, bool to_l1, double unaligned) {
     Cost c;
