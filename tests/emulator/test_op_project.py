@@ -72,11 +72,13 @@ def test_op_project_runs_its_tiling_and_kernel(tmp_path: Path) -> None:
     want = (x.astype(np.float32) + np.float32(0.5) * y.astype(np.float32))
     got = np.fromfile(work / "output" / "z.bin", np.float16).astype(np.float32)
     np.testing.assert_allclose(got, want, rtol=2e-3, atol=2e-3)
-    # another shape takes tiling key 2, for which the kernel does nothing: z stays zero
+    # another shape takes tiling key 2 with the class registered for it (AxpyOpCustom_2):
+    # the kernel reads it with GET_TILING_DATA_WITH_STRUCT and writes only z[0] = alpha + 1
     (work / "input" / "x.bin").write_bytes(x[:8 * 2040].tobytes())
     (work / "input" / "y.bin").write_bytes(y[:8 * 2040].tobytes())
-    res = CliRunner().invoke(cli_main, ["emulator", "build", str(work), "x=8,2040", "y=8,2040"])
-    assert res.exit_code == 0 and "tiling key 2" in res.output, res.output
-    assert not np.fromfile(work / "output" / "z.bin", np.float16).any()
+    res = CliRunner().invoke(cli_main, ["emulator", "build", str(work), "x=8,2040", "y=8,2040", "@alpha=0.25"])
+    assert res.exit_code == 0 and "tiling key 2, tiling 4 bytes" in res.output, res.output
+    z = np.fromfile(work / "output" / "z.bin", np.float16)
+    assert z[0] == np.float16(1.25) and not z[1:].any()
     res = CliRunner().invoke(cli_main, ["emulator", "build", str(work), "x=8,2040"])
     assert res.exit_code == 1 and "give the shape of input `y`" in res.output, res.output

@@ -3,7 +3,8 @@
 // public operator-development guide. Clean-room (Apache-2.0).
 //
 // `GET_TILING_DATA(var, tiling)` copies the tiling bytes the host's `SaveToBuffer` wrote into a
-// `var` of the class the project registered (`REGISTER_TILING_DATA_CLASS`, seen here because
+// `var` of the class the project registered as its default (`REGISTER_TILING_DATA_CLASS(Op, cls)`;
+// `GET_TILING_DATA_WITH_STRUCT(cls, var, tiling)` for a class registered per key, seen here because
 // `ascx emulator build` force-includes the op_host tiling headers); `TILING_KEY_IS(k)` compares
 // with the key of the launch (`ICPU_SET_TILING_KEY`, or the op driver's `SetTilingKey`).
 // `DTYPE_X` / `ORIG_DTYPE_X` for an input or output `x` are defined by the build from the
@@ -33,9 +34,12 @@ inline uint8_t*& sys_workspace() {
 }  // namespace ascx_emu
 
 #define GET_TILING_DATA(var, tiling) \
-    ::optiling::ascx_emu_op_tiling_t var; \
+    decltype(::optiling::ascx_emu_registered_tiling(::ascx_emu::default_tiling_tag{})) var; \
     ::ascx_emu::tiling_load(&var, sizeof(var), (tiling))
+// The kernel names a keyed class without its namespace (as on the device): optiling is in scope.
+namespace optiling {}
 #define GET_TILING_DATA_WITH_STRUCT(type, var, tiling) \
+    using namespace ::optiling;                        \
     type var;                                          \
     ::ascx_emu::tiling_load(&var, sizeof(var), (tiling))
 #define TILING_KEY_IS(k) (::ascx_emu::tiling_key() == static_cast<uint64_t>(k))

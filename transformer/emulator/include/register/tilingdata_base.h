@@ -41,5 +41,25 @@ inline void tiling_save(const void* self, size_t bytes, void* buf, size_t capaci
     const type* get_##field() const { return field; }
 #define TILING_DATA_FIELD_DEF_STRUCT(type, field) type field{};
 #define END_TILING_DATA_DEF }
-// The kernel's GET_TILING_DATA reads the registered class (one operator per project).
-#define REGISTER_TILING_DATA_CLASS(op, cls) using ascx_emu_op_tiling_t = cls;
+// Registration (the public "TilingData structure registration" page): `op` is the operator
+// type for its default class, or `<op type>_<tiling key>` for a class of one tiling key (read
+// by the kernel with GET_TILING_DATA_WITH_STRUCT). Each registration declares an overload of
+// `ascx_emu_registered_tiling` (never defined: only its return type is used): the default one
+// takes `default_tag`, a keyed one a tag of its own, so the kernel's GET_TILING_DATA finds the
+// default class and a second default registration is a compile error (one per project).
+namespace ascx_emu {
+struct default_tiling_tag {};
+template <int N> struct keyed_tiling_tag {};
+// "AddCustom_1": the name ends in '_' and decimal digits.
+constexpr bool keyed_op_name(const char* s) {
+    size_t n = 0;
+    while (s[n]) ++n;
+    size_t i = n;
+    while (i > 0 && s[i - 1] >= '0' && s[i - 1] <= '9') --i;
+    return i < n && i > 0 && s[i - 1] == '_';
+}
+template <bool keyed, int N> struct tiling_tag { using type = default_tiling_tag; };
+template <int N> struct tiling_tag<true, N> { using type = keyed_tiling_tag<N>; };
+}  // namespace ascx_emu
+#define REGISTER_TILING_DATA_CLASS(op, cls) \
+    cls ascx_emu_registered_tiling(::ascx_emu::tiling_tag<::ascx_emu::keyed_op_name(#op), __COUNTER__>::type);

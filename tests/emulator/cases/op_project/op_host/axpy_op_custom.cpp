@@ -1,6 +1,6 @@
 // Host side of AxpyOpCustom in the public op-project layout: the OpDef, InferShape and the
 // tiling function (blockDim from the platform's vector core count, alpha from the attribute,
-// tiling key 1 for lengths that split into whole tiles).
+// tiling key 1 for lengths that split into whole tiles, key 2 with its own class otherwise).
 #include "axpy_op_custom_tiling.h"
 #include "register/op_def_registry.h"
 #include "tiling/platform/platform_ascendc.h"
@@ -22,9 +22,17 @@ static ge::graphStatus TilingFunc(gert::TilingContext *context)
     uint32_t copy[2] = {0, 0};
     if (memcpy_s(copy, sizeof(copy), pad, sizeof(pad)) != EOK) return ge::GRAPH_FAILED;
     tiling.set_pad(copy);
-    context->SetTilingKey(total % (blocks * 2 * 16) == 0 ? 1 : 2);
-    tiling.SaveToBuffer(context->GetRawTilingData()->GetData(), context->GetRawTilingData()->GetCapacity());
-    context->GetRawTilingData()->SetDataSize(tiling.GetDataSize());
+    if (total % (blocks * 2 * 16) == 0) {
+        context->SetTilingKey(1);
+        tiling.SaveToBuffer(context->GetRawTilingData()->GetData(), context->GetRawTilingData()->GetCapacity());
+        context->GetRawTilingData()->SetDataSize(tiling.GetDataSize());
+    } else {  // key 2 and its own tiling class (REGISTER_TILING_DATA_CLASS(AxpyOpCustom_2, ...))
+        AxpyOpKey2TilingData key2;
+        key2.set_fill(*alpha + 1.0f);
+        context->SetTilingKey(2);
+        key2.SaveToBuffer(context->GetRawTilingData()->GetData(), context->GetRawTilingData()->GetCapacity());
+        context->GetRawTilingData()->SetDataSize(key2.GetDataSize());
+    }
     size_t *workspace = context->GetWorkspaceSizes(1);
     workspace[0] = 1024;
     return ge::GRAPH_SUCCESS;

@@ -12,5 +12,12 @@ TILING_DATA_FIELD_DEF_ARR(uint32_t, 2, pad);
 END_TILING_DATA_DEF;
 
 REGISTER_TILING_DATA_CLASS(AxpyOpCustom, AxpyOpTilingData)
+
+// Tiling key 2 (lengths that do not split into whole tiles) has a class of its own.
+BEGIN_TILING_DATA_DEF(AxpyOpKey2TilingData)
+TILING_DATA_FIELD_DEF(float, fill);
+END_TILING_DATA_DEF;
+
+REGISTER_TILING_DATA_CLASS(AxpyOpCustom_2, AxpyOpKey2TilingData)
 }  // namespace optiling
 #endif

@@ -54,14 +54,20 @@ private:
 
 extern "C" __global__ __aicore__ void axpy_op_custom(GM_ADDR x, GM_ADDR y, GM_ADDR z, GM_ADDR workspace, GM_ADDR tiling)
 {
-    GET_TILING_DATA(tilingData, tiling);
     static_assert(ORIG_DTYPE_X == DT_FLOAT16, "DTYPE_X comes from the OpDef");
     SetSysWorkspace(workspace);
     GM_ADDR usr = GetUserWorkspace(workspace);
-    if (usr == nullptr || tilingData.pad[0] != 7 || tilingData.pad[1] != 9) return;
-    KernelAxpy op;
-    op.Init(x, y, z, tilingData.totalLength, tilingData.tileLength, tilingData.alpha);
+    if (usr == nullptr) return;
     if (TILING_KEY_IS(1)) {
+        GET_TILING_DATA(tilingData, tiling);
+        if (tilingData.pad[0] != 7 || tilingData.pad[1] != 9) return;
+        KernelAxpy op;
+        op.Init(x, y, z, tilingData.totalLength, tilingData.tileLength, tilingData.alpha);
         op.Process();
+    } else if (TILING_KEY_IS(2)) {  // the class registered for key 2: block 0 writes z[0] = fill
+        GET_TILING_DATA_WITH_STRUCT(AxpyOpKey2TilingData, key2, tiling);
+        GlobalTensor<DTYPE_Z> zGm;
+        zGm.SetGlobalBuffer((__gm__ DTYPE_Z *)z, 16);
+        if (GetBlockIdx() == 0) zGm.SetValue(0, static_cast<DTYPE_Z>(key2.fill));
     }
 }
