@@ -1,12 +1,14 @@
 """`ascx profile`: how fast a kernel runs on the emulator's pipe-level timing model.
 
     ascx profile FILE|DIR [--passes P] [--size N=V]... [--target T] [--json] [--trace out.json] [--svg out.svg]
-                 [--full | --timing-only] [--timeout SECONDS]
+                 [--full | --timing-only] [--timeout SECONDS] [ARGS]...
     ascx profile FILE --passes P --shapes 'S=128;S=1000'      # one line per shape
 
 FILE is an `.ir` kernel (emitted after --passes) or a hand-written Ascend C `.cpp` with its
-own `main`; DIR a sample folder (its `.cpp` defining `main` plus the kernel files), so all
-are measured on the same model (`transformer.timing`). Hand-written code is built without
+own `main`; DIR a sample folder (its `.cpp` defining `main` plus the kernel files) or an op
+project (op_host/ + op_kernel/, run through the generated driver as `ascx emulator build`
+does: ARGS give its input shapes and attributes), so all are measured on the same model
+(`transformer.timing`). ARGS go to a hand-written program. Hand-written code is built without
 `-Werror` (its warnings are shown) and runs the arithmetic by default (it may check its own
 results); an `.ir` kernel runs timing-only by default (same cycles, faster).  The emulator
 run stops after `--timeout` seconds (default `DEFAULT_TIMEOUT_S`; a scalar kernel at a
@@ -102,6 +104,7 @@ def format_report(r: Any) -> str:
 
 @click.command("profile")
 @click.argument("file")
+@click.argument("args", nargs=-1)
 @click.option("--passes", "pipeline", default=None, metavar="PIPELINE", help="Passes to run first (see `ascx passes`).")
 @size_option
 @click.option("--shapes", "shapes_text", default=None, metavar="'S=128;S=1000,T=8'",
@@ -129,17 +132,20 @@ def format_report(r: Any) -> str:
 def profile_cmd(file: str, pipeline: str | None, sizes: tuple[str, ...], target_name: str | None, as_json: bool,
                 trace_path: str | None, svg_path: str | None, full: bool | None,
                 defines: tuple[str, ...], no_auto_sync: bool, timeout: float, backend: str, device: int | None,
-                record_path: str | None, shapes_text: str | None = None) -> None:
+                record_path: str | None, args: tuple[str, ...] = (), shapes_text: str | None = None) -> None:
     """Profile FILE (.ir after --passes, or a hand-written Ascend C .cpp with main) or DIR (a
-    sample folder: main.cpp plus its kernels) on the pipe-level timing model: cycles, per-pipe busy time, bound, roofline, hot lines, hazards."""
+    sample folder: main.cpp plus its kernels; or an op project: op_host/ + op_kernel/) on the
+    pipe-level timing model: cycles, per-pipe busy time, bound, roofline, hot lines, hazards.
+    ARGS go to a hand-written program (an op project's: its input shapes, as for `ascx emulator build`)."""
     if timeout < 0:
         raise UsageError(f"--timeout {timeout:g}: give a number of seconds >= 0", hint="--timeout 0 sets no limit")
     if svg_path and backend == "npu":
         raise UsageError("--svg draws the emulator's timeline; --backend npu has none (msprof measures the device)")
     shapes = parse_shapes(shapes_text)
     if shapes:
-        if trace_path or svg_path or record_path or backend == "npu" or defines or no_auto_sync:
-            raise UsageError("--shapes does not go with --trace, --svg, --record, --backend npu, -D or --no-auto-sync",
+        if trace_path or svg_path or record_path or backend == "npu" or defines or no_auto_sync or args:
+            raise UsageError("--shapes does not go with --trace, --svg, --record, --backend npu, -D, --no-auto-sync "
+                             "or program arguments",
                              hint="profile one shape with --size for those")
         _profile_shapes(file, pipeline, sizes, shapes, load_target(target_name), as_json, full, timeout)
         return
@@ -149,7 +155,7 @@ def profile_cmd(file: str, pipeline: str | None, sizes: tuple[str, ...], target_
         check_output_path(svg_path, "--svg", inputs=(file,), suffix=".svg")
     with _trace_file(trace_path, svg_path) as tp:
         _profile(file, pipeline, sizes, target_name, as_json, tp, full, timeout, backend, device, record_path,
-                 define_flags(defines) + auto_sync_flags(no_auto_sync))
+                 define_flags(defines) + auto_sync_flags(no_auto_sync), args)
         if svg_path:
             _write_svg(Path(tp), Path(svg_path), file)
     if trace_path:
@@ -175,7 +181,7 @@ def _write_svg(trace: Path, svg: Path, file: str) -> None:
 
 def _profile(file: str, pipeline: str | None, sizes: tuple[str, ...], target_name: str | None, as_json: bool,
              trace_path: str | None, full: bool | None, timeout: float, backend: str, device: int | None,
-             record_path: str | None, build_flags: list[str]) -> None:
+             record_path: str | None, build_flags: list[str], args: tuple[str, ...] = ()) -> None:
     from .progress import ProgressLine
     from .timing.profile import profile_kernel
 
@@ -190,7 +196,10 @@ def _profile(file: str, pipeline: str | None, sizes: tuple[str, ...], target_nam
     toolchain = npu_toolchain(backend, device, need_msprof=True)
     target = load_target(target_name)
     if handwritten:
-        result = _profile_handwritten(file, pipeline, sizes, target, full, trace_path, build_flags, timeout)
+        result = _profile_handwritten(file, pipeline, sizes, target, full, trace_path, build_flags, timeout, args)
+    elif args:
+        raise UsageError(f"{file}: program arguments ({' '.join(args)}) go to hand-written sources",
+                         hint="an .ir kernel takes its sizes as --size NAME=INT")
     elif build_flags:
         raise UsageError("-D and --no-auto-sync apply to hand-written sources (emitted kernels carry their own flags "
                          "and are always checked without auto-sync)")
@@ -239,7 +248,7 @@ def _profile_shapes(file: str, pipeline: str | None, sizes: tuple[str, ...], sha
 
 
 def _profile_handwritten(file: str, pipeline: str | None, sizes: tuple[str, ...], target: Target, full: bool | None,
-                         trace_path: str | None, build_flags: list[str], timeout: float) -> Any:
+                         trace_path: str | None, build_flags: list[str], timeout: float, args: tuple[str, ...] = ()) -> Any:
     """Profile a hand-written `.cpp` or sample folder; its compiler warnings go to stderr."""
     from .emulator import CompileError
     from .emulator.folder import FolderError
@@ -252,10 +261,11 @@ def _profile_handwritten(file: str, pipeline: str | None, sizes: tuple[str, ...]
         raise UsageError(f"cannot read `{file}`: no such file or folder")
     progress = ProgressLine(f"profiling {file} on the emulator", timeout)
     try:
-        result = profile_source(file, target, timing_only=full is False, trace=trace_path, extra_flags=build_flags,
+        result = profile_source(file, target, args=args, timing_only=full is False, trace=trace_path, extra_flags=build_flags,
                                 timeout=timeout, progress=progress)
     except FolderError as e:
-        raise UsageError(str(e), hint="a sample folder holds main.cpp (defining main) and its kernel .cpp files") from None
+        raise UsageError(str(e), hint="a sample folder holds main.cpp (defining main) and its kernel .cpp files; "
+                                      "an op project op_host/ and op_kernel/") from None
     except CompileError as e:
         raise UsageError(f"{file}: g++ rejected the source:\n{e.stderr.strip()[:3000]}") from None
     except ProfileError as e:

@@ -6,6 +6,7 @@ in the public layout."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -82,3 +83,31 @@ def test_op_project_runs_its_tiling_and_kernel(tmp_path: Path) -> None:
     assert z[0] == np.float16(1.25) and not z[1:].any()
     res = CliRunner().invoke(cli_main, ["emulator", "build", str(work), "x=8,2040"])
     assert res.exit_code == 1 and "give the shape of input `y`" in res.output, res.output
+
+
+@pytest.mark.slow
+def test_profile_of_an_op_project_runs_its_tiling_and_kernel(tmp_path: Path) -> None:
+    """`ascx profile DIR ARGS` of an op project: the generated driver runs the host tiling and
+    the kernel on the timing model (the ARGS as for `ascx emulator build`), in the folder."""
+    work = tmp_path / "op"
+    shutil.copytree(PROJECT, work)
+    (work / "input").mkdir()
+    rng = np.random.default_rng(27)
+    x, y = (rng.standard_normal(8 * 2048).astype(np.float16) for _ in range(2))
+    x.tofile(work / "input" / "x.bin")
+    y.tofile(work / "input" / "y.bin")
+    res = CliRunner().invoke(cli_main, ["profile", str(work), "x=8,2048", "y=8,2048", "@alpha=0.5", "--json"])
+    assert res.exit_code == 0, res.output
+    prof = json.loads(res.output[res.output.index("{"):])
+    launch = prof["details"]["launches"][0]
+    assert prof["kernel"] == "op" and launch["name"] == "axpy_op_custom" and launch["block_dim"] == 8
+    assert prof["cores_used"] == 8 and prof["pipes"] and prof["hazards"] == []
+    want = (x.astype(np.float32) + np.float32(0.5) * y.astype(np.float32))
+    got = np.fromfile(work / "output" / "z.bin", np.float16).astype(np.float32)
+    np.testing.assert_allclose(got, want, rtol=2e-3, atol=2e-3)
+
+
+def test_profile_arguments_go_to_hand_written_programs_only() -> None:
+    ir = Path(__file__).parents[2] / "examples" / "add.ir"
+    res = CliRunner().invoke(cli_main, ["profile", str(ir), "x=8,2048"])
+    assert res.exit_code == 2 and "program arguments (x=8,2048) go to hand-written sources" in res.output, res.output
