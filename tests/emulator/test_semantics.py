@@ -176,6 +176,16 @@ def test_mmad_fixpipe_matches_numpy(units):
                                   np.maximum(ref, 0).astype(np.float16).astype(np.float64))
 
 
+def test_mmad_bias_form_adds_the_bias_table_row(units):
+    """Mmad(dst, fm, filter, bias, params), the bias in C2 (the bias table, filled from L1 with
+    DataCopyParams in 64 B units): C = A x B + bias[n] on every row."""
+    a = units["mm_a"].reshape(M, K)
+    b = units["mm_b"].reshape(K, N)
+    bias = units["mm_bias"]
+    assert bias.shape == (N,) and len(set(bias)) == N
+    np.testing.assert_array_equal(units["mm_c_bias"].reshape(M, N), a @ b + bias[None, :])
+
+
 def test_init_const_value_l1_and_l0(units):
     # L1: from element 16 (byte 32), 3 iterations of 2 x 32 B blocks (32 halves) set to 0,
     # 1 block (16 halves) skipped between them; everything else was never written (NaN)

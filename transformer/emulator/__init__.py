@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 #: The local memory scopes the headers size (`-DASCX_EMU_<SCOPE>_BYTES`).
-EMU_SCOPES = ("UB", "L1", "L0A", "L0B", "L0C")
+EMU_SCOPES = ("UB", "L1", "L0A", "L0B", "L0C", "BT")
 
 #: Vector cores per block of the emulator's MIX launch (`ascx_emu/runtime.h`: the AIV `sub` of
 #: block `b` reports `GetBlockIdx() == b * 2 + sub`), the 910B's aiv_cores / aic_cores. The

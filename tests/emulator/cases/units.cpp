@@ -307,6 +307,10 @@ static void cube_units() {
     uint8_t* gc = GmAlloc(M * N * 4);
     uint8_t* gz = GmAlloc(M * N * 4);
     uint8_t* gh = GmAlloc(M * N * 2);
+    uint8_t* gbias = GmAlloc(N * 4);
+    uint8_t* gcb = GmAlloc(M * N * 4);
+    float* BIAS = reinterpret_cast<float*>(gbias);
+    for (int j = 0; j < N; ++j) BIAS[j] = static_cast<float>(j) * 0.25f - 3.0f;
     half* A = reinterpret_cast<half*>(ga);
     half* B = reinterpret_cast<half*>(gb);
     for (int i = 0; i < M * K; ++i) A[i] = half(static_cast<float>((i * 7) % 11) - 5.0f);
@@ -317,7 +321,12 @@ static void cube_units() {
         TQue<TPosition::B1, 1> qb1;
         TQue<TPosition::A2, 1> qa2;
         TQue<TPosition::B2, 1> qb2;
-        TQue<TPosition::CO1, 1> qc;
+        TQue<TPosition::CO1, 1> qc, qcb;
+        TQue<TPosition::C1, 1> qbias1;
+        TQue<TPosition::C2, 1> qbt;  // the bias table
+        pipe.InitBuffer(qbias1, 1, N * 4);
+        pipe.InitBuffer(qbt, 1, N * 4);
+        pipe.InitBuffer(qcb, 1, M * N * 4);
         pipe.InitBuffer(qa1, 1, M * K * 2);
         pipe.InitBuffer(qb1, 1, K * N * 2);
         pipe.InitBuffer(qa2, 1, M * K * 2);
@@ -362,6 +371,31 @@ static void cube_units() {
         Mmad(c1, a2, b2, mp);  // C = A x B (cmatrixInitVal = true)
         mp.cmatrixInitVal = false;
         Mmad(c1, a2, b2, mp);  // C += A x B  ->  2 A x B
+        // Mmad's bias form: bias GM -> L1 (C1) -> bias table (C2, blockLen in 64 B) -> C = A x B + bias
+        GlobalTensor<float> gbiasT, cbT;
+        gbiasT.SetGlobalBuffer(reinterpret_cast<float*>(gbias), N);
+        cbT.SetGlobalBuffer(reinterpret_cast<float*>(gcb), M * N);
+        auto bias1 = qbias1.AllocTensor<float>();
+        DataCopy(bias1, gbiasT, N);
+        qbias1.EnQue(bias1);
+        bias1 = qbias1.DeQue<float>();
+        auto bt = qbt.AllocTensor<float>();
+        DataCopy(bt, bias1, DataCopyParams(1, static_cast<uint16_t>(N * 4 / 64), 0, 0));
+        qbt.EnQue(bt);
+        bt = qbt.DeQue<float>();
+        qbias1.FreeTensor(bias1);
+        auto cb = qcb.AllocTensor<float>();
+        MmadParams mb;
+        mb.m = M; mb.n = N; mb.k = K;
+        mb.isBias = true;
+        Mmad(cb, a2, b2, bt, mb);
+        qbt.FreeTensor(bt);
+        qcb.EnQue(cb);
+        cb = qcb.DeQue<float>();
+        FixpipeParamsV220 fb;
+        fb.nSize = N; fb.mSize = M; fb.srcStride = M; fb.dstStride = N;
+        Fixpipe(cbT, cb, fb);
+        qcb.FreeTensor(cb);
         qa2.FreeTensor(a2);
         qb2.FreeTensor(b2);
         qc.EnQue(c1);
@@ -389,10 +423,14 @@ static void cube_units() {
     for (int i = 0; i < M * N; ++i) std::printf(" %.9g", static_cast<double>(C[i]));
     std::printf("\nmm_c_nz");
     for (int i = 0; i < M * N; ++i) std::printf(" %.9g", static_cast<double>(Z[i]));
+    std::printf("\nmm_bias");
+    for (int j = 0; j < N; ++j) std::printf(" %.9g", static_cast<double>(BIAS[j]));
+    std::printf("\nmm_c_bias");
+    for (int i = 0; i < M * N; ++i) std::printf(" %.9g", static_cast<double>(reinterpret_cast<float*>(gcb)[i]));
     std::printf("\nmm_c_half_relu");
     for (int i = 0; i < M * N; ++i) std::printf(" %.9g", static_cast<double>(static_cast<float>(H[i])));
     std::printf("\n");
-    GmFree(ga); GmFree(gb); GmFree(gc); GmFree(gz); GmFree(gh);
+    GmFree(ga); GmFree(gb); GmFree(gc); GmFree(gz); GmFree(gh); GmFree(gbias); GmFree(gcb);
 }
 
 // InitConstValue on L1 (A2 form: repeatTimes x blockNum 32 B blocks, dstGap blocks skipped)

@@ -18,3 +18,6 @@
 #ifndef ASCX_EMU_L0C_BYTES
 #define ASCX_EMU_L0C_BYTES (128 * 1024)
 #endif
+#ifndef ASCX_EMU_BT_BYTES
+#define ASCX_EMU_BT_BYTES (1 * 1024)
+#endif

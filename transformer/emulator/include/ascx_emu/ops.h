@@ -360,21 +360,27 @@ template <typename T> inline void DataCopy(const GlobalTensor<T>& dst, const Loc
                          ascx_emu::copy_extra(ascx_emu::scope_name(src.scope()), "GM", ascx_emu::type_name<T>(), static_cast<long long>(bl * p.blockCount),
                                               static_cast<long long>(bl * p.blockCount / es), p.blockCount), loc);
 }
+// L1 (C1) -> bias table (C2, MTE1): blockLen and dstStride count 64 B, srcStride 32 B (the
+// bias-table copy's units, cce intrinsic page copy_cbuf_to_bt); the table holds 1 KB.
 template <typename T> inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p, ASCX_LOC) {
     const char* api = "DataCopy";
     auto& c = ascx_emu::core(api, loc);
     detail::check_dcp(api, p, loc);
     ascx_emu::check_local_align(api, dst.scope(), dst.addr(), loc);
     ascx_emu::check_local_align(api, src.scope(), src.addr(), loc);
-    uint64_t bl = p.blockLen * 32ull;
+    const bool to_bt = dst.scope() == ascx_emu::SC_BT;
+    if (to_bt && src.scope() != ascx_emu::SC_L1)
+        ascx_emu::fail(api, loc, "the bias table (C2) is filled from L1 (C1), not from %s", ascx_emu::scope_name(src.scope()));
+    const uint64_t unit = to_bt ? 64ull : 32ull, dunit = unit;
+    uint64_t bl = p.blockLen * unit;
     for (uint32_t i = 0; i < p.blockCount; ++i) {
-        uint64_t so = i * (bl + p.srcStride * 32ull), doff = i * (bl + p.dstStride * 32ull);
+        uint64_t so = i * (bl + p.srcStride * 32ull), doff = i * (bl + p.dstStride * dunit);
         uint8_t* dp = dst.BytePtr(api, static_cast<int64_t>(doff), static_cast<int64_t>(bl), loc);
         const uint8_t* sp = src.BytePtr(api, static_cast<int64_t>(so), static_cast<int64_t>(bl), loc);
         if (!ascx_emu::skip_data()) std::memmove(dp, sp, bl);
     }
     ascx_emu::acct_local_move(c, "DataCopy", loc, dst, src, bl * p.blockCount,
-                              static_cast<int64_t>((p.blockCount - 1) * (bl + p.dstStride * 32ull) + bl),
+                              static_cast<int64_t>((p.blockCount - 1) * (bl + p.dstStride * dunit) + bl),
                               static_cast<int64_t>((p.blockCount - 1) * (bl + p.srcStride * 32ull) + bl));
     if (c.tracing) ascx_emu::trace_emit(c, ascx_emu::move_pipe(src.scope(), dst.scope()), "DataCopy",
                          ascx_emu::copy_extra(ascx_emu::scope_name(src.scope()), ascx_emu::scope_name(dst.scope()), ascx_emu::type_name<T>(),
@@ -1184,9 +1190,12 @@ inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
 }
 
 // Mmad: C[m,n] (+)= A[m,k] * B[k,n]; C accumulates in float (int32 for int8 inputs).
-// cmatrixInitVal = true: C = A*B (bias ignored: no bias table support); false: C += A*B.
-template <typename DstT, typename SrcT, typename SrcBT>
-inline void Mmad(const LocalTensor<DstT>& dst, const LocalTensor<SrcT>& fm, const LocalTensor<SrcBT>& filter, const MmadParams& p, ASCX_LOC) {
+// cmatrixInitVal = true: C = A*B; false: C += A*B. The bias form (below: a C2 tensor, the bias
+// table) gives C = A*B + bias[n], each row of C starting from the bias vector.
+namespace detail {
+template <typename DstT, typename SrcT, typename SrcBT, typename BiasT>
+inline void mmad_impl(const LocalTensor<DstT>& dst, const LocalTensor<SrcT>& fm, const LocalTensor<SrcBT>& filter,
+                      const LocalTensor<BiasT>* bias, const MmadParams& p, SrcLoc loc) {
     const char* api = "Mmad";
     auto& c = ascx_emu::core(api, loc);
     dst.Valid(api, loc);
@@ -1199,17 +1208,27 @@ inline void Mmad(const LocalTensor<DstT>& dst, const LocalTensor<SrcT>& fm, cons
     ascx_emu::check_local_align(api, ascx_emu::SC_L0B, filter.addr(), loc);
     ascx_emu::check_local_align(api, ascx_emu::SC_L0C, dst.addr(), loc);
     if (p.m > 4095 || p.n > 4095 || p.k > 4095) ascx_emu::fail(api, loc, "m=%u n=%u k=%u: each must be <= 4095", p.m, p.n, p.k);
-    if (p.isBias || p.cmatrixSource) ascx_emu::fail(api, loc, "bias (isBias / cmatrixSource) is not supported by the emulator");
+    if (!bias && (p.isBias || p.cmatrixSource))
+        ascx_emu::fail(api, loc, "isBias / cmatrixSource need the bias form Mmad(dst, fm, filter, bias, params) with the bias in C2 "
+                       "(the bias table)");
+    if (bias) {
+        bias->Valid(api, loc);
+        if (bias->scope() != ascx_emu::SC_BT)
+            ascx_emu::fail(api, loc, "the bias must be in the bias table (C2), got %s", ascx_emu::scope_name(bias->scope()));
+    }
     const int64_t C0 = 32 / static_cast<int64_t>(sizeof(SrcT));
     const int64_t M1 = (p.m + 15) / 16, K1 = (p.k + C0 - 1) / C0, N1 = (p.n + 15) / 16, M16 = M1 * 16;
     const SrcT* A = fm.Ptr(api, 0, M1 * K1 * 16 * C0, loc);
     const SrcBT* B = filter.Ptr(api, 0, K1 * N1 * 16 * C0, loc);
     DstT* Cm = dst.Ptr(api, 0, N1 * M16 * 16, loc);
+    const BiasT* bv = bias ? bias->Ptr(api, 0, p.n, loc) : nullptr;
+    const bool init = bias || p.cmatrixInitVal;
     ascx_emu::account(c, PIPE_M, api, loc, ascx_emu::tm::mmad(static_cast<double>(M1 * N1 * K1), sizeof(SrcT) == 4),
                       {ascx_emu::tm::R(fm, M1 * K1 * 16 * C0 * static_cast<int64_t>(sizeof(SrcT))),
                        ascx_emu::tm::R(filter, K1 * N1 * 16 * C0 * static_cast<int64_t>(sizeof(SrcBT))),
+                       bias ? ascx_emu::tm::R(*bias, p.n * static_cast<int64_t>(sizeof(BiasT))) : ascx_emu::tm::Acc{0, 0, 0, false},
                        ascx_emu::tm::Acc{dst.scope(), static_cast<int64_t>(dst.addr()),
-                                         static_cast<int64_t>(dst.addr()) + (p.cmatrixInitVal ? 0 : N1 * M16 * 16 * static_cast<int64_t>(sizeof(DstT))), false},
+                                         static_cast<int64_t>(dst.addr()) + (init ? 0 : N1 * M16 * 16 * static_cast<int64_t>(sizeof(DstT))), false},
                        ascx_emu::tm::W(dst, N1 * M16 * 16 * static_cast<int64_t>(sizeof(DstT)))});
     // The cube multiplies whole fractals: K is padded to K1 * C0 and the padding of A (L0A)
     // and B (L0B) takes part in the sum. The emulator sums k < p.k only, which equals the
@@ -1231,18 +1250,29 @@ inline void Mmad(const LocalTensor<DstT>& dst, const LocalTensor<SrcT>& fm, cons
     for (int64_t n = 0; n < (ascx_emu::skip_data() ? 0 : p.n); ++n) {
         for (int64_t k = 0; k < p.k; ++k) bcol[k] = ascx_emu::to_d(B[((k / C0) * N1 + n / 16) * 16 * C0 + (n % 16) * C0 + k % C0]);
         for (int64_t m = 0; m < p.m; ++m) {
-            double acc = 0;
+            double acc = bv ? ascx_emu::to_d(bv[n]) : 0.0;
             const SrcT* arow = A + (m / 16) * K1 * 16 * C0 + (m % 16) * C0;
             for (int64_t k = 0; k < p.k; ++k) acc += ascx_emu::to_d(arow[(k / C0) * 16 * C0 + k % C0]) * bcol[k];
             DstT& o = Cm[((n / 16) * M16 + m) * 16 + n % 16];
-            if (p.cmatrixInitVal) o = ascx_emu::convert<DstT>(acc);
+            if (init) o = ascx_emu::convert<DstT>(acc);
             else o = ascx_emu::convert<DstT>(ascx_emu::to_d(o) + acc);
         }
     }
     if (c.tracing) ascx_emu::trace_emit(c, PIPE_M, "Mmad",
                          ascx_emu::ks("dtype", ascx_emu::type_name<SrcT>()) + ascx_emu::ks("acc_dtype", ascx_emu::type_name<DstT>()) +
                              ascx_emu::kv("m", p.m) + ascx_emu::kv("n", p.n) + ascx_emu::kv("k", p.k) + ascx_emu::kv("fractals", M1 * N1 * K1) +
-                             ascx_emu::kv("init", p.cmatrixInitVal ? 1 : 0), loc);
+                             ascx_emu::kv("init", init ? 1 : 0) + ascx_emu::kv("bias", bias ? 1 : 0), loc);
+}
+}  // namespace detail
+template <typename DstT, typename SrcT, typename SrcBT>
+inline void Mmad(const LocalTensor<DstT>& dst, const LocalTensor<SrcT>& fm, const LocalTensor<SrcBT>& filter, const MmadParams& p, ASCX_LOC) {
+    detail::mmad_impl<DstT, SrcT, SrcBT, DstT>(dst, fm, filter, nullptr, p, loc);
+}
+// The bias form: the bias vector (n elements of the accumulator type) in C2, the bias table.
+template <typename DstT, typename SrcT, typename SrcBT, typename BiasT>
+inline void Mmad(const LocalTensor<DstT>& dst, const LocalTensor<SrcT>& fm, const LocalTensor<SrcBT>& filter, const LocalTensor<BiasT>& bias,
+                 const MmadParams& p, ASCX_LOC) {
+    detail::mmad_impl<DstT, SrcT, SrcBT, BiasT>(dst, fm, filter, &bias, p, loc);
 }
 
 // Fixpipe L0C -> GM. ROW_MAJOR (NZ2ND): dst[i*dstNdStride + m*dstStride + n] =

@@ -249,12 +249,13 @@ inline void BroadCast(const LocalTensor<T>& dst, const LocalTensor<T>& src, cons
 namespace detail {
 constexpr TPosition hardware_position(Hardware h) {
     return h == Hardware::UB ? TPosition::VECCALC : h == Hardware::L1 ? TPosition::A1 : h == Hardware::L0A ? TPosition::A2
-           : h == Hardware::L0B ? TPosition::B2 : h == Hardware::L0C ? TPosition::CO1 : TPosition::MAX;
+           : h == Hardware::L0B ? TPosition::B2 : h == Hardware::L0C ? TPosition::CO1 : h == Hardware::BIAS ? TPosition::C2
+           : TPosition::MAX;
 }
 }  // namespace detail
 template <Hardware hard = Hardware::UB> class LocalMemAllocator {
     static_assert(detail::hardware_position(hard) != TPosition::MAX,
-                  "LocalMemAllocator: the emulator has UB, L1, L0A, L0B and L0C (not GM, BIAS or FIXBUF)");
+                  "LocalMemAllocator: the emulator has UB, L1, L0A, L0B, L0C and BIAS (not GM or FIXBUF)");
     static constexpr int kScope = position_scope(detail::hardware_position(hard));
 
 public:

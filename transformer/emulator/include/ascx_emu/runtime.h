@@ -74,9 +74,10 @@ inline const char* pipe_name(int p) {
 }
 
 // Physical local memories.
-enum Scope : int { SC_UB = 0, SC_L1, SC_L0A, SC_L0B, SC_L0C, SC_NUM, SC_GM = 100 };
+// BT: the bias table of an AIC core (TPosition::C2), read by Mmad's bias form.
+enum Scope : int { SC_UB = 0, SC_L1, SC_L0A, SC_L0B, SC_L0C, SC_BT, SC_NUM, SC_GM = 100 };
 inline const char* scope_name(int s) {
-    static const char* n[] = {"UB", "L1", "L0A", "L0B", "L0C"};
+    static const char* n[] = {"UB", "L1", "L0A", "L0B", "L0C", "BT"};
     if (s == SC_GM) return "GM";
     return (s >= 0 && s < SC_NUM) ? n[s] : "?";
 }
@@ -87,11 +88,13 @@ inline uint32_t scope_capacity(int s) {
         case SC_L0A: return ASCX_EMU_L0A_BYTES;
         case SC_L0B: return ASCX_EMU_L0B_BYTES;
         case SC_L0C: return ASCX_EMU_L0C_BYTES;
+        case SC_BT: return ASCX_EMU_BT_BYTES;
         default: return 0;
     }
 }
 // Alignment of local addresses required by the hardware (bytes).
-inline uint32_t scope_align(int s) { return (s == SC_L0A || s == SC_L0B || s == SC_L0C) ? 512u : 32u; }
+// (BT: 64 B, the bias-table copy's destination alignment, cce intrinsic copy_cbuf_to_bt page.)
+inline uint32_t scope_align(int s) { return (s == SC_L0A || s == SC_L0B || s == SC_L0C) ? 512u : s == SC_BT ? 64u : 32u; }
 
 enum class CoreKind { AIV, AIC };
 
@@ -250,7 +253,7 @@ inline uint8_t* scope_mem(CoreState& c, int scope, const char* api, SrcLoc loc) 
     if (c.mem[scope].empty()) {
         bool ok = (c.kind == CoreKind::AIV) ? scope == SC_UB : scope != SC_UB;
         if (!ok)
-            fail(api, loc, "%s does not exist on an %s core (910B split architecture: UB is on AIV cores; L1/L0A/L0B/L0C "
+            fail(api, loc, "%s does not exist on an %s core (910B split architecture: UB is on AIV cores; L1/L0A/L0B/L0C/BT "
                  "on AIC cores); choose the kernel mode with AscendC::SetKernelMode(KernelMode::...)",
                  scope_name(scope), c.kind == CoreKind::AIV ? "AIV" : "AIC");
         // 0xFF fill: reading never-written local memory yields NaN for float types.
@@ -262,7 +265,8 @@ inline uint8_t* scope_mem(CoreState& c, int scope, const char* api, SrcLoc loc) 
 // The timing / hazard hook every instruction calls once (see timing.h): `op` on `pipe`
 // with cost features `cost`, reading / writing the local bytes in `acc`.
 inline void account(CoreState& c, int pipe, const char* op, SrcLoc loc, const tm::Cost& cost, std::initializer_list<tm::Acc> acc = {}) {
-    static const uint32_t caps[SC_NUM] = {ASCX_EMU_UB_BYTES, ASCX_EMU_L1_BYTES, ASCX_EMU_L0A_BYTES, ASCX_EMU_L0B_BYTES, ASCX_EMU_L0C_BYTES};
+    static const uint32_t caps[SC_NUM] = {ASCX_EMU_UB_BYTES, ASCX_EMU_L1_BYTES, ASCX_EMU_L0A_BYTES, ASCX_EMU_L0B_BYTES, ASCX_EMU_L0C_BYTES,
+                                          ASCX_EMU_BT_BYTES};
     tm::instr(c.tm, pipe, op, loc.file, loc.line, cost, acc, caps);
 }
 inline tm::Cost scalar_cost(int feature) {
@@ -701,6 +705,7 @@ constexpr int position_scope(TPosition p) {
         case TPosition::A2: return ascx_emu::SC_L0A;
         case TPosition::B2: return ascx_emu::SC_L0B;
         case TPosition::CO1: return ascx_emu::SC_L0C;
+        case TPosition::C2: return ascx_emu::SC_BT;
         default: return -1;
     }
 }
@@ -710,7 +715,7 @@ inline int producer_pipe(TPosition p) {
     switch (p) {
         case TPosition::VECIN: case TPosition::A1: case TPosition::B1: case TPosition::C1: case TPosition::TSCM: return PIPE_MTE2;
         case TPosition::VECOUT: case TPosition::VECCALC: return PIPE_V;
-        case TPosition::A2: case TPosition::B2: return PIPE_MTE1;
+        case TPosition::A2: case TPosition::B2: case TPosition::C2: return PIPE_MTE1;
         case TPosition::CO1: return PIPE_M;
         case TPosition::CO2: return PIPE_FIX;
         default: return PIPE_S;
@@ -721,7 +726,7 @@ inline int consumer_pipe(TPosition p) {
         case TPosition::VECIN: case TPosition::VECCALC: return PIPE_V;
         case TPosition::VECOUT: case TPosition::CO2: return PIPE_MTE3;
         case TPosition::A1: case TPosition::B1: case TPosition::C1: case TPosition::TSCM: return PIPE_MTE1;
-        case TPosition::A2: case TPosition::B2: return PIPE_M;
+        case TPosition::A2: case TPosition::B2: case TPosition::C2: return PIPE_M;
         case TPosition::CO1: return PIPE_FIX;
         default: return PIPE_S;
     }

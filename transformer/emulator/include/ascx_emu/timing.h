@@ -54,6 +54,7 @@ namespace tm {
 
 constexpr int NP = 8;  // pipe_t values 0..7 (6 = ALL is never a clock)
 constexpr int NF = 7;  // features per pipe
+constexpr int NSCOPE = 6;  // local memories with hazard shadow state (runtime.h Scope: UB L1 L0A L0B L0C BT)
 
 // Feature names per pipe; busy(pipe) = sum(param[pipe][k] * feature[pipe][k]).
 inline const char* feat_name(int pipe, int k) {
@@ -384,7 +385,7 @@ struct TimingCore {
     int id = 0;
     uint64_t waits = 0;
     std::vector<Edge> flags = std::vector<Edge>(64 * 8);
-    std::vector<Gran> shadow[5];
+    std::vector<Gran> shadow[NSCOPE];
     std::vector<std::pair<const char*, int>> locs{{"?", 0}};
     std::map<std::pair<const char*, int>, uint32_t> loc_ids;
     std::map<std::string, HazardRec> hazards;
@@ -528,7 +529,7 @@ inline void auto_wait(TimingCore& t, int q) {
 // Checks one access of the current instruction (pipe p, epoch e) against the granules'
 // earlier accesses from other pipes, then records it.
 inline void access(TimingCore& t, int p, const Acc& a, uint32_t loc, size_t cap_bytes) {
-    if (a.hi <= a.lo || a.scope < 0 || a.scope >= 5) return;
+    if (a.hi <= a.lo || a.scope < 0 || a.scope >= NSCOPE) return;
     auto& sh = t.shadow[a.scope];
     if (sh.empty()) sh.resize(cap_bytes / 32 + 1);
     int64_t g0 = a.lo / 32, g1 = std::min<int64_t>((a.hi + 31) / 32, static_cast<int64_t>(sh.size()));
@@ -579,7 +580,7 @@ inline void instr(TimingCore& t, int pipe, const char* op, const char* file, int
     t.vc[pipe][pipe]++;
     if (cfg.hazards != HZ_OFF && acc.size()) {
         uint32_t lid = loc_id(t, file, line);
-        for (const Acc& a : acc) access(t, pipe, a, lid, a.scope >= 0 && a.scope < 5 ? cap[a.scope] : 0);
+        for (const Acc& a : acc) access(t, pipe, a, lid, a.scope >= 0 && a.scope < NSCOPE ? cap[a.scope] : 0);
     }
     double cost = 0;
     for (int k = 0; k < NF; ++k) {
