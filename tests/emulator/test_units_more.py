@@ -123,3 +123,15 @@ def test_local_mem_allocator_hands_out_tensors_in_order(more):
 def test_local_mem_allocator_past_the_memory_is_an_error(more):
     _stops_with(more, "alloc_full", "ascx-emu: error: LocalMemAllocator::Alloc: UB over-allocation: 1048576 elements of "
                 "float at offset 128 need 4194432 bytes, capacity is 196608 bytes")
+
+
+def test_list_tensor_desc_parses_the_documented_layout(more):
+    """ListTensorDesc over [offset 64 | (0,2) 2 4 | (1,3) 2 3 4 | ptr0 ptr1]: two tensors; the
+    second's TensorDesc has dim 3, index 1, shape 2 x 3 x 4, a GlobalTensor of 24 floats, and
+    the data pointers lead to the tensors (t0[3] = 103, t1[5] = 205)."""
+    _, _, v = more
+    np.testing.assert_array_equal(v["list_tensor_desc"], [2, 3, 1, 2, 3, 4, 24, 205, 103, 1])
+
+
+def test_list_tensor_desc_index_past_the_list_is_an_error(more):
+    _stops_with(more, "list_index", "ListTensorDesc::GetDataPtr: index 2 of a list of 2 tensors")

@@ -2,7 +2,8 @@
 // `./units_more` runs them all on one AIV core and prints `name v0 v1 ...` lines;
 // `./units_more assert_fail` stops on a kernel assert(cond, fmt, ...), `./units_more broadcast_bad`
 // on a Broadcast whose shapes do not broadcast, `./units_more pool_full` on a TBufPool asked for
-// more buffers than its bufIDSize, `./units_more alloc_full` on a LocalMemAllocator past the UB.
+// more buffers than its bufIDSize, `./units_more alloc_full` on a LocalMemAllocator past the UB,
+// `./units_more list_index` on a ListTensorDesc index past its list.
 // Hazard detection stays on.
 #include "kernel_operator.h"
 
@@ -12,6 +13,7 @@
 using namespace AscendC;
 
 static std::string g_case;
+static uint64_t* g_list = nullptr;  // a ListTensorDesc layout built by main
 
 namespace {
 void print(const char* name, const float* v, int n)
@@ -175,6 +177,20 @@ extern "C" __global__ __aicore__ void units_more(GM_ADDR in, GM_ADDR out, GM_ADD
     float c0 = static_cast<float>(tik2::DEFAULT_C0_SIZE);  // the 2023 namespace name is an alias
     print("c0", &c0, 1);
 
+    // ListTensorDesc / TensorDesc over the layout main built (two tensors, 2-d and 3-d)
+    ListTensorDesc list(reinterpret_cast<__gm__ void*>(g_list), 10 * 8, 2);
+    uint64_t shape_buf[8] = {};
+    TensorDesc<float> desc;
+    desc.SetShapeAddr(shape_buf);
+    list.GetDesc(desc, 1);
+    GlobalTensor<float> second = desc.GetDataObj();
+    float lt[10] = {static_cast<float>(list.GetSize()), static_cast<float>(desc.GetDim()), static_cast<float>(desc.GetIndex()),
+                    static_cast<float>(desc.GetShape(0)), static_cast<float>(desc.GetShape(1)), static_cast<float>(desc.GetShape(2)),
+                    static_cast<float>(second.GetSize()), second.GetValue(5), list.GetDataPtr<float>(0)[3],
+                    desc.GetDataPtr() == list.GetDataPtr<float>(1) ? 1.0f : 0.0f};
+    print("list_tensor_desc", lt, 10);
+    if (g_case == "list_index") list.GetDataPtr<float>(2);
+
     // LocalMemAllocator (last: it lays tensors from UB byte 0, over the TPipe buffers above)
     PipeBarrier<PIPE_ALL>();
     LocalMemAllocator<> alloc;
@@ -200,6 +216,14 @@ int main(int argc, char** argv)
     uint8_t* zeroed = GmAlloc(64 * sizeof(float));
     float* xi = reinterpret_cast<float*>(in);
     for (int i = 0; i < 64; ++i) xi[i] = -4.0f + 0.125f * static_cast<float>(i);
+    // the ListTensorDesc layout: pointer list at byte 64 (8 words before it); tensor 0 [2, 4], tensor 1 [2, 3, 4]
+    float* t0 = reinterpret_cast<float*>(GmAlloc(8 * sizeof(float)));
+    float* t1 = reinterpret_cast<float*>(GmAlloc(24 * sizeof(float)));
+    for (int i = 0; i < 8; ++i) t0[i] = 100.0f + static_cast<float>(i);
+    for (int i = 0; i < 24; ++i) t1[i] = 200.0f + static_cast<float>(i);
+    g_list = reinterpret_cast<uint64_t*>(GmAlloc(12 * sizeof(uint64_t)));
+    const uint64_t words[12] = {64, 2, 2, 4, (1ull << 32) | 3, 2, 3, 4, reinterpret_cast<uintptr_t>(t0), reinterpret_cast<uintptr_t>(t1), 0, 0};
+    for (int i = 0; i < 12; ++i) g_list[i] = words[i];
     ICPU_RUN_KF(units_more, 1, in, out, zeroed);
     print("x", xi, 64);
     print("gelu", reinterpret_cast<float*>(out), 64);
@@ -209,5 +233,8 @@ int main(int argc, char** argv)
     GmFree(in);
     GmFree(out);
     GmFree(zeroed);
+    GmFree(t0);
+    GmFree(t1);
+    GmFree(g_list);
     return 0;
 }
