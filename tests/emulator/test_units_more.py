@@ -135,3 +135,21 @@ def test_list_tensor_desc_parses_the_documented_layout(more):
 
 def test_list_tensor_desc_index_past_the_list_is_an_error(more):
     _stops_with(more, "list_index", "ListTensorDesc::GetDataPtr: index 2 of a list of 2 tensors")
+
+
+def test_pad_and_unpad_with_their_host_tilings(more):
+    """Pad: 16 x 15 half + a column of 7 -> 16 x 16 (rows 0-2 shown); an 8 x 16 float's two
+    redundant columns refilled with -1 in place (rows 0-1); UnPad: 8 x 16 half without its last
+    two columns -> 8 x 14, packed (rows 0-1). Tilings from PadTilingFunc / UnPadTilingFunc."""
+    _, _, v = more
+    pad = v["pad_unpad"]
+    row15 = np.append(np.arange(15), 7)
+    np.testing.assert_array_equal(pad[:48], np.tile(row15, 3))
+    f = np.arange(32, dtype=float).reshape(2, 16)
+    f[:, 14:] = -1
+    np.testing.assert_array_equal(pad[48:80], f.reshape(-1))
+    np.testing.assert_array_equal(pad[80:], np.tile(np.arange(14), 2))
+
+
+def test_pad_to_an_unaligned_width_is_an_error(more):
+    _stops_with(more, "pad_unaligned", "Pad: leftPad 0 + width 15 + rightPad 2 = 17 elements of half is not 32 B aligned")

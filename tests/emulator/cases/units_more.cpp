@@ -3,7 +3,8 @@
 // `./units_more assert_fail` stops on a kernel assert(cond, fmt, ...), `./units_more broadcast_bad`
 // on a Broadcast whose shapes do not broadcast, `./units_more pool_full` on a TBufPool asked for
 // more buffers than its bufIDSize, `./units_more alloc_full` on a LocalMemAllocator past the UB,
-// `./units_more list_index` on a ListTensorDesc index past its list.
+// `./units_more list_index` on a ListTensorDesc index past its list, `./units_more pad_unaligned`
+// on a Pad whose padded width is not 32 B aligned.
 // Hazard detection stays on.
 #include "kernel_operator.h"
 
@@ -14,6 +15,8 @@ using namespace AscendC;
 
 static std::string g_case;
 static uint64_t* g_list = nullptr;  // a ListTensorDesc layout built by main
+static PadTiling g_pad1, g_pad2;     // host tilings (main): 16 x 15 half; 8 x 16 float with 14 columns of data
+static UnPadTiling g_unpad;          // 8 x 16 half
 
 namespace {
 void print(const char* name, const float* v, int n)
@@ -177,6 +180,48 @@ extern "C" __global__ __aicore__ void units_more(GM_ADDR in, GM_ADDR out, GM_ADD
     float c0 = static_cast<float>(tik2::DEFAULT_C0_SIZE);  // the 2023 namespace name is an alias
     print("c0", &c0, 1);
 
+    // Pad / UnPad with the host tilings: 16 x 15 half + one column of 7 -> 16 x 16; the two
+    // redundant columns of an 8 x 16 float refilled with -1; UnPad drops 2 columns of 8 x 16 half
+    {
+        TBuf<TPosition::VECCALC> pbuf;
+        pipe.InitBuffer(pbuf, 4096);
+        LocalTensor<half> ph = pbuf.Get<half>();          // [0, 1024) B: 16 x 15 half in, then 16 x 16 out at 512 B
+        LocalTensor<float> pf = pbuf.GetWithOffset<float>(128, 1024);  // 8 x 16 float, in place
+        LocalTensor<half> uh = pbuf.GetWithOffset<half>(128, 1536);    // 8 x 16 half in, 8 x 14 out at 2048 B
+        for (int i = 0; i < 16 * 15; ++i) ph.SetValue(i, static_cast<half>(static_cast<float>(i % 15)));
+        for (int i = 0; i < 8 * 16; ++i) pf.SetValue(i, static_cast<float>(i));
+        for (int i = 0; i < 8 * 16; ++i) uh.SetValue(i, static_cast<half>(static_cast<float>(i % 16)));
+        LocalTensor<half> phOut = pbuf.GetWithOffset<half>(256, 512);
+        LocalTensor<half> uhOut = pbuf.GetWithOffset<half>(112, 2048);
+        PadParams p1;
+        p1.rightPad = 1;
+        p1.padValue = 7;
+        Pad(phOut, ph, p1, g_pad1);
+        PadParams p2;
+        p2.rightPad = 2;
+        p2.padValue = -1;
+        Pad(pf, pf, p2, g_pad2);
+        UnPadParams u;
+        u.rightPad = 2;
+        UnPad(uhOut, uh, u, g_unpad);
+        SetFlag<HardEvent::V_S>(EVENT_ID2);
+        WaitFlag<HardEvent::V_S>(EVENT_ID2);
+        float pr[16 * 3 + 16 * 2 + 14 * 2];
+        int n = 0;
+        for (int r = 0; r < 3; ++r)
+            for (int j = 0; j < 16; ++j) pr[n++] = static_cast<float>(phOut.GetValue(r * 16 + j));
+        for (int r = 0; r < 2; ++r)
+            for (int j = 0; j < 16; ++j) pr[n++] = pf.GetValue(r * 16 + j);
+        for (int r = 0; r < 2; ++r)
+            for (int j = 0; j < 14; ++j) pr[n++] = static_cast<float>(uhOut.GetValue(r * 14 + j));
+        print("pad_unpad", pr, n);
+        if (g_case == "pad_unaligned") {
+            PadParams bad;
+            bad.rightPad = 2;  // 15 + 2 = 17 halves: not 32 B
+            Pad(phOut, ph, bad, g_pad1);
+        }
+    }
+
     // ListTensorDesc / TensorDesc over the layout main built (two tensors, 2-d and 3-d)
     ListTensorDesc list(reinterpret_cast<__gm__ void*>(g_list), 10 * 8, 2);
     uint64_t shape_buf[8] = {};
@@ -221,6 +266,11 @@ int main(int argc, char** argv)
     float* t1 = reinterpret_cast<float*>(GmAlloc(24 * sizeof(float)));
     for (int i = 0; i < 8; ++i) t0[i] = 100.0f + static_cast<float>(i);
     for (int i = 0; i < 24; ++i) t1[i] = 200.0f + static_cast<float>(i);
+    uint32_t pmax = 0, pmin = 0;
+    GetPadMaxMinTmpSize(ge::Shape({16, 15}), sizeof(half), pmax, pmin);
+    PadTilingFunc(ge::Shape({16, 15}), ge::Shape({16, 15}), pmin, sizeof(half), g_pad1);
+    PadTilingFunc(ge::Shape({8, 16}), ge::Shape({8, 14}), pmin, sizeof(float), g_pad2);
+    UnPadTilingFunc(ge::Shape({8, 16}), pmin, sizeof(half), g_unpad);
     g_list = reinterpret_cast<uint64_t*>(GmAlloc(12 * sizeof(uint64_t)));
     const uint64_t words[12] = {64, 2, 2, 4, (1ull << 32) | 3, 2, 3, 4, reinterpret_cast<uintptr_t>(t0), reinterpret_cast<uintptr_t>(t1), 0, 0};
     for (int i = 0; i < 12; ++i) g_list[i] = words[i];

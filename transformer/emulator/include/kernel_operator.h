@@ -13,6 +13,7 @@
 #include "ascx_emu/ops_more.h"
 #include "ascx_emu/list_tensor.h"
 #include "ascx_emu/highlevel.h"
+#include "ascx_emu/pad.h"
 #include "ascx_emu/unsupported.h"
 #include "ascx_emu/multicore.h"
 #include "ascx_emu/harness.h"

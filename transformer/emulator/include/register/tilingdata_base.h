@@ -16,16 +16,7 @@
 
 #include "../securec.h"
 
-namespace ascx_emu {
-inline void tiling_save(const void* self, size_t bytes, void* buf, size_t capacity) {
-    if (bytes > capacity) {
-        std::fprintf(stderr, "ascx-emu: error: SaveToBuffer: the tiling data needs %zu bytes, the buffer holds %zu\n", bytes,
-                     capacity);
-        std::_Exit(3);
-    }
-    std::memcpy(buf, self, bytes);
-}
-}  // namespace ascx_emu
+#include "../ascx_emu/tiling_save.h"
 
 #define BEGIN_TILING_DATA_DEF(name)                                                                                     \
     struct name {                                                                                                       \
