@@ -50,11 +50,20 @@ def test_missing_sync_is_reported(hazards_bin, case):
     assert found == want, r.stderr
 
 
-@pytest.mark.parametrize("case", ["fixed_flags", "fixed_queue", "fixed_whole_reduce"])
+@pytest.mark.parametrize("case", ["fixed_flags", "fixed_queue", "fixed_whole_reduce", "fixed_bias"])
 def test_fixed_versions_are_clean(hazards_bin, case):
     r = run_binary(hazards_bin, [case])
     assert r.returncode == 0, r.stderr
     assert "hazard" not in r.stderr
+
+
+def test_missing_flag_before_a_bias_mmad_is_reported(hazards_bin):
+    """The bias table (C2) is a memory of its own: an Mmad reading it before the MTE1 copy that
+    fills it is ordered (no MTE1 -> M flag) is a RAW on BT, with both lines."""
+    r = run_binary(hazards_bin, ["mte1_m_bias"])
+    assert r.returncode == 4, r.stderr
+    assert re.search(rf"sync hazard: RAW on BT\[0x0, 0x40\) on core \S+: MTE1 at \S*hazards\.cpp:{_line('bt_copy')} "
+                     rf"and M at \S*hazards\.cpp:{_line('bias_mmad')}", r.stderr), r.stderr
 
 
 def test_report_mode_and_off(hazards_bin, tmp_path):

@@ -101,13 +101,47 @@ extern "C" __global__ __aicore__ void reduce_kernel(GM_ADDR xg, GM_ADDR yg)
     DataCopy(yGm, r[on("whole_reduce_raw") ? 0 : 16], 16);  // @wr_copy_out
 }
 
+// Mmad's bias form (AIC): the bias goes GM -> L1 (MTE2) -> bias table (MTE1) and the Mmad (M)
+// reads it; without the MTE1 -> M flag the Mmad races with the bias-table copy.
+extern "C" __global__ __aicore__ void bias_kernel(GM_ADDR xg, GM_ADDR yg)
+{
+    (void)yg;
+    TPipe pipe;
+    TBuf<TPosition::C1> l1b;
+    TBuf<TPosition::C2> btb;
+    TBuf<TPosition::A2> ab;
+    TBuf<TPosition::B2> bb;
+    TBuf<TPosition::CO1> cb;
+    pipe.InitBuffer(l1b, 64);
+    pipe.InitBuffer(btb, 64);
+    pipe.InitBuffer(ab, 512);
+    pipe.InitBuffer(bb, 512);
+    pipe.InitBuffer(cb, 1024);
+    GlobalTensor<float> bGm;
+    bGm.SetGlobalBuffer((__gm__ float *)xg, 16);
+    LocalTensor<float> l1 = l1b.Get<float>(), bt = btb.Get<float>(), c = cb.Get<float>();
+    LocalTensor<half> a = ab.Get<half>(), b = bb.Get<half>();
+    DataCopy(l1, bGm, 16);
+    SetFlag<HardEvent::MTE2_MTE1>(0);
+    WaitFlag<HardEvent::MTE2_MTE1>(0);
+    DataCopy(bt, l1, DataCopyParams(1, 1, 0, 0));  // @bt_copy
+    if (!on("mte1_m_bias")) {
+        SetFlag<HardEvent::MTE1_M>(0);
+        WaitFlag<HardEvent::MTE1_M>(0);
+    }
+    Mmad(c, a, b, bt, MmadParams(16, 16, 16, true, 0, false, false, false));  // @bias_mmad
+}
+
 int main(int argc, char **argv)
 {
     g_case = argc > 1 ? argv[1] : "fixed_flags";
     uint8_t *x = GmAlloc(2 * N * sizeof(half));
     uint8_t *y = GmAlloc(2 * N * sizeof(half));
     SetKernelMode(KernelMode::AIV_MODE);
-    if (on("queue_free") || on("fixed_queue")) {
+    if (on("mte1_m_bias") || on("fixed_bias")) {
+        SetKernelMode(KernelMode::AIC_MODE);
+        ICPU_RUN_KF(bias_kernel, 1, x, y);
+    } else if (on("queue_free") || on("fixed_queue")) {
         ICPU_RUN_KF(queue_kernel, 1, x, y);
     } else if (on("whole_reduce_raw") || on("fixed_whole_reduce")) {
         ICPU_RUN_KF(reduce_kernel, 1, x, y);
