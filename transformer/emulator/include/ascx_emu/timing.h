@@ -201,7 +201,8 @@ inline Cost vec(int cls, double repeats, bool count_form, double bytes) {
 // one repeat (up to 8 blocks of each operand, accessed at the same time) takes
 //     beats = max(reads of its busiest group, writes of its busiest group,
 //                 reads + writes of its busiest bank)
-// beats, and an instruction pays the beats past one per repeat (`V.repeat` prices one) as the
+// beats (a row read twice in one repeat, as by a block stride of 0 or src0 == src1, is one
+// access), and an instruction pays the beats past one per repeat (`V.repeat` prices one) as the
 // feature `V.bank_beat`. The page's own numbers: dst blk_stride 16 -> 8 beats a repeat,
 // blk_stride 8 -> 4 (tests/emulator/test_bank_conflicts.py).
 struct VOp {
@@ -241,12 +242,18 @@ inline double bank_extra_beats(const VOp* ops, int n, int64_t repeats) {
             continue;
         }
         int rg[64] = {}, wg[64] = {}, ab[256] = {};
+        int64_t seen[2][64];  // rows already read / written in this repeat: one access each
+        int nseen[2] = {0, 0};
         int beats = 1;
         for (int i = 0; i < n; ++i) {
             const VOp& o = ops[i];
             const int64_t nb = key[i][2];
             for (int64_t k = 0; k < nb; ++k) {
                 int64_t u = o.addr / row + r * o.rep + k * o.blk;
+                int64_t* sv = seen[o.write ? 1 : 0];
+                int& ns = nseen[o.write ? 1 : 0];
+                if (std::find(sv, sv + ns, u) != sv + ns) continue;  // the same row again (block stride 0, src0 == src1)
+                if (ns < 64) sv[ns++] = u;
                 int g = static_cast<int>(u % G);
                 int b = static_cast<int>((u / sect) % B) * G + g;
                 beats = std::max(beats, o.write ? ++wg[g] : ++rg[g]);
