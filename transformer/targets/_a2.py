@@ -42,7 +42,8 @@ def a2_scopes(gm_bytes: Fact) -> dict[str, Scope]:
                      fractal=doc(1024, A2 + ": 16x16 fp32 accumulator fractal"),
                      description="cube accumulator (Nz fractals)"),
         "bt": Scope("bt", doc(1 * KiB, A2), doc(1 * KiB, A2),
-                    assumed(64, "assumed: bias table granularity not in facts"),
+                    doc(64, "cce intrinsic page copy_cbuf_to_bt: the bias-table destination is 64 B "
+                        "aligned, lenBurst in 64 B"),
                     positions=("C2",),
                     description="bias table"),
         "fb": Scope("fb", doc(7 * KiB, A2), doc(7 * KiB, A2),
