@@ -342,6 +342,13 @@ def _place(x: str, decl: ir.TensorDecl, lst: list[AccessSite], label: str, block
         if any(v in mentioned for v in between):
             break
         level = outer
+    from transformer.guards import guarded_reads, may_leave
+
+    for a in lst:
+        if id(a.access) in guarded_reads(a.stmt):
+            why = may_leave(a.access, tuple(lp for _, lp in a.loops), decl.shape, sizes)
+            if why is not None:  # its box would be copied from outside the tensor
+                return f"a read of it guarded by `select` may leave it unguarded ({why})"
     gathered = [a for a in lst if any(isinstance(i, ir.Access) for i in a.access.indices)]
     if gathered and len(gathered) == len(lst):
         # only gathered: the rows it needs are known at run time (a DataCopy per row from GM);

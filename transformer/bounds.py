@@ -47,6 +47,7 @@ class _Site:
     loc: ir.Loc | None
     what: str  # "read", "write", "copy source", "copy destination"
     loops: tuple[ir.For, ...]
+    guards: tuple = ()  # the `select` conditions a read is under (guards.py): assumed by the proof
 
 
 def _sites(stmts: tuple[ir.Stmt, ...], loops: tuple[ir.For, ...] = ()) -> Iterator[_Site]:
@@ -61,11 +62,12 @@ def _sites(stmts: tuple[ir.Stmt, ...], loops: tuple[ir.For, ...] = ()) -> Iterat
                     else:
                         yield _Site(r.tensor, d, dim, None, r.loc or s.loc, what, loops)
         elif isinstance(s, ir.Assign):
+            from .guards import guarded_accesses
+
             for e, what in ((s.target, "write"), (s.value, "read")):
-                for x in ir.sub_exprs(e):
-                    if isinstance(x, ir.Access):
-                        for d, idx in enumerate(x.indices):
-                            yield _Site(x.tensor, d, idx, None, x.loc or s.loc, what, loops)
+                for x, guards in guarded_accesses(e):
+                    for d, idx in enumerate(x.indices):
+                        yield _Site(x.tensor, d, idx, None, x.loc or s.loc, what, loops, guards)
 
 
 class _Z3:
@@ -95,7 +97,9 @@ class _Z3:
         if isinstance(e, ir.Binary):
             a, b = self(e.lhs), self(e.rhs)
             ops = {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b,
-                   "/": lambda: a / b, "%": lambda: a % b}  # Z3 Int `/`, `%`: floor for b > 0
+                   "/": lambda: a / b, "%": lambda: a % b,  # Z3 Int `/`, `%`: floor for b > 0
+                   "<": lambda: a < b, "<=": lambda: a <= b, ">": lambda: a > b, ">=": lambda: a >= b,
+                   "==": lambda: a == b, "!=": lambda: a != b}  # a `select` condition (guards)
             if e.op in ops:
                 return ops[e.op]()
         if isinstance(e, ir.Call) and e.func in ("min", "max") and len(e.args) == 2:
@@ -232,6 +236,12 @@ def out_of_bounds(k: ir.Kernel, sizes: Mapping[str, int] | None = None,
                 facts += [v >= conv(f.lo), v < conv(f.hi)]
         except ValueError:
             continue  # not affine: the semantic checker reports it
+        for cond, want in site.guards:  # a guarded read: only where its arm is chosen
+            try:
+                c = conv(cond)
+            except ValueError:
+                continue  # a condition on data: not assumed (conservative)
+            facts.append(c if want else z3.Not(c))
         s = z3.Solver()
         s.set("timeout", TIMEOUT_MS)
         s.add(*facts)

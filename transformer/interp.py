@@ -378,6 +378,10 @@ class _Interpreter:
                 self.arrays[t.name] = np.zeros(shape, dtype=NP_DTYPE[t.dtype])
                 self.written[t.name] = np.zeros(shape, dtype=bool)
         self.consts = {c.name: c for c in kernel.consts}
+        # where the `select` arm being evaluated is chosen (a bool or a mask over the
+        # vectorised axes); None outside every arm. Reads elsewhere are guarded: not checked,
+        # their indices clamped (docs/ir.md, "Guarded reads")
+        self.guard: Any = None
         self.loop_vars = tuple({st.var for st in ir.iter_stmts(kernel.body) if isinstance(st, ir.For)})
         self._plan: dict[int, bool] = {}
         self._factors: dict[int, tuple[tuple[ir.Expr, ...], tuple[frozenset[str], ...], frozenset[str]] | None] = {}
@@ -572,6 +576,8 @@ class _Interpreter:
                 out.append(self.index_read(e, env, a, d, n))
                 continue
             v = self.index_value(e, env)
+            if self.guard is not None:
+                v = self.guarded_index(v, n, a, d, decl)
             if np.ndim(v) == 0:
                 if not 0 <= int(v) < n:
                     raise InterpError(f"index {int(v)} is out of bounds for dimension {d} of `{decl.name}` "
@@ -584,6 +590,19 @@ class _Interpreter:
             out.append(v)
         return tuple(out)
 
+    def guarded_index(self, v: Any, n: int, a: ir.Access, d: int, decl: ir.TensorDecl) -> Any:
+        """Index values `v` of dimension `d` (extent `n`) of a read inside a `select` arm:
+        one out of bounds where the arm is chosen is the usual error; elsewhere it is clamped
+        into the tensor (the value read there is discarded by the select)."""
+        bad = (np.asarray(v) < 0) | (np.asarray(v) >= n)
+        if not np.any(bad):
+            return v
+        live = bad & np.asarray(self.guard, dtype=bool)
+        if np.any(live):
+            x = np.broadcast_to(np.asarray(v), np.shape(live))[tuple(np.argwhere(live)[0])] if np.ndim(live) else v
+            raise InterpError(f"index {int(x)} is out of bounds for dimension {d} of `{decl.name}` (size {n})", a.loc)
+        return np.clip(v, 0, n - 1)
+
     def index_read(self, r: ir.Access, env: dict[str, Any], a: ir.Access, d: int, n: int) -> Any:
         """The values of the index read `r` (`ids[t]`) used as index `d` of `a`, checked
         against the extent `n` of that dimension; an error names the element of the index
@@ -592,6 +611,12 @@ class _Interpreter:
         ridx = self.indices(r, env, rdecl)
         v = np.asarray(self.load(rdecl, ridx, r)).astype(np.int64)
         bad = (v < 0) | (v >= n)
+        if self.guard is not None and np.any(bad):  # an unchosen select arm: clamp, do not check
+            if not np.any(bad & np.asarray(self.guard, dtype=bool)):
+                v = np.clip(v, 0, n - 1)
+                bad = np.zeros_like(bad)
+            else:
+                bad = bad & np.asarray(self.guard, dtype=bool)
         if np.any(bad):
             pos = tuple(np.argwhere(bad)[0]) if np.ndim(v) else ()
             elem = [int(np.broadcast_to(i, np.shape(v))[pos]) for i in ridx]
@@ -627,6 +652,8 @@ class _Interpreter:
             return self.arrays[name][sl].transpose(perm).reshape(shape)
         if name in self.written:
             w = self.written[name][idx] if idx else self.written[name]
+            if not np.all(w) and self.guard is not None:  # an unchosen select arm reads nothing
+                w = np.logical_or(w, np.logical_not(self.guard))
             if not np.all(w):
                 if np.ndim(w):
                     first = np.argwhere(~np.broadcast_to(w, np.shape(w)))[0]
@@ -740,12 +767,22 @@ class _Interpreter:
             return (np.asarray(r, np.float32) if comp.is_float else r), comp
         return self.materialise(r, comp), comp
 
+    def arm(self, e: ir.Expr, chosen: Any, env: dict[str, Any]) -> tuple[Any, Ty]:
+        """One arm of a `select`, evaluated with its reads guarded by `chosen` (and by the
+        arms it is nested in): a read where the arm is not chosen is not made."""
+        outer = self.guard
+        self.guard = chosen if outer is None else np.logical_and(outer, chosen)
+        try:
+            return self.eval(e, env)
+        finally:
+            self.guard = outer
+
     def call(self, e: ir.Call, env: dict[str, Any]) -> tuple[Any, Ty]:
         f = e.func
         if f == "select":
             c, _ = self.eval(e.args[0], env)
-            a, ta = self.eval(e.args[1], env)
-            b, tb = self.eval(e.args[2], env)
+            a, ta = self.arm(e.args[1], np.asarray(c, dtype=bool), env)
+            b, tb = self.arm(e.args[2], ~np.asarray(c, dtype=bool), env)
             comp = promote(ta, tb)
             r = np.where(c, self.operand(a, ta, comp), self.operand(b, tb, comp))
             return (r if comp.weak else self.materialise(r, comp)), comp
