@@ -342,7 +342,8 @@ def _place(x: str, decl: ir.TensorDecl, lst: list[AccessSite], label: str, block
         if any(v in mentioned for v in between):
             break
         level = outer
-    from transformer.guards import guarded_reads, may_leave
+    from transformer.bounds import may_leave
+    from transformer.guards import guarded_reads
 
     for a in lst:
         if id(a.access) in guarded_reads(a.stmt):

@@ -24,6 +24,7 @@ from typing import Any, Iterator, Mapping
 
 from . import ir
 from .diagnostics import SemanticError
+from .guards import guarded_accesses
 
 _HINT = ("if the kernel was transformed at other sizes, its loop bounds are the ones its passes derived "
          "from those: run the passes on the original kernel with these sizes instead")
@@ -62,8 +63,6 @@ def _sites(stmts: tuple[ir.Stmt, ...], loops: tuple[ir.For, ...] = ()) -> Iterat
                     else:
                         yield _Site(r.tensor, d, dim, None, r.loc or s.loc, what, loops)
         elif isinstance(s, ir.Assign):
-            from .guards import guarded_accesses
-
             for e, what in ((s.target, "write"), (s.value, "read")):
                 for x, guards in guarded_accesses(e):
                     for d, idx in enumerate(x.indices):
@@ -175,6 +174,27 @@ def _inside(site: _Site, extent: ir.Expr, env: dict[str, Interval]) -> bool:
         return lo[0] >= 0 and lo[1] <= ext[0] - 1
     hi = _interval(site.hi, box)
     return hi is not None and lo[0] >= 0 and hi[1] <= ext[0]
+
+
+def may_leave(a: ir.Access, loops: "tuple[ir.For, ...]", shape: tuple[ir.Expr, ...],
+              sizes: Mapping[str, int]) -> str | None:
+    """Why the access `a` (inside `loops`, outermost first) would index outside its tensor at
+    some iteration if it were made unconditionally (`i - 1` reaching -1: interval arithmetic
+    over the loops' ranges), or None when it finds no such index (or cannot decide one)."""
+    box = _loop_box(loops, {n: (v, v) for n, v in sizes.items()})
+    if box is None:
+        return None
+    for d, (e, ext) in enumerate(zip(a.indices, shape)):
+        if isinstance(e, ir.Access):
+            continue  # a data-dependent index is in bounds by the kernel's contract (gathers.py)
+        iv, n = _interval(e, box), _interval(ext, box)
+        if iv is None or n is None:
+            continue
+        if iv[0] < 0 or iv[1] > n[0] - 1:
+            from .printer import format_expr
+
+            return f"its index `{format_expr(e)}` reaches {iv[0] if iv[0] < 0 else iv[1]} (dimension {d} has {n[0]})"
+    return None
 
 
 def _reaches_last(site: _Site, last: int, sizes: Mapping[str, int]) -> bool:

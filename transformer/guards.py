@@ -5,13 +5,13 @@ Layer 1 (the IR). `select(i >= 1, X[i - 1], 0.0)` reads `X[-1]` never: the inter
 the index of an arm's read where the arm is not chosen and checks it only where it is;
 emitted scalar code is a C++ conditional (`c ? a : b`, the unchosen arm never runs); the
 static bounds proof (`bounds.py`) assumes the arm's condition; `stage` leaves a guarded
-read in GM when its footprint may leave the tensor (a copy of the box would read outside it).
-This module finds the guarded reads and decides whether a read may leave its tensor.
+read in GM when its footprint may leave the tensor (a copy of the box would read outside it:
+`bounds.may_leave`). This module finds the guarded reads.
 """
 
 from __future__ import annotations
 
-from typing import Iterator, Mapping
+from typing import Iterator
 
 from . import ir
 
@@ -45,25 +45,3 @@ def guarded_reads(s: ir.Stmt) -> set[int]:
         return set()
     return {id(a) for a, g in guarded_accesses(s.value) if g}
 
-
-def may_leave(a: ir.Access, loops: "tuple[ir.For, ...]", shape: tuple[ir.Expr, ...],
-              sizes: Mapping[str, int]) -> str | None:
-    """Why the access `a` (inside `loops`, outermost first) would index outside its tensor at
-    some iteration if it were made unconditionally (`i - 1` reaching -1: interval arithmetic
-    over the loops' ranges), or None when it finds no such index (or cannot decide one)."""
-    from .bounds import _interval, _loop_box
-
-    box = _loop_box(loops, {n: (v, v) for n, v in sizes.items()})
-    if box is None:
-        return None
-    for d, (e, ext) in enumerate(zip(a.indices, shape)):
-        if isinstance(e, ir.Access):
-            continue  # a data-dependent index is in bounds by the kernel's contract (gathers.py)
-        iv, n = _interval(e, box), _interval(ext, box)
-        if iv is None or n is None:
-            continue
-        if iv[0] < 0 or iv[1] > n[0] - 1:
-            from .printer import format_expr
-
-            return f"its index `{format_expr(e)}` reaches {iv[0] if iv[0] < 0 else iv[1]} (dimension {d} has {n[0]})"
-    return None
