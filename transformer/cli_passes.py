@@ -213,9 +213,14 @@ def _verify_shapes(file: str, pipeline: str | None, sizes: tuple[str, ...], shap
     specialised to its sizes (docs/codegen.md)."""
     seed = _fresh_seed() if seed is None else seed
     once, at = kernels_at_shapes(file, sizes, shapes, pipeline, target)
+    shared, build_note = _one_build(file, sizes, pipeline, target) if emitted and once and toolchain is None \
+        else (None, "")
     reports = []
     for shape, kernel, out in at:
-        if emitted:
+        if shared is not None:
+            rep = verify_emitted_kernel(kernel, out, target, trials=trials, seed=seed, file=file,
+                                        pipeline=pipeline or "", emitted=shared)
+        elif emitted:
             rep = verify_emitted_kernel(kernel, out, target, trials=trials, seed=seed, file=file,
                                         pipeline=pipeline or "", toolchain=toolchain)
         else:
@@ -223,13 +228,31 @@ def _verify_shapes(file: str, pipeline: str | None, sizes: tuple[str, ...], shap
         reports.append((shape, rep))
     text = (pipeline or "(as written)") + (" --emitted" if emitted else "")
     echo_shapes(reports, as_json, f"verify {file} --passes {text}: {len(shapes)} shape(s), {trials} trial(s) each, "
-                f"seed {seed}", once, lambda rep: ("ok" if rep.ok else "MISMATCH" if rep.error is None else
+                f"seed {seed}" + build_note, once, lambda rep: ("ok" if rep.ok else "MISMATCH" if rep.error is None else
                                                     f"error: {rep.error}")
                 + f" (max rel err {max((o.max_rel for o in rep.outputs), default=0.0):.3g})")
     if not as_json:
         click.echo("ok" if all(r.ok for _, r in reports) else f"FAILED (reproduce with --seed {seed})")
     if not all(r.ok for _, r in reports):
         raise CheckFailed()
+
+
+def _one_build(file: str, sizes: tuple[str, ...], pipeline: str | None, target: "Target") -> tuple[Any, str]:
+    """`verify --shapes --emitted` of a kernel transformed once over its ranges: the one
+    emitted kernel when it reads its sizes at run time (its tiling struct; compiled once,
+    run at every shape), and what the header says about the build."""
+    from .cli_common import transform_once
+    from .driver import emit
+
+    once = transform_once(file, sizes, pipeline, target) if pipeline else None
+    if once is None:
+        return None, ""
+    em = emit(once, target, source_name=file, pipeline=pipeline or "")
+    if em.plan is None or not em.plan.runtime_sizes:
+        why = next((w.split("yet: ", 1)[-1] for w in em.warnings if "run-time-size path" in w), "")
+        return None, f"; built once per shape (sizes specialised: {why or 'see ascx emit'})"
+    names = ", ".join(em.plan.runtime_names)
+    return em, f"; compiled once: one binary for every shape ({names} read at run time from its tiling struct)"
 
 
 # --------------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from . import ir
 from .diagnostics import AscxError
-from .lower import KernelPlan, Line, lower_kernel
+from .lower import KernelPlan, Line, NoRuntimeLowering, lower_kernel
 from .targets import Target
 
 if TYPE_CHECKING:  # numpy is imported where kernels are run, not for `ascx emit`
@@ -113,8 +113,9 @@ def render(plan: KernelPlan, *, source_name: str = "", pipeline: str = "", kerne
     env = _env()
     origins: list[str] = []
     gm_params = [p for p in plan.params if p.role != "workspace"]
-    entry_params = ", ".join(f"GM_ADDR {p.cname}" for p in plan.params)
-    entry_args = ", ".join(p.cname for p in plan.params)
+    args = [p.cname for p in plan.params] + ([plan.tiling_names[1]] if plan.runtime_sizes else [])
+    entry_params = ", ".join(f"GM_ADDR {a}" for a in args)
+    entry_args = ", ".join(args)
     methods = []
     buffers = []
     init_lines: list[Line] = []
@@ -149,7 +150,7 @@ def render(plan: KernelPlan, *, source_name: str = "", pipeline: str = "", kerne
 
 
 def emit_ascendc(kernel: ir.Kernel, target: Target | None = None, *, select: bool = True, source_name: str = "",
-                 pipeline: str = "") -> Emitted:
+                 pipeline: str = "", runtime_sizes: bool = True) -> Emitted:
     """Lower `kernel` for `target` (a Target, a name, or None for the default) and render it.
 
     First the bounds proof (`bounds.check_bounds`): a kernel whose loop bounds let an access
@@ -159,10 +160,23 @@ def emit_ascendc(kernel: ir.Kernel, target: Target | None = None, *, select: boo
     which leave a ranged size free, see them fixed)."""
     from .bounds import check_bounds
 
+    ranged = kernel
     kernel = kernel.specialised() if kernel.size_ranges() else kernel
     errors = check_bounds(kernel)
     if errors:
         raise errors[0]
+    if ranged.size_ranges() and runtime_sizes:
+        try:
+            plan = lower_kernel(ranged, target, select=select, source_name=source_name,
+                                runtime=frozenset(ranged.size_ranges()))
+            return render(plan, source_name=source_name, pipeline=pipeline)
+        except NoRuntimeLowering as e:
+            why = str(e)
+        plan = lower_kernel(kernel, target, select=select, source_name=source_name)
+        plan.warnings.append(f"{source_name or kernel.name + '.ir'}: note: the ranged sizes are specialised at their "
+                             f"values ({', '.join(f'{n} = {v}' for n, v in kernel.size_values().items() if n in ranged.size_ranges())}): "
+                             f"the run-time-size path does not reach this kernel yet: {why}")
+        return render(plan, source_name=source_name, pipeline=pipeline)
     plan = lower_kernel(kernel, target, select=select, source_name=source_name)
     return render(plan, source_name=source_name, pipeline=pipeline)
 
@@ -220,8 +234,19 @@ def compile_emitted(emitted: Emitted, *, sanitize: bool = False, optimize: str |
         raise _compile_error(e, text, tmap) from None
 
 
+def size_args(plan: KernelPlan, sizes: Mapping[str, int] | None) -> list[str]:
+    """The harness's `NAME=VALUE` arguments of a run-time-size kernel at `sizes` (the IR's
+    size names; a size not given runs at its default)."""
+    if not plan.runtime_sizes or not sizes:
+        return []
+    return [f"{c}={sizes[n]}" for n, c in plan.runtime_names.items() if n in sizes]
+
+
 def run_compiled(binary: Path, plan: KernelPlan, inputs: Mapping[str, np.ndarray], workdir: Path,
-                 timeout: float = 300.0) -> dict[str, np.ndarray]:
+                 timeout: float = 300.0, *, sizes: Mapping[str, int] | None = None,
+                 out_shapes: Mapping[str, tuple[int, ...]] | None = None) -> dict[str, np.ndarray]:
+    """Run a compiled kernel on `inputs`; a run-time-size kernel runs at `sizes` (its
+    outputs then have `out_shapes`, the kernel's output shapes at those sizes)."""
     import numpy as np
 
     from .emulator import host_resource_error, run_binary
@@ -229,7 +254,7 @@ def run_compiled(binary: Path, plan: KernelPlan, inputs: Mapping[str, np.ndarray
     workdir.mkdir(parents=True, exist_ok=True)
     for p in plan.inputs:
         (workdir / f"{p.name}.bin").write_bytes(_to_bytes(np.asarray(inputs[p.name]), p.dtype))
-    r = run_binary(binary, [str(workdir)], timeout=timeout)
+    r = run_binary(binary, [str(workdir), *size_args(plan, sizes)], timeout=timeout)
     refused = host_resource_error(r)
     if refused is not None:
         raise refused
@@ -238,7 +263,8 @@ def run_compiled(binary: Path, plan: KernelPlan, inputs: Mapping[str, np.ndarray
                                + (r.stderr.strip() or r.stdout.strip())[:4000])
     out: dict[str, np.ndarray] = {}
     for p in plan.outputs:
-        out[p.name] = _from_bytes((workdir / f"{p.name}.bin").read_bytes(), p.dtype, p.shape)
+        shape = (out_shapes or {}).get(p.name, p.shape)
+        out[p.name] = _from_bytes((workdir / f"{p.name}.bin").read_bytes(), p.dtype, shape)
     return out
 
 
@@ -297,7 +323,7 @@ def write_sources(em: Emitted, directory: str | Path, kernel_file: str = "kernel
 
 def verify_emitted(kernel: ir.Kernel, target: Target | None = None, trials: int = 1, seed: int | None = None, *,
                    reference: ir.Kernel | None = None, sanitize: bool = False, keep_dir: str | Path | None = None,
-                   emitted: Emitted | None = None, optimize: str = "-O0") -> list[Any]:
+                   emitted: Emitted | None = None, optimize: str = "-O0", at_sizes: bool = False) -> list[Any]:
     """Compile the emitted Ascend C once, run it on `trials` random input sets drawn from
     `seed`, and compare each output with the interpreter running `reference` (default: the
     kernel itself). Returns one `OutputDiff` per output (the worst over trials).
@@ -305,7 +331,10 @@ def verify_emitted(kernel: ir.Kernel, target: Target | None = None, trials: int 
     Verification runs at sizes the interpreter can check, where the emulator's run is
     milliseconds and g++'s optimiser is most of the cost: `-O0` compiles about 30 % faster
     than `-O1` (2.7 s against 4.0 s of CPU for a documented pipeline) and computes the same
-    values (x86-64 SSE arithmetic, no contraction). Profiling at real sizes keeps `-O1`."""
+    values (x86-64 SSE arithmetic, no contraction). Profiling at real sizes keeps `-O1`.
+
+    `at_sizes`: `emitted` is a run-time-size kernel (one build for every shape of its
+    ranges) and runs at the sizes of `reference`, passed on its command line."""
     import numpy as np
 
     from .interp import OutputDiff, compare_outputs, random_inputs, run
@@ -316,6 +345,9 @@ def verify_emitted(kernel: ir.Kernel, target: Target | None = None, trials: int 
     em = emitted or emit_ascendc(kernel, target)
     binary = compile_emitted(em, sanitize=sanitize, optimize=optimize)
     assert em.plan is not None
+    sizes = ref.size_values() if at_sizes else None
+    out_shapes = {t.name: tuple(ir.eval_int_expr(d, ref.size_values()) for d in t.shape) for t in ref.outputs} \
+        if at_sizes else None
     worst: dict[str, OutputDiff] = {}
     for t in range(trials):
         rng = np.random.default_rng([seed, t])
@@ -326,10 +358,10 @@ def verify_emitted(kernel: ir.Kernel, target: Target | None = None, trials: int 
             write_sources(em, kd)
             shutil.copyfile(binary, kd / "kernel")
             os.chmod(kd / "kernel", 0o755)
-            actual = run_compiled(binary, em.plan, inputs, kd / f"data{t}")
+            actual = run_compiled(binary, em.plan, inputs, kd / f"data{t}", sizes=sizes, out_shapes=out_shapes)
         else:
             with tempfile.TemporaryDirectory(prefix="ascx-verify-") as tmp:
-                actual = run_compiled(binary, em.plan, inputs, Path(tmp))
+                actual = run_compiled(binary, em.plan, inputs, Path(tmp), sizes=sizes, out_shapes=out_shapes)
         for d in compare_outputs(ref, expected, actual):
             w = worst.get(d.name)
             if w is None or (w.ok and not d.ok) or (w.ok == d.ok and d.max_abs > w.max_abs):

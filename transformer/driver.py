@@ -161,7 +161,7 @@ def emit(kernel: ir.Kernel, target: Target, *, select: bool = True, source_name:
     from .codegen import emit_ascendc
 
     emitted = emit_ascendc(kernel, target, select=select, source_name=source_name, pipeline=pipeline)
-    if kernel.size_ranges():
+    if kernel.size_ranges() and not (emitted.plan and emitted.plan.runtime_sizes):
         fixed = ", ".join(f"{s.name} = {s.value}" for s in kernel.sizes if s.ranged)
         emitted.warnings.append(f"the emitted kernel is specialised to the ranged sizes' values ({fixed}): "
                                 "it serves only those")
@@ -240,11 +240,12 @@ def verify_kernels(original: ir.Kernel, transformed: ir.Kernel, *, trials: int, 
 
 def verify_emitted_kernel(original: ir.Kernel, transformed: ir.Kernel, target: Target, *, trials: int, seed: int,
                           file: str = "", pipeline: str = "", keep_dir: str | None = None,
-                          toolchain: Any = None) -> VerifyReport:
+                          toolchain: Any = None, emitted: "Emitted | None" = None) -> VerifyReport:
     """Like `verify_kernels`, but the transformed kernel runs as emitted Ascend C compiled
     against the emulator (or, with a CANN `toolchain`, built with CANN and run on its NPU).
     A kernel that stops on the emulator or device is a verification failure; emitted code
-    that does not compile with g++ raises `EmittedCodeError` (a bug of ascx)."""
+    that does not compile with g++ raises `EmittedCodeError` (a bug of ascx). `emitted`: one
+    run-time-size kernel built for every shape, run at the sizes of `original`."""
     from .codegen import EmulatorRunError, verify_emitted
 
     t0 = time.perf_counter()
@@ -259,7 +260,8 @@ def verify_emitted_kernel(original: ir.Kernel, transformed: ir.Kernel, target: T
             except NpuRunError as e:
                 raise EmulatorRunError(e.message, hint=e.hint) from None
         else:
-            diffs = verify_emitted(transformed, target, trials=trials, seed=seed, reference=original, keep_dir=keep_dir)
+            diffs = verify_emitted(transformed, target, trials=trials, seed=seed, reference=original, keep_dir=keep_dir,
+                                   emitted=emitted, at_sizes=emitted is not None)
     except EmulatorRunError as e:
         where = f"NPU device {toolchain.device}" if toolchain is not None else "the emulator"
         rep.error = f"the emitted kernel failed on {where}: {e.short()}"

@@ -1,6 +1,6 @@
 """Lowering of a transformed kernel to a `KernelPlan` (see `plan.py`, `lower.py`)."""
 
-from .lower import LoweringError, lower_kernel
+from .lower import LoweringError, NoRuntimeLowering, lower_kernel
 from .plan import Buffer, GmParam, KernelPlan, Line, Method, NestChoice, Phase
 
-__all__ = ["Buffer", "GmParam", "KernelPlan", "Line", "LoweringError", "Method", "NestChoice", "Phase", "lower_kernel"]
+__all__ = ["Buffer", "GmParam", "KernelPlan", "Line", "LoweringError", "Method", "NoRuntimeLowering", "NestChoice", "Phase", "lower_kernel"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import struct
-from typing import Callable
+from typing import Callable, Mapping
 
 from .. import ir
 from ..affine import Affine, to_affine
@@ -185,10 +185,10 @@ class ExprEmitter:
     """Scalar C++ for IR expressions; `load(tensor, offset_cpp)` reads an element."""
 
     def __init__(self, kernel: ir.Kernel, names: Names, load: Callable[[str, tuple[ir.Expr, ...]], str],
-                 scalar_of: Callable[[str], str]) -> None:
+                 scalar_of: Callable[[str], str], sizes: Mapping[str, int] | None = None) -> None:
         self.kernel = kernel
         self.names = names
-        self.sizes = kernel.size_values()
+        self.sizes = kernel.size_values() if sizes is None else sizes  # a size absent stays a C++ name
         self.decls = {t.name: t for t in kernel.tensors()}
         self.consts = {c.name: c for c in kernel.consts}
         self.load = load

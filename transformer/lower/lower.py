@@ -35,9 +35,9 @@ from .. import ir
 from ..affine import Affine, to_affine
 from ..diagnostics import AscxError
 from ..dtypes import Ty, promote
-from ..intexpr import affine_extent, loop_var_bounds
+from ..intexpr import affine_extent, loop_var_bounds, names_in
 from .cexpr import C_GLOBALS, CTYPE, INT32_MAX, ExprEmitter, Names, affine_cpp, const_value, wide_stride, wide_term
-from .plan import Buffer, GmParam, KernelPlan, Line, Method, NestChoice, Phase, Scalar, WorkspaceSlot
+from .plan import Buffer, GmParam, KernelPlan, Line, Method, NestChoice, Phase, Scalar, TilingField, WorkspaceSlot
 from . import tbuf_sync
 from .prefetch import chain, form
 from .vs_sync import GET_BASE as _GET_BASE, vs_sync
@@ -122,6 +122,11 @@ class _PhaseSrc:
     tried: tuple[tuple[str, float | None, str], ...] = ()  # the `phase` (or `kernel`) site's patterns
 
 
+class NoRuntimeLowering(Exception):
+    """The run-time-size lowering does not handle this kernel yet (why): emission falls back
+    to specialising the ranged sizes at their values (codegen.emit_ascendc)."""
+
+
 class Lowering:
     @functools.cached_property
     def var_bounds(self) -> dict[str, tuple[int, int]]:
@@ -130,7 +135,7 @@ class Lowering:
         return loop_var_bounds(self.kernel)
 
     def __init__(self, kernel: ir.Kernel, target: Target | None = None, *, select: bool = True, source_name: str = "",
-                 spread: bool = True) -> None:
+                 spread: bool = True, runtime: frozenset[str] = frozenset()) -> None:
         from ..targets import resolve_target
 
         self.kernel = kernel
@@ -139,7 +144,12 @@ class Lowering:
         self.spread = spread  # split the outermost loop over the cores when no `@cores` says (spread.py)
         self.source_name = source_name or f"{kernel.name}.ir"
         self.names = Names(kernel)
-        self.sizes = kernel.size_values()
+        # `runtime`: the ranged sizes read from the tiling struct (runtime.py): they stay
+        # symbols in every index, bound and count; shapes use the range's top (the widest case)
+        self.runtime = runtime
+        self.sizes = {n: v for n, v in kernel.size_values().items() if n not in runtime}
+        self.shape_sizes = {**kernel.size_values(), **{n: r[1] for n, r in kernel.size_ranges().items() if n in runtime}}
+        self.tiling: list[TilingField] = []  # the run-time derived values (a runtime split's share)
         self.decls = {t.name: t for t in kernel.tensors()}
         self.warnings: list[str] = []
         self.nests: list[NestChoice] = []
@@ -163,7 +173,16 @@ class Lowering:
     def shape_of(self, t: ir.TensorDecl) -> tuple[int, ...]:
         from ..affine import eval_int
 
-        return tuple(eval_int(d, self.sizes) for d in t.shape)
+        return tuple(eval_int(d, self.shape_sizes) for d in t.shape)
+
+    def elems_cpp(self, t: ir.TensorDecl) -> str:
+        """A GM tensor's element count as C++ over the run-time sizes ("" when all are fixed)."""
+        if not self.runtime or not {n for d in t.shape for n in names_in(d)} & self.runtime:
+            return ""
+        return " * ".join(f"({self.ex_index(d)})" for d in t.shape)
+
+    def ex_index(self, e: ir.Expr) -> str:
+        return ExprEmitter(self.kernel, self.names, lambda *_: "", lambda n: n, sizes=self.sizes).index(e)
 
     def where(self, node: Any) -> str:
         loc = getattr(node, "loc", None)
@@ -348,6 +367,8 @@ class Lowering:
         for t in k.outputs:
             shp = self.shape_of(t)
             params.append(GmParam(t.name, self.names(t.name), t.dtype, CTYPE[t.dtype], shp, "output", math.prod(shp)))
+        for t, p in zip((*k.inputs, *k.outputs), params):
+            p.elems_cpp = self.elems_cpp(t)
         for p in params:
             p.bytes_name = self.names.derived(p.name, "{}Bytes")
             p.gm_name = self.names.derived(p.name, "{}Gm")
@@ -428,12 +449,24 @@ class Lowering:
             target=self.target.name,
             kind=kind, mode=mode, block_dim=block_dim,
             params=params, workspace=slots, workspace_bytes=ws_bytes,
-            sizes=[(self.names(s.name), s.value) for s in k.sizes],
+            sizes=[(self.names(s.name), s.value) for s in k.sizes if s.name not in self.runtime],
             consts=[(self.names(c.name), CTYPE[c.dtype], const_value(c)) for c in k.consts],
             scalars=scalars + self.halves, phases=out_phases, nests=self.nests, warnings=self.warnings,
             scope_bytes={s.upper(): self.scope_cap[s] for s in self.scope_cap},
         )
         plan.process = self.process_lines(out_phases)
+        if self.runtime:
+            if len(out_phases) > 1 or self.kind != "vector" or slots:
+                raise NoRuntimeLowering("only one-phase vector kernels without a GM workspace read their sizes "
+                                        "at run time yet")
+            plan.tiling_names = (self.names.fresh("TilingData"), self.names.fresh("tiling"),
+                                 self.names.fresh("ComputeTiling"))
+            plan.runtime_sizes = [(self.names(n), *k.size_ranges()[n][:2], self.kernel.size_values()[n])
+                                  for n in sorted(self.runtime)]
+            plan.runtime_names = {n: self.names(n) for n in sorted(self.runtime)}
+            plan.tiling = list(self.tiling)
+            cores = [f.name for f in self.tiling if f.name.endswith("Cores")]
+            plan.block_dim_cpp = cores[0] if cores else str(block_dim)
         return plan
 
     # ---- Process(): phases in order, barriers between them ------------------------------
@@ -637,7 +670,7 @@ class PhaseEmitter:
         self.state: dict[str, str] = {n: "none" for n, b in buffers.items() if b.kind == "que"}
         self.ping_pongs: list[tbuf_sync.PingPong] = []  # staged blocks with ping-pong TBufs
         self.method_names = low.method_names  # kernel-wide: methods of all phases share the class
-        self.ex = ExprEmitter(low.kernel, low.names, self.load, self.scalar_ref)
+        self.ex = ExprEmitter(low.kernel, low.names, self.load, self.scalar_ref, sizes=low.sizes)
         self.tmp_counter = 0
         self.no_vector_reason = ""
         self.no_vector_need: Any = None  # the vector selection that did not fit in UB (temporaries.py)
@@ -811,6 +844,10 @@ class PhaseEmitter:
                     out.extend(self.loop_lines(s, v, begin, end, inner, depth + 1))
                     out.append(Line("}", depth))
                     return out
+                if self.low.runtime:
+                    if self.src.inner is not None:
+                        raise NoRuntimeLowering(f"`{s.label or v}` collapses with an inner loop (not at run time yet)")
+                    return self.runtime_split(s, v, workers, depth, loop_vars)
                 self.low.warn(s, f"@cores({workers}) on a loop without constant bounds: runs on one core")
                 if total_workers > 1:
                     out.append(Line("if (workerIdx == 0) {", depth))
@@ -957,6 +994,32 @@ class PhaseEmitter:
         pre = render(ctx.pre, depth) if ctx is not None else []
         lo, hi = self.clip.get(id(s), (self.ex.index(s.lo), self.ex.index(s.hi)))
         return pre + self.loop_lines(s, v, lo, hi, body, depth)
+
+    def runtime_split(self, s: ir.For, v: str, workers: int, depth: int, loop_vars: list[str]) -> list[Line]:
+        """The contiguous split of a loop whose trip count is known at run time only (a
+        run-time size's tile count) over up to `workers` cores: the host tiling function
+        computes the trip, the cores used (the launch's blockDim), and each core's share
+        (`q`, `r`: core w runs q + 1 iterations if w < r, else q); the kernel reads them."""
+        if len(self.low.tiling) or len(self.low.phase_range) > 1:
+            raise NoRuntimeLowering(f"`{s.label or v}`: a second split loop (one run-time split per kernel)")
+        lo, hi = self.ex.index(s.lo), self.ex.index(s.hi)
+        trip, cores, q, r = (self.low.names.fresh(f"{v}{x}") for x in ("Trip", "Cores", "Share", "Extra"))
+        self.low.tiling += [
+            TilingField(trip, f"ascx_max<int32_t>(static_cast<int32_t>({hi}) - static_cast<int32_t>({lo}), 0)", f"iterations of `{s.label or v}`"),
+            TilingField(cores, f"ascx_max<int32_t>(ascx_min<int32_t>({trip}, {workers}), 1)", "cores used: the blockDim"),
+            TilingField(q, f"{trip} / {cores}", "iterations of every core"),
+            TilingField(r, f"{trip} % {cores}", "the first this many cores run one more"),
+        ]
+        out = [Line(f"// up to {workers} workers (GetBlockIdx), the split from the tiling struct: worker w runs "
+                    f"{q} + 1 iterations if w < {r}, else {q}, contiguous from {lo}", depth),
+               Line(f"if (workerIdx < {cores}) {{", depth)]
+        begin, end = self.low.names.fresh(f"{v}Begin"), self.low.names.fresh(f"{v}End")
+        out.append(Line(f"int32_t {begin} = {lo} + workerIdx * {q} + ascx_min<int32_t>(workerIdx, {r});", depth + 1))
+        out.append(Line(f"int32_t {end} = {begin} + {q} + (workerIdx < {r} ? 1 : 0);", depth + 1))
+        inner = self.block(s.body, depth + 2, loop_vars + [v])
+        out.extend(self.loop_lines(s, v, begin, end, inner, depth + 1))
+        out.append(Line("}", depth))
+        return out
 
     def loop_lines(self, s: ir.For, v: str, lo: str, hi: str, body: list[Line], depth: int) -> list[Line]:
         """The C++ loop `v` over `lo..hi` around `body` (lowered at `depth + 1`), with the next
@@ -1234,12 +1297,15 @@ def _perfect2(s: ir.For) -> bool:
     return len(s.body) == 1 and isinstance(s.body[0], ir.For) and not any(isinstance(x, (ir.For, ir.Copy)) for x in s.body[0].body)
 
 
-def lower_kernel(kernel: ir.Kernel, target: Target | None = None, *, select: bool = True, source_name: str = "") -> KernelPlan:
+def lower_kernel(kernel: ir.Kernel, target: Target | None = None, *, select: bool = True, source_name: str = "",
+                 runtime: frozenset[str] = frozenset()) -> KernelPlan:
     """Lower a (transformed) kernel to a `KernelPlan` for `target` (default ascend910b2).
 
     select=False disables instruction selection (every nest scalar): the reference path.
+    runtime: ranged sizes read at run time from a tiling struct (raises NoRuntimeLowering
+    where that path does not reach yet).
     """
-    return Lowering(kernel, target, select=select, source_name=source_name).run()
+    return Lowering(kernel, target, select=select, source_name=source_name, runtime=runtime).run()
 
 
 _LOCAL_SET = re.compile(r"(?<!Gm)\.SetValue\(")

@@ -47,12 +47,24 @@ class GmParam:
     gm_name: str = ""  # the GlobalTensor member over it (`xGm`)
     host_name: str = ""  # the NPU host program's host and device buffers (templates/npu_main.cpp.j2)
     device_name: str = ""
+    elems_cpp: str = ""  # the element count as C++ over the run-time sizes ("": `elems`, fixed)
 
     @property
     def nbytes(self) -> int:
         from ..ir import DTYPE_BYTES
 
         return self.elems * (1 if self.role == "workspace" else DTYPE_BYTES[self.dtype])
+
+
+@dataclass
+class TilingField:
+    """One derived field of a run-time-size kernel's `TilingData` (docs/codegen.md, "Run-time
+    sizes"): computed by the host tiling function from the sizes (and earlier fields) by
+    `expr` (C++), read by the kernel's Init."""
+
+    name: str  # C++ member name (of TilingData and of the kernel class)
+    expr: str  # C++ over the sizes' names and earlier fields' names
+    comment: str = ""
 
 
 @dataclass
@@ -191,6 +203,13 @@ class KernelPlan:
     process: list[Line] = field(default_factory=list)
     init: list[Line] = field(default_factory=list)
     scope_bytes: dict[str, int] = field(default_factory=dict)
+    # run-time sizes (runtime.py): the ranged sizes the kernel reads from its tiling struct,
+    # (cname, lo, hi, default), and the derived fields; empty for a fully specialised kernel
+    runtime_sizes: list[tuple[str, int, int, int]] = field(default_factory=list)
+    tiling: list[TilingField] = field(default_factory=list)
+    tiling_names: tuple[str, str, str] = ("", "", "")  # C++ struct, kernel argument, host tiling function
+    runtime_names: dict[str, str] = field(default_factory=dict)  # IR size name -> C++ name
+    block_dim_cpp: str = ""  # the launch's block count as C++ over sizes and fields ("": block_dim)
 
     @property
     def inputs(self) -> list[GmParam]:
