@@ -37,14 +37,16 @@ from .diagnostics import UsageError
 from .targets import Target
 
 
-def emit_for_cli(file: str, kernel: Any, pipeline: str | None, target: Target, *, select: bool = True) -> Any:
-    """Run the pipeline (if any) and emit (`driver.transform`, `driver.emit`)."""
+def emit_for_cli(file: str, kernel: Any, pipeline: str | None, target: Target, *, select: bool = True,
+                 runtime_sizes: bool = True) -> Any:
+    """Run the pipeline (if any) and emit (`driver.transform`, `driver.emit`). `runtime_sizes`
+    False: ranged sizes specialised at their values (what `--project` writes)."""
     from .driver import emit
 
     out = kernel
     if pipeline:
         out, _ = transform_kernel(file, kernel, pipeline, target)
-    return out, emit(out, target, select=select, source_name=file, pipeline=pipeline or "")
+    return out, emit(out, target, select=select, source_name=file, pipeline=pipeline or "", runtime_sizes=runtime_sizes)
 
 
 @click.command("emit")
@@ -72,7 +74,8 @@ def emit_cmd(file: str, pipeline: str | None, sizes: tuple[str, ...], target_nam
         check_harness_dir(harness_dir, output, file)
     kernel = load_kernel(file, sizes)
     target = load_target(target_name)
-    out, em = emit_for_cli(file, kernel, pipeline, target, select=not scalar)
+    # the custom-op project is specialised to its sizes (its own tiling function): no run-time sizes yet
+    out, em = emit_for_cli(file, kernel, pipeline, target, select=not scalar, runtime_sizes=not project_dir)
     if project_dir:
         from .project import project_files, write_project
 

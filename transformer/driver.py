@@ -156,11 +156,13 @@ def capacity_gate(kernel: ir.Kernel, target: Target, *, source: Source | None = 
 
 
 def emit(kernel: ir.Kernel, target: Target, *, select: bool = True, source_name: str = "",
-         pipeline: str = "") -> "Emitted":
-    """Lower and render Ascend C (`Emitted`: kernel source, harness, warnings, plan)."""
+         pipeline: str = "", runtime_sizes: bool = True) -> "Emitted":
+    """Lower and render Ascend C (`Emitted`: kernel source, harness, warnings, plan); a
+    ranged kernel reads its sizes at run time where it can (`codegen.emit_ascendc`)."""
     from .codegen import emit_ascendc
 
-    emitted = emit_ascendc(kernel, target, select=select, source_name=source_name, pipeline=pipeline)
+    emitted = emit_ascendc(kernel, target, select=select, source_name=source_name, pipeline=pipeline,
+                           runtime_sizes=runtime_sizes)
     if kernel.size_ranges() and not (emitted.plan and emitted.plan.runtime_sizes):
         fixed = ", ".join(f"{s.name} = {s.value}" for s in kernel.sizes if s.ranged)
         emitted.warnings.append(f"the emitted kernel is specialised to the ranged sizes' values ({fixed}): "

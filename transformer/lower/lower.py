@@ -132,6 +132,8 @@ class Lowering:
     def var_bounds(self) -> dict[str, tuple[int, int]]:
         """Every loop variable's value range (`intexpr.loop_var_bounds`): an index vector
         is emitted only when its values provably fit i32 (vector.index_vector)."""
+        if self.runtime:  # a run-time size may take any value of its range: bound at its top
+            return loop_var_bounds(self.kernel.with_sizes({n: self.widest_sizes[n] for n in self.runtime}))
         return loop_var_bounds(self.kernel)
 
     def __init__(self, kernel: ir.Kernel, target: Target | None = None, *, select: bool = True, source_name: str = "",
@@ -145,10 +147,11 @@ class Lowering:
         self.source_name = source_name or f"{kernel.name}.ir"
         self.names = Names(kernel)
         # `runtime`: the ranged sizes read from the tiling struct (runtime.py): they stay
-        # symbols in every index, bound and count; shapes use the range's top (the widest case)
+        # symbols in every index, bound and count; width proofs use the range's top (the widest case)
         self.runtime = runtime
         self.sizes = {n: v for n, v in kernel.size_values().items() if n not in runtime}
-        self.shape_sizes = {**kernel.size_values(), **{n: r[1] for n, r in kernel.size_ranges().items() if n in runtime}}
+        self.shape_sizes = kernel.size_values()  # a run-time size's default: the harness's shape without arguments
+        self.widest_sizes = {**kernel.size_values(), **{n: r[1] for n, r in kernel.size_ranges().items() if n in runtime}}
         self.tiling: list[TilingField] = []  # the run-time derived values (a runtime split's share)
         self.decls = {t.name: t for t in kernel.tensors()}
         self.warnings: list[str] = []
@@ -170,10 +173,11 @@ class Lowering:
         self.mix_vectors = self.target.aiv_per_aic or MIX_AIV_PER_BLOCK
 
     # ---- helpers ----------------------------------------------------------------------
-    def shape_of(self, t: ir.TensorDecl) -> tuple[int, ...]:
+    def shape_of(self, t: ir.TensorDecl, widest: bool = False) -> tuple[int, ...]:
+        """`t`'s shape at the sizes' values (`widest`: a run-time size at its range's top)."""
         from ..affine import eval_int
 
-        return tuple(eval_int(d, self.shape_sizes) for d in t.shape)
+        return tuple(eval_int(d, self.widest_sizes if widest else self.shape_sizes) for d in t.shape)
 
     def elems_cpp(self, t: ir.TensorDecl) -> str:
         """A GM tensor's element count as C++ over the run-time sizes ("" when all are fixed)."""
@@ -199,7 +203,7 @@ class Lowering:
         elements or more, or "" when they use none. The generic lowering computes the offsets
         into such a tensor in int64_t (`cexpr.wide_stride`)."""
         big = sorted(t for t in ir.names_used(stmts) if t in self.decls and self.decls[t].kind != "local"
-                     and math.prod(self.shape_of(self.decls[t])) > INT32_MAX)
+                     and math.prod(self.shape_of(self.decls[t], widest=True)) > INT32_MAX)
         if not big:
             return ""
         return (f"`{big[0]}` has 2^31 elements or more: the nest is lowered by the generic path (64-bit GM "
@@ -339,7 +343,20 @@ class Lowering:
         self.decls = {t.name: t for t in self.kernel.tensors()}
         return True
 
+    def check_runtime(self) -> None:
+        """The run-time path's precondition: a run-time size is only ever the outermost
+        extent of a GM tensor (strides, and on-chip shapes, stay constants)."""
+        for t in self.kernel.tensors():
+            for i, d in enumerate(t.shape):
+                inner = {n for n in names_in(d)} & self.runtime
+                if inner and (i > 0 or t.kind == "local"):
+                    raise NoRuntimeLowering(f"the run-time size `{sorted(inner)[0]}` is not the outermost extent of the "
+                                            f"GM tensor `{t.name}` (strides would depend on it)" if t.kind != "local" else
+                                            f"the local `{t.name}` has a run-time extent `{sorted(inner)[0]}`")
+
     def run(self) -> KernelPlan:
+        if self.runtime:
+            self.check_runtime()
         phases = self.split_phases()
         if self.demote_locals(phases):
             phases = self.split_phases()

@@ -157,7 +157,7 @@ def verify_on_npu(kernel: ir.Kernel, target: Target, tc: CannToolchain, trials: 
     ref = reference or kernel
     if seed is None:
         seed = int(np.random.SeedSequence().entropy % (2**63))
-    em = emitted or emit_ascendc(kernel, target)
+    em = emitted or emit_ascendc(kernel, target, runtime_sizes=False)  # npu_main: fixed sizes
     root, tmp = _workspace(keep_dir)
     try:
         proj = build_project(em, tc, target, root)
@@ -192,7 +192,7 @@ def profile_on_npu(kernel: ir.Kernel, target: Target, tc: CannToolchain, *, seed
 
     if tc.msprof is None:
         raise NpuError("msprof was not found", hint="it ships with the CANN toolkit: source its set_env.sh")
-    em = emitted or emit_ascendc(kernel, target, source_name=source_name or "")
+    em = emitted or emit_ascendc(kernel, target, source_name=source_name or "", runtime_sizes=False)
     root, tmp = _workspace(keep_dir)
     try:
         proj = build_project(em, tc, target, root)
