@@ -33,9 +33,14 @@ def test_ranged_add_emits_a_tiling_struct_and_static_add_does_not() -> None:
 
 
 def test_a_kernel_the_runtime_path_does_not_reach_is_specialised_with_a_note() -> None:
-    ranged, out = _ranged_add()
-    em = emit_ascendc(out, runtime_sizes=False)
-    assert "TilingData" not in em.source and "static constexpr int32_t M = 256;" in em.source
+    text = (ROOT / "examples" / "add.ir").read_text().replace("size N = 1024", "size N = 1024 in 16..4096 multiple of 16")
+    out = apply(kernel_text(text), "tile,double_buffer")  # N is a row's length: the GM strides depend on it
+    em = emit_ascendc(out)
+    assert "TilingData" not in em.source and "static constexpr int32_t N = 1024;" in em.source
+    note = em.warnings[-1]
+    assert "note: the ranged sizes are specialised at their values (N = 1024)" in note, note
+    assert "`N` is not the outermost extent of the GM tensor `A`" in note, note
+    assert "TilingData" not in emit_ascendc(out, runtime_sizes=False).source
 
 
 @pytest.mark.slow
