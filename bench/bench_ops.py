@@ -234,8 +234,8 @@ def _verdict(ratio: float | None) -> str:
     return "n/a" if ratio is None else ("met" if ratio <= GOAL_EACH else "**missed**")
 
 
-def table(rows: list[dict[str, Any]]) -> str:
-    out = ["| operator | size | pipeline | time (us) | roofline (us) | ratio | ≤ 3 | scalar fallback (`emit --explain`) "
+def table(rows: list[dict[str, Any]], model: str = "") -> str:
+    out = ([f"Timing model `{model}`, target {TARGET}.", ""] if model else []) + ["| operator | size | pipeline | time (us) | roofline (us) | ratio | ≤ 3 | scalar fallback (`emit --explain`) "
            "| blockDim | bound | critical core busy (cycles) |",
            "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
@@ -278,7 +278,7 @@ def main() -> None:
     a = ap.parse_args()
     if a.from_json:
         saved = json.loads(Path(a.from_json).read_text())
-        text = table(saved["rows"])
+        text = table(saved["rows"], saved.get("model", ""))
         print(text)
         if a.write_doc:
             write_doc(text, saved.get("commit", "?"))
@@ -291,11 +291,13 @@ def main() -> None:
         print(f"... {o.name} {' x '.join(map(str, o.sizes.values()))}", file=sys.stderr, flush=True)
         rows.append(run_op(o, a.timeout))
         print(f"    {rows[-1].get('ratio', rows[-1].get('error'))} ({rows[-1]['profile_s']} s)", file=sys.stderr, flush=True)
-    text = table(rows)
+    from transformer.timing.params import MODEL_VERSION
+
+    text = table(rows, MODEL_VERSION)
     print(text)
     commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     if a.json:
-        Path(a.json).write_text(json.dumps({"commit": commit, "rows": rows}, indent=1))
+        Path(a.json).write_text(json.dumps({"commit": commit, "model": MODEL_VERSION, "rows": rows}, indent=1))
     if a.write_doc:
         write_doc(text, commit or "?")
 
