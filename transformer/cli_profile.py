@@ -229,19 +229,25 @@ def _profile_shapes(file: str, pipeline: str | None, sizes: tuple[str, ...], sha
     and profiled; one line per shape. When every pass keeps ranges the pipeline runs once
     over the ranges and that one result is emitted at each shape (as `verify --shapes`).
     Exit 1 when any shape has sync hazards."""
+    from .cli_passes import _one_build
     from .driver import emit
+    from .gathers import kernel_has_gathers
     from .timing.profile import profile_kernel
 
     if file.endswith((".cpp", ".cc", ".cxx")) or os.path.isdir(file):
         raise UsageError(f"{file}: --shapes applies to .ir kernels, not to hand-written sources")
     once, at = kernels_at_shapes(file, sizes, shapes, pipeline, target)
+    # one build for every shape: the kernel transformed once reads its sizes at run time
+    # (timing-only runs; a gathering kernel runs with its data, so per shape)
+    shared, note = _one_build(file, sizes, pipeline, target) if once and not full and \
+        not any(kernel_has_gathers(out) for _, _, out in at) else (None, "")
     rows = []
     for shape, _, out in at:
-        em = emit(out, target, source_name=file, pipeline=pipeline or "")
+        em = shared or emit(out, target, source_name=file, pipeline=pipeline or "")
         rows.append((shape, profile_kernel(out, target, timing_only=not full, source_name=file, emitted=em,
-                                           timeout=timeout)))
-    echo_shapes(rows, as_json, f"profile {file} --passes {pipeline or '(as written)'}: {len(rows)} shape(s) on {target.name}",
-                once, lambda r: f"{r.cycles:,.0f} cycles = {r.time_us:,.2f} us, bound {r.bound}, {r.ratio:,.1f}x the "
+                                           timeout=timeout, at_sizes=shared is not None)))
+    echo_shapes(rows, as_json, f"profile {file} --passes {pipeline or '(as written)'}: {len(rows)} shape(s) on {target.name}"
+                + note, once, lambda r: f"{r.cycles:,.0f} cycles = {r.time_us:,.2f} us, bound {r.bound}, {r.ratio:,.1f}x the "
                 "roofline, " + (f"{len(r.hazards)} sync hazard(s)" if r.hazards else "no hazards"))
     if any(r.hazards for _, r in rows):
         raise CheckFailed()

@@ -54,3 +54,24 @@ def test_one_build_of_ranged_add_runs_every_shape_under_sanitizers() -> None:
                                at_sizes=True)
         assert diffs and all(d.ok for d in diffs), (m, seed, diffs)
     assert np.isfinite([d.max_abs for d in diffs]).all()
+
+
+@pytest.mark.slow
+def test_profile_shapes_profiles_one_binary_at_each_shape(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from click.testing import CliRunner
+
+    from transformer.cli import main
+
+    p = tmp_path / "add.ir"
+    p.write_text((ROOT / "examples" / "add.ir").read_text().replace("size M = 256", "size M = 256 in 1..4096"))
+    r = CliRunner().invoke(main, ["profile", str(p), "--passes", "tile,double_buffer", "--shapes", "M=1;M=4096",
+                                  "--json"])
+    assert r.exit_code == 0, r.output
+    import json
+
+    rows = json.loads(r.stdout)
+    assert [x["shape"] for x in rows] == ["M=1", "M=4096"]
+    cycles = [x["cycles"] for x in rows]
+    assert cycles[1] > cycles[0], cycles  # 4096 rows move 4096x the bytes of one: the run saw its size
+    text = CliRunner().invoke(main, ["profile", str(p), "--passes", "tile,double_buffer", "--shapes", "M=1"])
+    assert "compiled once: one binary for every shape" in text.output, text.output

@@ -12,6 +12,7 @@ gives the same cycles.  Sync hazards are collected (not fatal) and returned in t
 from __future__ import annotations
 
 import json
+import math
 import re
 import tempfile
 from pathlib import Path
@@ -177,12 +178,13 @@ def _write_inputs(plan: Any, directory: Path) -> None:
 
 def profile_kernel(kernel: Any, target: Target | str, *, timing_only: bool | None = None, timeout: float | None = None,
                    source_name: str | None = None, trace: str | Path | None = None, emitted: Any = None,
-                   progress: Callable[[float], None] | None = None) -> ProfileResult:
+                   progress: Callable[[float], None] | None = None, at_sizes: bool = False) -> ProfileResult:
     """Emit `kernel` for `target`, compile (cached), run on the emulator with the pipe-level
     model and return its profile. `timing_only` (default True) skips the arithmetic and the
     data: the harness runs with `--no-data`, GM stays reserved, untouched, zero (not for a
     kernel with data-dependent indices: it runs with zero inputs, every gathered row row 0). `timeout`
-    and `progress`: see `run_profiled`."""
+    and `progress`: see `run_profiled`. `at_sizes`: `emitted` is a run-time-size kernel (one
+    build for every shape) run, timing-only, at the sizes of `kernel` (on its command line)."""
     from ..codegen import compile_emitted, emit_ascendc
     from ..targets import resolve_target
 
@@ -200,9 +202,20 @@ def profile_kernel(kernel: Any, target: Target | str, *, timing_only: bool | Non
     with tempfile.TemporaryDirectory(prefix="ascx-profile-data-") as tmp:
         if not only:
             _write_inputs(plan, Path(tmp))
-        summary, _ = run_profiled(binary, tgt, ["--no-data"] if only else [tmp], timing_only=only,
+        if at_sizes and not only:
+            raise ValueError("a run-time-size kernel profiles at other sizes timing-only")
+        from ..codegen import size_args
+
+        extra = size_args(plan, kernel.size_values()) if at_sizes else []
+        summary, _ = run_profiled(binary, tgt, (["--no-data"] if only else [tmp]) + extra, timing_only=only,
                                   timeout=timeout, trace=trace, progress=progress)
     min_gm = float(sum(p.nbytes for p in plan.params if p.role != "workspace"))
+    if at_sizes:  # the GM traffic's floor at the run's sizes, not at the default's
+        from ..ir import DTYPE_BYTES, eval_int_expr
+
+        at = kernel.size_values()
+        min_gm = float(sum(math.prod(eval_int_expr(d, at) for d in t.shape) * DTYPE_BYTES[t.dtype]
+                           for t in (*kernel.inputs, *kernel.outputs)))
     return parse_summary(summary, tgt, kernel=plan.name, line_map=tmap, min_gm_bytes=min_gm,
                          details={"kind": plan.kind, "block_dim": plan.block_dim, "source": source_name or "",
                                   # every costly line (the emulator's 40 hottest), for per-nest attribution
