@@ -153,3 +153,18 @@ def test_pad_and_unpad_with_their_host_tilings(more):
 
 def test_pad_to_an_unaligned_width_is_an_error(more):
     _stops_with(more, "pad_unaligned", "Pad: leftPad 0 + width 15 + rightPad 2 = 17 elements of half is not 32 B aligned")
+
+
+def test_static_tensor_constructor_places_the_tensor_at_its_address(more):
+    _, _, v = more
+    st = v["static_tensor"]
+    assert st[0] == 512 and st[1] == 8  # byte address and element count as given
+    np.testing.assert_array_equal(st[2:], (np.arange(8) - 2.0) * 3.0)
+
+
+@pytest.mark.parametrize("case, message", [
+    ("static_misaligned", "LocalTensor(pos, addr, tileSize): address 100 in UB is not 32-byte aligned"),
+    ("static_past_end", "LocalTensor(pos, addr, tileSize): 1048576 elements of float at byte 0 end at byte 4194304, past UB's"),
+])
+def test_static_tensor_constructor_checks_its_address(more, case, message):
+    _stops_with(more, case, message)

@@ -4,7 +4,8 @@
 // on a Broadcast whose shapes do not broadcast, `./units_more pool_full` on a TBufPool asked for
 // more buffers than its bufIDSize, `./units_more alloc_full` on a LocalMemAllocator past the UB,
 // `./units_more list_index` on a ListTensorDesc index past its list, `./units_more pad_unaligned`
-// on a Pad whose padded width is not 32 B aligned.
+// on a Pad whose padded width is not 32 B aligned,
+// `static_misaligned` / `static_past_end` on a LocalTensor(pos, addr, tileSize) off 32 B or past the UB.
 // Hazard detection stays on.
 #include "kernel_operator.h"
 
@@ -251,6 +252,19 @@ extern "C" __global__ __aicore__ void units_more(GM_ADDR in, GM_ADDR out, GM_ADD
     for (uint32_t i = 0; i < 8; ++i) am[5 + i] = t2(i);
     print("local_mem_allocator", am, 13);
     if (g_case == "alloc_full") alloc.Alloc<float>(1u << 20);
+
+    // LocalTensor(pos, addr, tileSize): static tensors at chosen UB bytes (past the allocator's)
+    LocalTensor<float> sx(TPosition::VECCALC, 256, 8);
+    LocalTensor<float> sz(TPosition::VECCALC, 512, 8);
+    for (uint32_t i = 0; i < 8; ++i) sx(i) = static_cast<float>(i) - 2.0f;
+    Muls(sz, sx, 3.0f, 8);
+    SetFlag<HardEvent::V_S>(EVENT_ID4);
+    WaitFlag<HardEvent::V_S>(EVENT_ID4);
+    float st[10] = {static_cast<float>(sz.GetPhyAddr()), static_cast<float>(sz.GetSize())};
+    for (uint32_t i = 0; i < 8; ++i) st[2 + i] = sz(i);
+    print("static_tensor", st, 10);
+    if (g_case == "static_misaligned") LocalTensor<float> bad(TPosition::VECCALC, 100, 8);
+    if (g_case == "static_past_end") LocalTensor<float> bad(TPosition::VECCALC, 0, 1u << 20);
 }
 
 int main(int argc, char** argv)

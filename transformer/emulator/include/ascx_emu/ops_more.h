@@ -291,6 +291,25 @@ private:
     uint32_t cur_ = 0;
 };
 
+// ---------------------------------------------------------------- LocalTensor(pos, addr, tileSize)
+// The static-tensor constructor: a tensor of tileSize elements at byte addr of pos's memory,
+// outside any TPipe buffer. A misaligned address or one running past the memory is an error.
+template <typename T>
+LocalTensor<T>::LocalTensor(TPosition pos, uint32_t addr, uint32_t tileSize, ::ascx_emu::SrcLoc loc) {
+    const char* api = "LocalTensor(pos, addr, tileSize)";
+    const int scope = position_scope(pos);
+    auto& c = ascx_emu::core(api, loc);
+    ascx_emu::scope_mem(c, scope, api, loc);  // the memory exists on this core kind
+    const uint64_t bytes = static_cast<uint64_t>(tileSize) * sizeof(T);
+    if (addr % 32u != 0)
+        ascx_emu::fail(api, loc, "address %u in %s is not 32-byte aligned", addr, ascx_emu::scope_name(scope));
+    if (addr + bytes > ascx_emu::scope_capacity(scope))
+        ascx_emu::fail(api, loc, "%u elements of %s at byte %u end at byte %llu, past %s's %u bytes", tileSize,
+                       ascx_emu::type_name<T>(), addr, static_cast<unsigned long long>(addr + bytes),
+                       ascx_emu::scope_name(scope), ascx_emu::scope_capacity(scope));
+    *this = LocalTensor<T>(&c, nullptr, pos, addr, static_cast<uint32_t>(bytes));
+}
+
 // ---------------------------------------------------------------- LocalTensor operators
 // `dst = a + b` (also -, *, /, &, |): the whole-tensor form of Add / Sub / Mul / Div / And / Or
 // on the public pages. `a + b` makes an expression; assigning it to a LocalTensor runs the

@@ -877,6 +877,9 @@ public:
     LocalTensor(ascx_emu::CoreState* c, ascx_emu::BufInfo* b, TPosition pos, uint32_t addr, uint32_t bytes)
         : core_(c), buf_(b), gen_(b ? b->gen : 0), pos_(pos), scope_(position_scope(pos)), addr_(addr),
           begin_(b ? b->addr : addr), end_(b ? b->addr + b->len : addr + bytes), size_(bytes / sizeof(T)) {}
+    // Static tensor programming: tileSize elements of memory `pos` at byte `addr` (its page: addr
+    // 32-byte aligned, addr plus the bytes inside the memory); defined in ops_more.h.
+    LocalTensor(TPosition pos, uint32_t addr, uint32_t tileSize, ASCX_LOC);
 
     LocalTensor operator[](uint32_t offset) const {
         LocalTensor t(*this);

@@ -1,0 +1,269 @@
+"""Run a tree of public Ascend C samples on the emulator, unchanged, and say which pass.
+
+Usage::
+
+    python bench/bench_samples.py SAMPLES_DIR [--json] [--only NAME] [--timeout S] [--write-doc]
+
+What it does for each sample, as the sample's own ``run.sh -r cpu`` would:
+
+1. finds the sample folders under SAMPLES_DIR: a kernel-launch folder (a ``run.sh`` next to a
+   ``.cpp`` that defines ``main`` and at least one kernel ``.cpp``) or an op project
+   (``op_host/`` + ``op_kernel/``);
+2. copies the folder to a scratch directory (the tree is never written to);
+3. runs the data-generation step that ``run.sh`` names (``python3 scripts/gen_data.py ...``);
+4. compiles the folder with the emulator (:func:`transformer.emulator.folder.build_folder`),
+   with ``-D SOC_VERSION=...`` when ``run.sh`` defaults one;
+5. runs the binary with the arguments ``run.sh`` passes to ``ascendc_kernels_bbit``;
+6. runs the golden comparison that ``run.sh`` names (``python3 scripts/verify_result.py ...``).
+
+Each step has a timeout. The report per sample is compiled / ran / matched and the first error
+line (a compiler ``error:`` line, an emulator check, or the verify script's last line). An op
+project has no CPU mode in its scripts (it is run through aclnn on a device), so it is only
+compiled (with the emulator's generated driver) and reported as not run.
+
+``--write-doc`` replaces the table between the ``<!-- bench_samples -->`` markers in
+docs/emulator.md with this run's table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from transformer.emulator import CompileError  # noqa: E402
+from transformer.emulator.folder import FolderError, build_folder, find_sources, run_folder  # noqa: E402
+from transformer.emulator.opproject import is_op_project  # noqa: E402
+
+DOC = ROOT / "docs" / "emulator.md"
+BEGIN, END = "<!-- bench_samples begin -->", "<!-- bench_samples end -->"
+_MAIN = re.compile(r"^\s*(?:int|int32_t|auto)\s+main\s*\(", re.MULTILINE)
+
+
+@dataclass
+class Outcome:
+    """What happened to one sample."""
+
+    name: str
+    kind: str             # "kernel-launch" or "op-project"
+    compiled: bool = False
+    ran: bool = False
+    matched: bool = False
+    error: str = ""
+    seconds: float = 0.0
+
+    @property
+    def status(self) -> str:
+        if self.matched:
+            return "pass"
+        if self.ran:
+            return "mismatch"
+        if self.compiled:
+            return "run failed" if self.kind == "kernel-launch" else "compiled (not run)"
+        if self.error.startswith("run.sh has no cpu mode"):
+            return "no cpu mode"
+        if self.error.startswith("gen_data"):
+            return "gen_data failed"
+        return "compile failed"
+
+
+def _defines_main(path: Path) -> bool:
+    return _MAIN.search(path.read_text(errors="replace")) is not None
+
+
+def find_samples(tree: Path) -> list[Path]:
+    """Every sample folder below ``tree`` (kernel-launch folders and op projects), sorted."""
+    found: set[Path] = set()
+    for run_sh in tree.rglob("run.sh"):
+        folder = run_sh.parent
+        cpps = [p for p in folder.iterdir() if p.is_file() and p.suffix == ".cpp"]
+        if len(cpps) >= 2 and any(_defines_main(p) for p in cpps):
+            found.add(folder)
+    for op_host in tree.rglob("op_host"):
+        if op_host.is_dir() and is_op_project(op_host.parent):
+            found.add(op_host.parent)
+    return sorted(found)
+
+
+def _cpu_lines(run_sh: str) -> list[str]:
+    """The commands of run.sh, one per line, with continuation lines joined."""
+    return [line.strip() for line in run_sh.replace("\\\n", " ").splitlines()]
+
+
+def _python_step(run_sh: str, script: str) -> list[str] | None:
+    """The arguments run.sh gives ``python3 .../<script>`` (None if it does not run it)."""
+    for line in _cpu_lines(run_sh):
+        m = re.search(r"python3?\s+(\S*" + re.escape(script) + r")\s*(.*)$", line)
+        if m and not line.startswith("#"):
+            path = re.sub(r"^\$\{?CURRENT_DIR\}?/|^\./", "", m.group(1).strip("\"'"))
+            return [path, *m.group(2).split()]
+    return None
+
+
+def _binary_args(run_sh: str) -> list[str]:
+    """The arguments run.sh passes to the sample binary in the plain (cpu) run."""
+    for line in _cpu_lines(run_sh):
+        m = re.match(r"^\S*ascendc_kernels_bbit\"?\s*(.*)$", line)
+        if m:
+            return [a for a in m.group(1).split() if not a.startswith(("|", ">", "2>"))]
+    return []
+
+
+def _soc_default(run_sh: str) -> str | None:
+    m = re.search(r"SOC_VERSION=\"?(Ascend[0-9A-Za-z]+)", run_sh)
+    return m.group(1) if m else None
+
+
+def _cmake_defines(folder: Path, soc: str | None) -> list[str]:
+    """The compile definitions the samples' CMakeLists give every unit that depend on the chip:
+    ``SOC_VERSION="<soc>"`` (a string, read by main.cpp) and ``CUSTOM_ASCEND310P`` for the
+    chips in ``CUSTOM_ASCEND310P_LIST``."""
+    cmake = folder / "CMakeLists.txt"
+    text = cmake.read_text(errors="replace") if cmake.exists() else ""
+    flags = []
+    if soc and 'SOC_VERSION="${SOC_VERSION}"' in text:
+        flags.append(f'-DSOC_VERSION="{soc}"')
+    m = re.search(r"set\(CUSTOM_ASCEND310P_LIST([^)]*)\)", text)
+    if soc and m and soc in m.group(1).replace('"', " ").split():
+        flags.append("-DCUSTOM_ASCEND310P")
+    return flags
+
+
+def _has_cpu_mode(run_sh: str) -> bool:
+    """run.sh offers ``-r cpu`` (the NPU-only samples name no cpu mode)."""
+    return re.search(r"RUN_MODE_LIST=\"[^\"]*\bcpu\b", run_sh) is not None or '"cpu"' in run_sh
+
+
+def _first_error(text: str) -> str:
+    """The first line that says what went wrong (else the last non-empty line)."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    for ln in lines:
+        if re.search(r"\berror\b|ERROR|Assertion|Segmentation|AddressSanitizer|runtime error", ln):
+            return ln[:240]
+    return lines[-1][:240] if lines else ""
+
+
+def _python(step: list[str], cwd: Path, timeout: float) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, *step], cwd=cwd, capture_output=True, text=True, timeout=timeout)
+
+
+def run_sample(folder: Path, tree: Path, timeout: float) -> Outcome:
+    """Build, run and verify one sample in a scratch copy; never raises for a sample's fault."""
+    name = str(folder.relative_to(tree)) if folder != tree else folder.name
+    out = Outcome(name, "op-project" if is_op_project(folder) else "kernel-launch")
+    start = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="ascx_sample_") as scratch:
+        work = Path(scratch) / folder.name
+        shutil.copytree(folder, work, symlinks=True)
+        run_sh = (work / "run.sh").read_text(errors="replace") if (work / "run.sh").exists() else ""
+        flags = _cmake_defines(work, _soc_default(run_sh))
+        try:
+            find_sources(work)
+            if out.kind == "kernel-launch" and not _has_cpu_mode(run_sh):
+                out.error = "run.sh has no cpu mode (an NPU-only sample)"
+                return out
+            gen = _python_step(run_sh, "gen_data.py")
+            if gen and out.kind == "kernel-launch":
+                (work / "input").mkdir(exist_ok=True)
+                (work / "output").mkdir(exist_ok=True)
+                g = _python(gen, work, timeout)
+                if g.returncode != 0:
+                    out.error = "gen_data: " + _first_error(g.stderr + g.stdout)
+                    return out
+            _, binary = build_folder(work, extra_flags=flags)
+            out.compiled = True
+            if out.kind != "kernel-launch":
+                out.error = "op project: its scripts run it through aclnn on a device (no cpu mode)"
+                return out
+            r = run_folder(work, binary, _binary_args(run_sh), timeout=timeout)
+            if not r.ok:
+                out.error = f"exit {r.returncode}: " + _first_error(r.stderr + "\n" + r.stdout)
+                return out
+            out.ran = True
+            verify = _python_step(run_sh, "verify_result.py")
+            if verify is None:
+                out.error = "no golden comparison in run.sh"
+                out.matched = "error" not in (r.stdout + r.stderr).lower()
+                return out
+            v = _python(verify, work, timeout)
+            out.matched = v.returncode == 0
+            if not out.matched:
+                out.error = "verify: " + _first_error(v.stdout + v.stderr)
+        except FolderError as e:
+            out.error = str(e).replace(str(work), folder.name)
+        except CompileError as e:
+            out.error = _first_error(e.stderr).replace(str(work) + "/", "")
+        except subprocess.TimeoutExpired as e:
+            out.error = f"timeout after {timeout:.0f} s: {e.cmd if isinstance(e.cmd, str) else ' '.join(map(str, e.cmd))[:120]}"
+        except Exception as e:  # a harness fault is reported against the sample, not raised
+            out.error = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:240]
+        finally:
+            out.seconds = round(time.monotonic() - start, 1)
+    return out
+
+
+def table(outcomes: list[Outcome]) -> str:
+    """The markdown table of a run (sample, status, first error)."""
+    rows = ["| sample | kind | status | first error |", "|---|---|---|---|"]
+    for o in outcomes:
+        err = o.error.replace("|", "\\|").replace("`", "'")
+        rows.append(f"| {o.name} | {o.kind} | {o.status} | {err} |")
+    passed = sum(o.matched for o in outcomes)
+    launch = [o for o in outcomes if o.kind == "kernel-launch"]
+    rows.append("")
+    rows.append(f"{passed} of {len(launch)} kernel-launch samples compile, run and match unchanged; "
+                f"{sum(o.compiled for o in outcomes)} of {len(outcomes)} folders compile.")
+    return "\n".join(rows)
+
+
+def write_doc(text: str) -> None:
+    doc = DOC.read_text()
+    if BEGIN not in doc:
+        raise SystemExit(f"{DOC}: no {BEGIN} marker")
+    head, rest = doc.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    DOC.write_text(f"{head}{BEGIN}\n{text}\n{END}{tail}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("tree", type=Path, help="folder holding the samples (searched recursively)")
+    ap.add_argument("--json", action="store_true", help="print one JSON object per sample")
+    ap.add_argument("--only", action="append", default=[], help="run the samples whose path contains NAME")
+    ap.add_argument("--timeout", type=float, default=120.0, help="seconds per step (default 120)")
+    ap.add_argument("--write-doc", action="store_true", help="put the table into docs/emulator.md")
+    args = ap.parse_args(argv)
+    if not args.tree.is_dir():
+        print(f"{args.tree}: error: not a directory", file=sys.stderr)
+        return 2
+    tree = args.tree.resolve()
+    folders = [f for f in find_samples(tree) if not args.only or any(n in str(f.relative_to(tree)) for n in args.only)]
+    outcomes = []
+    for folder in folders:
+        o = run_sample(folder, tree, args.timeout)
+        outcomes.append(o)
+        if args.json:
+            print(json.dumps({**asdict(o), "status": o.status}), flush=True)
+        else:
+            print(f"{o.status:18} {o.seconds:6.1f}s  {o.name}  {o.error}", flush=True)
+    text = table(outcomes)
+    if not args.json:
+        print()
+        print(text.splitlines()[-1])
+    if args.write_doc:
+        write_doc(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
