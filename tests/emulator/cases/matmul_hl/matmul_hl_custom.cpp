@@ -5,8 +5,7 @@
 #include "kernel_operator.h"
 #include "lib/matmul_intf.h"
 
-using namespace AscendC;
-using namespace matmul;
+using namespace matmul;  // alone, as the public samples write it: AscendC's names come with it
 
 __aicore__ inline void CopyTiling(TCubeTiling *tiling, GM_ADDR tilingGM)
 {

@@ -260,6 +260,9 @@ private:
     ascx_emu::mm::Operand<TBias> bias_;
     std::vector<Acc> acc_;
 };
+// The public matmul samples write `using namespace matmul;` alone and then call GetBlockIdx(),
+// GetSysWorkSpacePtr(), TPipe... unqualified: the matmul namespace sees AscendC's names.
+using namespace AscendC;
 }  // namespace matmul
 namespace AscendC {
 using ::matmul::Matmul;
