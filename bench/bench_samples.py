@@ -2,7 +2,7 @@
 
 Usage::
 
-    python bench/bench_samples.py SAMPLES_DIR [--json] [--only NAME] [--timeout S] [--write-doc]
+    python bench/bench_samples.py SAMPLES_DIR [--json] [--only NAME] [--timeout S] [--kernel-launch-only] [--write-doc]
 
 What it does for each sample, as the sample's own ``run.sh -r cpu`` would:
 
@@ -28,7 +28,9 @@ docs/emulator.md with this run's table.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -153,8 +155,34 @@ def _first_error(text: str) -> str:
     return lines[-1][:240] if lines else ""
 
 
+_TF_SHIM = '''"""Stand-in made by bench_samples.py: the samples' scripts take only tf.bfloat16 from TensorFlow."""
+import ml_dtypes
+
+
+class _DType:
+    as_numpy_dtype = ml_dtypes.bfloat16
+
+
+bfloat16 = _DType()
+'''
+
+
+def _script_env(scratch: Path) -> dict[str, str]:
+    """The environment of a sample's Python scripts. Several import TensorFlow only for
+    ``tf.bfloat16.as_numpy_dtype``; where TensorFlow is not installed and ml_dtypes is, a
+    stand-in module giving that one name is put first on PYTHONPATH."""
+    env = dict(os.environ)
+    if importlib.util.find_spec("tensorflow") is None and importlib.util.find_spec("ml_dtypes") is not None:
+        shim = scratch / "_shims" / "tensorflow"
+        shim.mkdir(parents=True, exist_ok=True)
+        (shim / "__init__.py").write_text(_TF_SHIM)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(scratch / "_shims"), env.get("PYTHONPATH", "")) if p)
+    return env
+
+
 def _python(step: list[str], cwd: Path, timeout: float) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, *step], cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run([sys.executable, *step], cwd=cwd, capture_output=True, text=True, timeout=timeout,
+                          env=_script_env(cwd.parent))
 
 
 def run_sample(folder: Path, tree: Path, timeout: float) -> Outcome:
@@ -241,13 +269,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true", help="print one JSON object per sample")
     ap.add_argument("--only", action="append", default=[], help="run the samples whose path contains NAME")
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds per step (default 120)")
+    ap.add_argument("--kernel-launch-only", action="store_true", help="skip the op projects (they only compile)")
+    ap.add_argument("--from-json", type=Path, help="take the outcomes from a saved --json run instead of running")
     ap.add_argument("--write-doc", action="store_true", help="put the table into docs/emulator.md")
     args = ap.parse_args(argv)
+    if args.from_json:
+        saved = [json.loads(ln) for ln in args.from_json.read_text().splitlines() if ln.strip()]
+        fields = set(Outcome.__dataclass_fields__)
+        outcomes = [Outcome(**{k: v for k, v in d.items() if k in fields}) for d in saved]
+        print(table(outcomes))
+        if args.write_doc:
+            write_doc(table(outcomes))
+        return 0
     if not args.tree.is_dir():
         print(f"{args.tree}: error: not a directory", file=sys.stderr)
         return 2
     tree = args.tree.resolve()
     folders = [f for f in find_samples(tree) if not args.only or any(n in str(f.relative_to(tree)) for n in args.only)]
+    if args.kernel_launch_only:
+        folders = [f for f in folders if not is_op_project(f)]
     outcomes = []
     for folder in folders:
         o = run_sample(folder, tree, args.timeout)
