@@ -12,8 +12,8 @@ What it does for each sample, as the sample's own ``run.sh -r cpu`` would:
 2. copies the folder to a scratch directory (the tree is never written to);
 3. runs the data-generation step that ``run.sh`` names (``python3 scripts/gen_data.py ...``);
 4. compiles the folder with the emulator (:func:`transformer.emulator.folder.build_folder`),
-   with the chip definitions its CMakeLists gives (``--soc``, as ``run.sh -v`` would; default
-   Ascend910B1, the split-architecture chip the emulator models);
+   with the chip definitions its CMakeLists gives (for run.sh's default chip, or ``--soc`` as
+   ``run.sh -v`` would);
 5. runs the binary with the arguments ``run.sh`` passes to ``ascendc_kernels_bbit``;
 6. runs the golden comparison that ``run.sh`` names (``python3 scripts/verify_result.py ...``).
 
@@ -122,6 +122,12 @@ def _binary_args(run_sh: str) -> list[str]:
     return []
 
 
+def _soc_default(run_sh: str) -> str | None:
+    """The chip run.sh builds for when no ``-v`` is given (``SOC_VERSION="..."``)."""
+    m = re.search(r"SOC_VERSION=\"?(Ascend[0-9A-Za-z]+)", run_sh)
+    return m.group(1) if m else None
+
+
 def _cmake_defines(folder: Path, soc: str | None) -> list[str]:
     """The compile definitions the samples' CMakeLists give every unit that depend on the chip:
     ``SOC_VERSION="<soc>"`` (a string, read by main.cpp) and ``CUSTOM_ASCEND310P`` for the
@@ -181,7 +187,7 @@ def _python(step: list[str], cwd: Path, timeout: float) -> subprocess.CompletedP
                           env=_script_env(cwd.parent))
 
 
-def run_sample(folder: Path, tree: Path, timeout: float, soc: str = "Ascend910B1") -> Outcome:
+def run_sample(folder: Path, tree: Path, timeout: float, soc: str | None = None) -> Outcome:
     """Build, run and verify one sample in a scratch copy; never raises for a sample's fault."""
     name = str(folder.relative_to(tree)) if folder != tree else folder.name
     out = Outcome(name, "op-project" if is_op_project(folder) else "kernel-launch")
@@ -190,7 +196,7 @@ def run_sample(folder: Path, tree: Path, timeout: float, soc: str = "Ascend910B1
         work = Path(scratch) / folder.name
         shutil.copytree(folder, work, symlinks=True)
         run_sh = (work / "run.sh").read_text(errors="replace") if (work / "run.sh").exists() else ""
-        flags = _cmake_defines(work, soc)
+        flags = _cmake_defines(work, soc or _soc_default(run_sh) or "Ascend910B1")
         try:
             find_sources(work)
             if out.kind == "kernel-launch" and not _has_cpu_mode(run_sh):
@@ -265,8 +271,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true", help="print one JSON object per sample")
     ap.add_argument("--only", action="append", default=[], help="run the samples whose path contains NAME")
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds per step (default 120)")
-    ap.add_argument("--soc", default="Ascend910B1",
-                    help="the chip, as run.sh -v gives it (default Ascend910B1, the split-architecture chip the emulator models)")
+    ap.add_argument("--soc", default=None,
+                    help="the chip, as run.sh -v gives it (default: the run.sh's own default, else Ascend910B1)")
     ap.add_argument("--kernel-launch-only", action="store_true", help="skip the op projects (they only compile)")
     ap.add_argument("--from-json", type=Path, help="take the outcomes from a saved --json run instead of running")
     ap.add_argument("--write-doc", action="store_true", help="put the table into docs/emulator.md")

@@ -68,6 +68,7 @@ def test_reads_the_steps_and_arguments_of_run_sh():
     assert b._python_step(RUN_SH, "verify_result.py") == ["scripts/verify_result.py", "output/output_z.bin", "output/golden.bin"]
     assert b._python_step(RUN_SH, "other.py") is None
     assert b._binary_args(RUN_SH) == ["8", "16"]  # continuation lines joined
+    assert b._soc_default(RUN_SH) == "Ascend310P3"
     assert b._has_cpu_mode(RUN_SH)
     assert not b._has_cpu_mode(RUN_SH.replace("cpu sim npu", "sim npu").replace('"cpu"', '"sim"'))
 
