@@ -191,10 +191,38 @@ def may_leave(a: ir.Access, loops: "tuple[ir.For, ...]", shape: tuple[ir.Expr, .
         if iv is None or n is None:
             continue
         if iv[0] < 0 or iv[1] > n[0] - 1:
+            # intervals lose the loops' correlation (`i0 * 2 + i` with `i < min(2, M - i0 * 2)`
+            # looks like it reaches M): ask Z3 for an iteration that really leaves
+            reached = _leaving_value(e, ext, loops, sizes)
+            if reached is None:
+                continue
             from .printer import format_expr
 
-            return f"its index `{format_expr(e)}` reaches {iv[0] if iv[0] < 0 else iv[1]} (dimension {d} has {n[0]})"
+            return f"its index `{format_expr(e)}` reaches {reached} (dimension {d} has {n[0]})"
     return None
+
+
+def _leaving_value(e: ir.Expr, ext: ir.Expr, loops: "tuple[ir.For, ...]", sizes: Mapping[str, int]) -> int | None:
+    """A value of index `e` outside `0..ext` at some iteration of `loops` (Z3), or None when
+    there is none; an undecided or untranslatable query counts as leaving (conservative)."""
+    import z3
+
+    conv = _Z3(z3, sizes, {})
+    try:
+        idx, n = conv(e), conv(ext)
+        facts = [c for f in loops for v in (conv.var(f.var),) for c in (v >= conv(f.lo), v < conv(f.hi))]
+    except ValueError:
+        return -1
+    s = z3.Solver()
+    s.set("timeout", TIMEOUT_MS)
+    s.add(*facts, z3.Or(idx < 0, idx >= n))
+    verdict = s.check()
+    if verdict == z3.unsat:
+        return None
+    if verdict == z3.sat:
+        v = s.model().eval(idx, model_completion=True)
+        return v.as_long() if z3.is_int_value(v) else -1
+    return -1
 
 
 def _reaches_last(site: _Site, last: int, sizes: Mapping[str, int]) -> bool:
