@@ -114,6 +114,8 @@ def test_model_guided_evolution_with_jobs(tmp_path, target):
     k = parse(BMM, "bmm.ir")
     r = tune(k, target, budget=8, measurer=SkewedMeasurer(), db=TuningDB(tmp_path / "j.sqlite"), seed=0, jobs=2)
     assert r.evaluations_new == 8 and len({c.key for c, _ in r.history}) == 8
-    kinds = {d["kind"] for d in TuningDB(tmp_path / "j.sqlite").decisions(r.run_id)}
-    assert "evolve" in kinds and "exploit" in kinds
-    assert any("tile{" in c.pipeline and "mm.k" in c.pipeline for c, _ in r.history)  # tile sizes of an inner loop
+    ds = TuningDB(tmp_path / "j.sqlite").decisions(r.run_id)
+    assert {"evolve", "exploit"} <= {d["kind"] for d in ds}
+    (evo,) = [d for d in ds if d["kind"] == "evolve"]
+    assert evo["detail"]["priced"] > 0 and evo["detail"]["size"] > 10 ** 4  # knob points priced for the search
+    # which candidates a pool finishes first varies from run to run: assert no particular one
