@@ -168,7 +168,7 @@ def merge(boxes: list[Box], sizes: Mapping[str, int]) -> Box | None:
             if diff.const == 0 and ext1 == ext2:
                 out[d] = (lo1, ext1, max(mx1, mx2), u1 or u2)
                 continue
-            e1, e2 = const_value(ext1), const_value(ext2)
+            e1, e2 = eval_const(ext1, sizes), eval_const(ext2, sizes)  # `Dh` (a size) too, not only literals
             if e1 is None or e2 is None:
                 return None
             lo = lo1 if diff.const >= 0 else lo2
@@ -213,7 +213,7 @@ def _merge_adjacent(a: Box, b: Box, sizes: Mapping[str, int]) -> Box | None:
     if diff_dim is None:
         return a
     (lo1, e1, m1, u1), (lo2, e2, m2, u2) = a.dims[diff_dim], b.dims[diff_dim]
-    c1, c2 = const_value(e1), const_value(e2)
+    c1, c2 = eval_const(e1, sizes), eval_const(e2, sizes)
     a1, a2 = to_affine(lo1, sizes), to_affine(lo2, sizes)
     if c1 is None or c2 is None or a1 is None or a2 is None or not (a2 - a1).is_const():
         return None

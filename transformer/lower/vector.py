@@ -1128,15 +1128,25 @@ def _trip(pe: "PhaseEmitter", lp: ir.For) -> tuple[int, str] | None:
     return mx, hi if lo == 0 else f"({hi} - {lo})"
 
 
-def _same_index_check(stmts: tuple[ir.Stmt, ...]) -> None:
+def _same_index_check(stmts: tuple[ir.Stmt, ...], loop: "tuple[str, int, dict[str, int]] | None" = None) -> None:
+    """Vectorising statement by statement runs each over the whole loop in turn, so a
+    tensor written there must be accessed at one index pattern (and a reduction target not
+    read). `loop` = (variable, trip, sizes) of a 1-D loop: a tensor the statements only
+    write may be written at several patterns when no two touch one element
+    (`_disjoint_stores`: RoPE's `Y[.., d]` and `Y[.., d + Dh]` over `d` in 0..Dh)."""
     written: dict[str, set] = {}
     for s in stmts:
         if isinstance(s, ir.Assign) and isinstance(s.target, ir.Access):
             written.setdefault(s.target.tensor, set()).add(s.target.indices)
+    read = {x.tensor for s in stmts if isinstance(s, ir.Assign) for x in ir.sub_exprs(s.value)
+            if isinstance(x, ir.Access)}
     for s in stmts:
         for e in ir.stmt_exprs(s):
             for x in ir.sub_exprs(e):
                 if isinstance(x, ir.Access) and x.tensor in written and {x.indices} != written[x.tensor]:
+                    if (loop is not None and x.tensor not in read and s.target is x  # type: ignore[union-attr]
+                            and _disjoint_stores(written[x.tensor], *loop)):
+                        continue
                     raise NoMatch(f"`{x.tensor}` is accessed at different indices")
     # a reduction target must not be read inside the loop
     targets = {s.target.name for s in stmts if isinstance(s, ir.Assign) and isinstance(s.target, ir.Name)}
@@ -1145,6 +1155,35 @@ def _same_index_check(stmts: tuple[ir.Stmt, ...]) -> None:
             for x in ir.sub_exprs(s.value):
                 if isinstance(x, ir.Name) and x.name in targets:
                     raise NoMatch(f"`{x.name}` is read while reduced")
+
+
+def _disjoint_stores(patterns: set, var: str, trip: int, sizes: dict[str, int]) -> bool:
+    """Do the store index patterns touch pairwise disjoint elements over `var` in 0..trip?
+    Two patterns equal in every dimension but one, where they are `a*var + c1` and
+    `a*var + c2` (the same affine part): `a*v1 + c1 = a*v2 + c2` needs `a` to divide
+    `c2 - c1` and `|v1 - v2| = |c2 - c1| / a < trip`; otherwise disjoint. Anything else: no."""
+    from ..affine import to_affine
+
+    pats = list(patterns)
+    for i, p in enumerate(pats):
+        for q in pats[i + 1:]:
+            if len(p) != len(q):
+                return False
+            diff = [(a, b) for a, b in zip(p, q) if a != b]
+            if len(diff) != 1:
+                return False
+            fa, fb = (to_affine(x, sizes) for x in diff[0])
+            if fa is None or fb is None:
+                return False
+            if Affine.make(dict(fa.coeffs), 0) != Affine.make(dict(fb.coeffs), 0):
+                return False
+            a = abs(fa.coeff(var))
+            if a == 0 or set(v for v, _ in fa.coeffs) != {var}:
+                return False
+            c = abs(fb.const - fa.const)
+            if c % a == 0 and c // a < trip:
+                return False
+    return True
 
 
 class RowCtx:
@@ -1256,7 +1295,8 @@ def match_straight(pe: "PhaseEmitter", loop: ir.For, depth: int) -> "_Sel | str"
             raise NoMatch("loop bounds are neither constant nor a tile tail `min(T, ..)`")
         if len(loops) == 2 and trips[1][1]:  # type: ignore[index]
             raise NoMatch("a ragged row in a 2-D nest: vectorised per row")
-        _same_index_check(body)  # type: ignore[arg-type]
+        one = trips[0] if len(loops) == 1 and not trips[0][1] else None  # type: ignore[index]
+        _same_index_check(body, (loop.var, one[0], low.sizes) if one else None)  # type: ignore[arg-type]
         (n0, c0), (n1, _) = trips[0], (trips[1] if len(loops) == 2 else (1, ""))  # type: ignore[misc]
         sel = _Sel(pe, loops, n0 * n1, depth, ctx)
         if c0:  # a tail: the instructions run over the run-time count, temporaries sized for the full tile

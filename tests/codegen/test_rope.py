@@ -1,0 +1,52 @@
+"""RoPE (examples/rope.ir, half-split): one tensor read at two offsets (`X[.., d]`,
+`X[.., d + Dh]`) and stored at two index patterns in one nest. `tile` stages both (the
+footprint boxes merge with extents that are sizes, `Dh = D / 2`: regions.merge), and the
+nest vectorises statement by statement because the two stores touch disjoint elements
+(`vector._disjoint_stores`). The same box merge stages max-pool's `2 * y + r` reads and
+interleaved RoPE's input. Interpreted before == after on fresh random inputs."""
+
+from __future__ import annotations
+
+import pytest
+
+from transformer import api, ir
+from transformer.codegen import emit_ascendc
+from transformer.lower.vector import _disjoint_stores
+from transformer.parser import parse
+
+from .conftest import apply, example, fresh_seed
+
+
+def _ix(text: str) -> tuple[ir.Expr, ...]:
+    k = parse(f"kernel f(X: f32[N]) -> (Y: f32[N]) {{\n  size N = 64\n  size H = 32\n  n: for d in 0..H {{\n"
+              f"    Y[{text}] = X[d]\n  }}\n}}\n")
+    st = k.body[0].body[0]  # type: ignore[attr-defined]
+    return st.target.indices  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("a,b,disjoint", [
+    ("d", "d + H", True),          # half-split: [0, 32) and [32, 64)
+    ("2 * d", "2 * d + 1", True),  # interleaved: even and odd
+    ("d", "d + 1", False),         # overlapping ranges
+    ("2 * d", "2 * d + 4", False),  # element 4 = 2*2 = 2*0 + 4
+])
+def test_store_patterns_are_disjoint_only_when_no_element_is_shared(a: str, b: str, disjoint: bool) -> None:
+    assert _disjoint_stores({_ix(a), _ix(b)}, "d", 32, {"N": 64, "H": 32}) is disjoint
+
+
+def test_half_split_rope_stages_x_and_y_and_vectorises() -> None:
+    k = example("rope")
+    t = apply(k, "tile,double_buffer")
+    staged = {d.name for d in t.buffers if d.kind == "local"}
+    assert {"X_ub", "Y_ub"} <= staged
+    em = emit_ascendc(t)
+    assert em.warnings == [] and "GetValue" not in em.source and "SetValue" not in em.source
+    assert api.verify(k, t, trials=1, seed=fresh_seed()).ok
+
+
+@pytest.mark.parametrize("name", ["maxpool", "rope_interleaved"])
+def test_reads_at_offsets_of_a_size_are_staged(name: str) -> None:
+    k = example(name)
+    t = apply(k, "tile,double_buffer")
+    assert "X_ub" in {d.name for d in t.buffers if d.kind == "local"}
+    assert api.verify(k, t, trials=1, seed=fresh_seed()).ok
