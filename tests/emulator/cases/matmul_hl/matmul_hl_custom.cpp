@@ -19,7 +19,7 @@ __aicore__ inline void RunMatmul(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c, 
 {
     TCubeTiling tiling;
     CopyTiling(&tiling, tilingGm);
-    using AType = MatmulType<TPosition::GM, CubeFormat::ND, half>;
+    using AType = MatmulType<TPosition::GM, ::CubeFormat::ND, half>;  // global CubeFormat, as samples name it
     using BType = MatmulType<TPosition::GM, CubeFormat::ND, half>;
     using CType = MatmulType<TPosition::GM, CubeFormat::ND, float>;
     using BiasType = MatmulType<TPosition::GM, CubeFormat::ND, float>;

@@ -264,6 +264,9 @@ private:
 // GetSysWorkSpacePtr(), TPipe... unqualified: the matmul namespace sees AscendC's names.
 using namespace AscendC;
 }  // namespace matmul
+// The public samples also name CubeFormat unqualified at global scope (MatmulType<TPosition::GM,
+// CubeFormat::ND, half> after only `using AscendC::MatmulType;`).
+using AscendC::CubeFormat;
 namespace AscendC {
 using ::matmul::Matmul;
 }  // namespace AscendC
