@@ -168,3 +168,9 @@ def test_static_tensor_constructor_places_the_tensor_at_its_address(more):
 ])
 def test_static_tensor_constructor_checks_its_address(more, case, message):
     _stops_with(more, case, message)
+
+
+def test_init_soc_state_turns_atomic_accumulation_off(more):
+    """DataCopy to GM, SetAtomicAdd, InitSocState, the same DataCopy: GM holds the values once."""
+    _, _, v = more
+    np.testing.assert_array_equal(v["init_soc_state"], (np.arange(8) - 2.0) * 3.0)

@@ -263,6 +263,13 @@ extern "C" __global__ __aicore__ void units_more(GM_ADDR in, GM_ADDR out, GM_ADD
     float st[10] = {static_cast<float>(sz.GetPhyAddr()), static_cast<float>(sz.GetSize())};
     for (uint32_t i = 0; i < 8; ++i) st[2 + i] = sz(i);
     print("static_tensor", st, 10);
+    // InitSocState: after SetAtomicAdd, the reset makes the second copy to GM overwrite
+    SetFlag<HardEvent::V_MTE3>(EVENT_ID5);
+    WaitFlag<HardEvent::V_MTE3>(EVENT_ID5);
+    DataCopy(og[192], sz, 8);
+    SetAtomicAdd<float>();
+    InitSocState();
+    DataCopy(og[192], sz, 8);
     if (g_case == "static_misaligned") LocalTensor<float> bad(TPosition::VECCALC, 100, 8);
     if (g_case == "static_past_end") LocalTensor<float> bad(TPosition::VECCALC, 0, 1u << 20);
 }
@@ -293,6 +300,7 @@ int main(int argc, char** argv)
     print("gelu", reinterpret_cast<float*>(out), 64);
     print("faster_gelu", reinterpret_cast<float*>(out) + 64, 64);
     print("faster_gelu_v2", reinterpret_cast<float*>(out) + 128, 64);
+    print("init_soc_state", reinterpret_cast<float*>(out) + 192, 8);
     print("init_output", reinterpret_cast<float*>(zeroed), 64);
     GmFree(in);
     GmFree(out);

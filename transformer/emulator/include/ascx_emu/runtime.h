@@ -1556,6 +1556,12 @@ inline void ResetMask() {
 }
 template <typename T> inline void SetAtomicAdd() { if (auto* c = ascx_emu::cur_core()) c->atomic_add = true; }
 inline void SetAtomicNone() { if (auto* c = ascx_emu::cur_core()) c->atomic_add = false; }
+// InitSocState: the static-tensor kernel entry's reset of the core's global state (its page
+// names the atomic-accumulation state and the mask mode): atomic off, the full vector mask.
+inline void InitSocState() {
+    SetAtomicNone();
+    ResetMask();
+}
 
 }  // namespace AscendC
 
