@@ -56,6 +56,7 @@ def test_init_output_dump_tensor_and_c0(more):
     _, out, v = more
     np.testing.assert_array_equal(v["init_output"], np.full(64, 1.5))
     assert "DumpTensor: desc=7, LocalTensor, 4 elements of float, shape [8, 8]: -4 -3.875 -3.75 -3.625" in out
+    assert "DumpTensor: desc=9, LocalTensor, 3 elements of float: -3.75 -3.625 -3.5" in out  # DumpAccChkPoint(x, 9, 2, 3)
     assert v["c0"][0] == 32
 
 

@@ -171,6 +171,7 @@ extern "C" __global__ __aicore__ void units_more(GM_ADDR in, GM_ADDR out, GM_ADD
     }
     uint32_t dims[2] = {8, 8};
     DumpTensor(x, 7, 4, ShapeInfo(2, dims));
+    DumpAccChkPoint(x, 9, 2, 3);  // elements 2..4 of x
     LocalTensor<float> shaped = x;
     const uint32_t dims3[3] = {2, 3, 4};
     shaped.SetShapeInfo(ShapeInfo(3, dims3));

@@ -111,6 +111,18 @@ inline void DumpTensor(const GlobalTensor<T>& t, uint32_t desc, uint32_t dumpSiz
     t.Check("DumpTensor", 0, dumpSize, loc);
     if (!ascx_emu::skip_data()) detail::dump_values("GlobalTensor", desc, t.GetPhyAddr(), dumpSize, info);
 }
+// DumpAccChkPoint: DumpTensor from element countOff on (its page: a dump at an offset); index is
+// the desc printed.
+template <typename T>
+inline void DumpAccChkPoint(const LocalTensor<T>& t, uint32_t index, uint32_t countOff, uint32_t dumpSize, ASCX_LOC) {
+    const T* p = t.Ptr("DumpAccChkPoint", countOff, dumpSize, loc);
+    if (!ascx_emu::skip_data()) detail::dump_values("LocalTensor", index, p, dumpSize, ShapeInfo());
+}
+template <typename T>
+inline void DumpAccChkPoint(const GlobalTensor<T>& t, uint32_t index, uint32_t countOff, uint32_t dumpSize, ASCX_LOC) {
+    t.Check("DumpAccChkPoint", countOff, dumpSize, loc);
+    if (!ascx_emu::skip_data()) detail::dump_values("GlobalTensor", index, t.GetPhyAddr() + countOff, dumpSize, ShapeInfo());
+}
 
 // ---------------------------------------------------------------- GELU family
 // Our reading of the public formulas (the FasterGelu page shows its formula as a picture; we
