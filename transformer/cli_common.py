@@ -442,3 +442,20 @@ def _set_strict(ctx: click.Context, _param: click.Parameter, value: bool) -> Non
 # A pass with nothing to do is a no-op with a note on stderr; `--strict` makes it an error.
 strict_option = click.option("--strict", is_flag=True, expose_value=False, callback=_set_strict,
                              help="A pass that finds nothing to do is an error (exit 2), not a no-op with a note.")
+
+
+def one_build(file: str, sizes: tuple[str, ...], pipeline: str | None, target: "Target") -> tuple[Any, str]:
+    """`verify --shapes --emitted` (and `profile --shapes`) of a kernel transformed once over its ranges: the one
+    emitted kernel when it reads its sizes at run time (its tiling struct; compiled once,
+    run at every shape), and what the header says about the build."""
+    from .driver import emit
+
+    once = transform_once(file, sizes, pipeline, target) if pipeline else None
+    if once is None:
+        return None, ""
+    em = emit(once, target, source_name=file, pipeline=pipeline or "")
+    if em.plan is None or not em.plan.runtime_sizes:
+        why = next((w.split("yet: ", 1)[-1] for w in em.warnings if "run-time-size path" in w), "")
+        return None, f"; built once per shape (sizes specialised: {why or 'see ascx emit'})"
+    names = ", ".join(em.plan.runtime_names)
+    return em, f"; compiled once: one binary for every shape ({names} read at run time from its tiling struct)"

@@ -22,6 +22,7 @@ from .cli_common import (  # noqa: F401  (transform_kernel: re-exported)
     device_option,
     enforce_capacity,
     handle_errors,
+    one_build,
     load_kernel,
     load_target,
     non_negative,
@@ -213,7 +214,7 @@ def _verify_shapes(file: str, pipeline: str | None, sizes: tuple[str, ...], shap
     specialised to its sizes (docs/codegen.md)."""
     seed = _fresh_seed() if seed is None else seed
     once, at = kernels_at_shapes(file, sizes, shapes, pipeline, target)
-    shared, build_note = _one_build(file, sizes, pipeline, target) if emitted and once and toolchain is None \
+    shared, build_note = one_build(file, sizes, pipeline, target) if emitted and once and toolchain is None \
         else (None, "")
     reports = []
     for shape, kernel, out in at:
@@ -235,24 +236,6 @@ def _verify_shapes(file: str, pipeline: str | None, sizes: tuple[str, ...], shap
         click.echo("ok" if all(r.ok for _, r in reports) else f"FAILED (reproduce with --seed {seed})")
     if not all(r.ok for _, r in reports):
         raise CheckFailed()
-
-
-def _one_build(file: str, sizes: tuple[str, ...], pipeline: str | None, target: "Target") -> tuple[Any, str]:
-    """`verify --shapes --emitted` of a kernel transformed once over its ranges: the one
-    emitted kernel when it reads its sizes at run time (its tiling struct; compiled once,
-    run at every shape), and what the header says about the build."""
-    from .cli_common import transform_once
-    from .driver import emit
-
-    once = transform_once(file, sizes, pipeline, target) if pipeline else None
-    if once is None:
-        return None, ""
-    em = emit(once, target, source_name=file, pipeline=pipeline or "")
-    if em.plan is None or not em.plan.runtime_sizes:
-        why = next((w.split("yet: ", 1)[-1] for w in em.warnings if "run-time-size path" in w), "")
-        return None, f"; built once per shape (sizes specialised: {why or 'see ascx emit'})"
-    names = ", ".join(em.plan.runtime_names)
-    return em, f"; compiled once: one binary for every shape ({names} read at run time from its tiling struct)"
 
 
 # --------------------------------------------------------------------------------------

@@ -229,7 +229,7 @@ def _profile_shapes(file: str, pipeline: str | None, sizes: tuple[str, ...], sha
     and profiled; one line per shape. When every pass keeps ranges the pipeline runs once
     over the ranges and that one result is emitted at each shape (as `verify --shapes`).
     Exit 1 when any shape has sync hazards."""
-    from .cli_passes import _one_build
+    from .cli_common import one_build
     from .driver import emit
     from .gathers import kernel_has_gathers
     from .timing.profile import profile_kernel
@@ -239,7 +239,7 @@ def _profile_shapes(file: str, pipeline: str | None, sizes: tuple[str, ...], sha
     once, at = kernels_at_shapes(file, sizes, shapes, pipeline, target)
     # one build for every shape: the kernel transformed once reads its sizes at run time
     # (timing-only runs; a gathering kernel runs with its data, so per shape)
-    shared, note = _one_build(file, sizes, pipeline, target) if once and not full and \
+    shared, note = one_build(file, sizes, pipeline, target) if once and not full and \
         not any(kernel_has_gathers(out) for _, _, out in at) else (None, "")
     rows = []
     for shape, _, out in at:
