@@ -198,7 +198,13 @@ def test_ping_pong_overlaps_the_copies_with_the_compute(monkeypatch: pytest.Monk
     assert both.details["critical_core"]["busy"]["V"] == busiest  # V-bound: copies can hide
     assert end[0] < end[1], end
     # what is not overlapped (beyond the busiest pipe) shrinks by at least a quarter
-    assert end[0] - busiest < 0.75 * (end[1] - busiest), (end, busiest)
+    # what is not overlapped (beyond the busiest pipe) is about one tile's copies (the first
+    # load and the last store cannot hide): 384 rows / 2 = 192 tiles over 48 cores, 4 a core.
+    # One-slot TBufs leave more (since the UB bank model made V 3x busier, the queues' own
+    # double buffering hides most copies either way, so a fixed fraction no longer holds)
+    busy = both.details["critical_core"]["busy"]
+    one_tile = (busy["MTE2"] + busy["MTE3"]) / 4
+    assert end[0] - busiest <= 1.1 * one_tile < end[1] - busiest, (end, busiest, one_tile)
 
 
 @pytest.mark.slow
