@@ -95,3 +95,41 @@ class Pattern(Protocol):
 
 
 __all__ = ["Ctx", "Match", "Pattern", "Reason", "SITES", "outcome"]
+
+
+@dataclass(frozen=True)
+class MarkedPhase:
+    """A `phase` pattern for a nest a pass marked for a whole-phase cube kernel (`@gemm`,
+    `@conv`): it matches when the nest carries its pass's blocking (`module.blocks_of`) and
+    the module's structural matcher (`module.<matcher>`) accepts the nest. It is the only
+    whole-phase pattern such a nest matches (price 0: asked for by its pass); `emit` hands
+    back (matched nest, blocks), which the caller records and lowers with that module."""
+
+    name: str
+    module: str  # the lowering module under transformer/lower (`gemm`, `conv`)
+    matcher: str  # its structural matcher (`match_gemm`, `match_conv`)
+    marker: str  # the refusal for an unmarked nest
+    summary: str
+    site: str = "phase"
+
+    def match(self, desc: "NestDesc", ctx: Ctx) -> Match | Reason:
+        import importlib
+
+        from ... import ir
+
+        mod = importlib.import_module(f"..{self.module}", __package__)
+        nest = ctx.loop
+        bl = mod.blocks_of(nest) if isinstance(nest, ir.For) else None
+        if bl is None:
+            return Reason(self.name, self.marker)
+        assert ctx.low is not None
+        got = getattr(mod, self.matcher)(ctx.low.kernel, nest)
+        if isinstance(got, str):
+            return Reason(self.name, got)
+        return Match(self.name, (got, bl))
+
+    def price(self, m: Match, ctx: Ctx) -> float:
+        return 0.0
+
+    def emit(self, m: Match, ctx: Ctx) -> object:
+        return m.data
