@@ -48,15 +48,14 @@ from ..affine import eval_int, to_affine
 from ..targets import Target
 from .cexpr import CTYPE
 from .cube_emit import finish_phase, queue_buffers, slice_loop
+from .gemm_runtime import ANNOTATION, FRACTAL, gemm_dims
 from .plan import NestChoice
 
 if TYPE_CHECKING:
     from .lower import Lowering, _PhaseSrc
 
-FRACTAL = 16
 ACC_OF = {"f16": "f32", "i8": "i32"}  # the cube's accumulation dtype per input dtype (s8 x s8 -> s32)
 CONVERT = {"f16": "f32", "i8": "i32"}  # the IR conversion an operand is read through
-ANNOTATION = "gemm"
 
 
 @dataclass(frozen=True)
@@ -350,15 +349,15 @@ def lower_gemm_phase(low: "Lowering", src: "_PhaseSrc", ph: Any, g: GemmNest, bl
     out = low.info[g.store or g.acc]
     quant = out.dtype == "f16"
     where = f"{low.where(src.stmts[0])} `{g.label}`"
-    low.nests.append(NestChoice(where, ("DataCopy(Nd2NzParams)",) + (("InitConstValue",) if g.k % FRACTAL and not g.b_nk else ())
+    dm = gemm_dims(low, src.stmts[0], g, bl, int(low.target.aic_cores or low.target.cores))
+    low.nests.append(NestChoice(where, ("DataCopy(Nd2NzParams)",) + (("InitConstValue",) if dm.k_tail and not g.b_nk else ())
                                 + ("LoadData", "Mmad", "Fixpipe")))
     v = names.fresh
     t, mi, ni, m0, n0, ml, nl, mp, np_ = (v(x) for x in ("tile", "mIdx", "nIdx", "m0", "n0", "mLen", "nLen", "mPad", "nPad"))
     kb, kl1, kl, kp = (v(x) for x in ("kb", "kL1", "kLen", "kPad"))
     fxp = v("fixParams")
-    mt, nt = -(-g.m // bl.m), -(-g.n // bl.n)
-    cores = gemm_cores(g, bl, low.target)
-    M, N, K = g.m, g.n, g.k
+    mt, nt, cores = dm.m_tiles, dm.n_tiles, dm.cores
+    M, N, K = dm.m, dm.n, dm.k  # constants, or run-time sizes (gemm_runtime.py)
     L: list[tuple[int, str]] = []
 
     def w(d: int, s: str) -> None:
@@ -371,25 +370,25 @@ def lower_gemm_phase(low: "Lowering", src: "_PhaseSrc", ph: Any, g: GemmNest, bl
     a_at = b_at = c_at = ""
     if batched:
         bi, tb = v("bIdx"), v("tIn")
-        a_at = f"{bi} * {M * K} + " if g.a_batched else ""
-        b_at = f"{bi} * {K * N} + " if g.b_batched else ""
-        c_at = f"{bi} * {M * N} + "
+        a_at = f"{bi} * {M * K} + " if g.a_batched else ""  # type: ignore[operator]  # batched: fixed dims
+        b_at = f"{bi} * {K * N} + " if g.b_batched else ""  # type: ignore[operator]
+        c_at = f"{bi} * {M * N} + "  # type: ignore[operator]
         w(0, f"// C[b] = A{'[b]' if g.a_batched else ''} @ B{'[b]' if g.b_batched else ''}{'ᵀ' if g.b_nk else ''} "
              f"({g.batch} batches of {M} x {N} x {K}) on the cube: {g.batch} x {mt} x {nt} C tiles of {bl.m} x {bl.n} "
              f"over {cores} AIC, L1 K blocks of {bl.k}, L0 K slices of {bl.k0}")
-        w(0, f"for (int32_t {t} = workerIdx; {t} < {g.batch * mt * nt}; {t} += {cores}) {{")
-        w(1, f"const int32_t {bi} = {t} / {mt * nt}, {tb} = {t} % {mt * nt};")
+        w(0, f"for (int32_t {t} = workerIdx; {t} < {dm.tiles}; {t} += {cores}) {{")
+        w(1, f"const int32_t {bi} = {t} / {mt * nt}, {tb} = {t} % {mt * nt};")  # type: ignore[operator]
         w(1, f"const int32_t {mi} = {tb} / {nt}, {ni} = {tb} % {nt};")
     else:
         w(0, f"// C = A @ B{'ᵀ' if g.b_nk else ''} ({M} x {N} x {K}) on the cube: {mt} x {nt} C tiles of {bl.m} x {bl.n} "
              f"over {cores} AIC, L1 K blocks of {bl.k}, L0 K slices of {bl.k0}")
-        w(0, f"for (int32_t {t} = workerIdx; {t} < {mt * nt}; {t} += {cores}) {{")
+        w(0, f"for (int32_t {t} = workerIdx; {t} < {dm.tiles}; {t} += {cores}) {{")
         w(1, f"const int32_t {mi} = {t} / {nt}, {ni} = {t} % {nt};")
     w(1, f"const int32_t {m0} = {mi} * {bl.m}, {n0} = {ni} * {bl.n};")
     w(1, f"const int32_t {ml} = ascx_min<int32_t>({bl.m}, {M} - {m0}), {nl} = ascx_min<int32_t>({bl.n}, {N} - {n0});")
     w(1, f"const int32_t {mp} = ({ml} + 15) / 16 * 16, {np_} = ({nl} + 15) / 16 * 16;")
     w(1, f"{c0.tensor} = {c0.holder}.AllocTensor<{at}>();")
-    w(1, f"for (int32_t {kb} = 0; {kb} < {-(-K // bl.k)}; ++{kb}) {{")
+    w(1, f"for (int32_t {kb} = 0; {kb} < {dm.k_blocks}; ++{kb}) {{")
     w(2, f"const int32_t {kl1} = {kb} * {bl.k}, {kl} = ascx_min<int32_t>({bl.k}, {K} - {kl1});")
     if not g.b_nk:
         w(2, f"const int32_t {kp} = ({kl} + 15) / 16 * 16;")
@@ -402,7 +401,7 @@ def lower_gemm_phase(low: "Lowering", src: "_PhaseSrc", ph: Any, g: GemmNest, bl
         w(2, f"DataCopy({b1.tensor}, {B}[{b_at}{n0} * {K} + {kl1}], Nd2NzParams(1, {nl}, {kl}, 0, {K}, {np_}, 1, 0));")
     else:
         w(2, f"DataCopy({b1.tensor}, {B}[{b_at}{kl1} * {N} + {n0}], Nd2NzParams(1, {kl}, {nl}, 0, {N}, {kp}, 1, 0));")
-        if K % FRACTAL:
+        if dm.k_tail:
             # the K tail: B's rows kLen..kPad of every column group are padding that the cube
             # multiplies (by A's zero-filled columns): zero them, stale Inf/NaN would give NaN
             w(2, f"if ({kl} < {kp}) {{")

@@ -345,8 +345,15 @@ class Lowering:
 
     def check_runtime(self) -> None:
         """The run-time path's precondition: a run-time size is only ever the outermost
-        extent of a GM tensor (strides, and on-chip shapes, stay constants)."""
+        extent of a GM tensor (strides, and on-chip shapes, stay constants), except in
+        tensors only a `@gemm` nest uses: its cube kernel takes every extent and stride
+        from the sizes (gemm.py, `runtime_extents`)."""
+        from .gemm_runtime import gemm_only_tensors
+
+        exempt = gemm_only_tensors(self.kernel)
         for t in self.kernel.tensors():
+            if t.name in exempt:
+                continue
             for i, d in enumerate(t.shape):
                 inner = {n for n in names_in(d)} & self.runtime
                 if inner and (i > 0 or t.kind == "local"):
@@ -360,6 +367,13 @@ class Lowering:
         phases = self.split_phases()
         if self.demote_locals(phases):
             phases = self.split_phases()
+        if self.runtime:  # the tensors check_runtime let through are the gemm kernel's own
+            from .gemm_runtime import gemm_only_tensors
+
+            others = {t for ph in phases if ph.index not in self.gemms for t in ir.names_used(ph.stmts)}
+            if others & gemm_only_tensors(self.kernel):
+                raise NoRuntimeLowering("a `@gemm` nest is not emitted as the cube kernel (its tensors' strides "
+                                        "would depend on run-time sizes)")
         k = self.kernel
         cores_of = {"vec": [p for p in phases if p.core == "vec"], "cube": [p for p in phases if p.core == "cube"]}
         has_cube = bool(cores_of["cube"])
@@ -473,9 +487,10 @@ class Lowering:
         )
         plan.process = self.process_lines(out_phases)
         if self.runtime:
-            if len(out_phases) > 1 or self.kind != "vector" or slots:
-                raise NoRuntimeLowering("only one-phase vector kernels without a GM workspace read their sizes "
-                                        "at run time yet")
+            if len(out_phases) > 1 or self.kind not in ("vector", "cube") or slots or (
+                    self.kind == "cube" and not self.gemms):
+                raise NoRuntimeLowering("only one-phase vector kernels without a GM workspace and one-phase "
+                                        "`@gemm` kernels read their sizes at run time yet")
             plan.tiling_names = (self.names.fresh("TilingData"), self.names.fresh("tiling"),
                                  self.names.fresh("ComputeTiling"))
             plan.runtime_sizes = [(self.names(n), *k.size_ranges()[n][:2], self.kernel.size_values()[n])
