@@ -41,8 +41,10 @@ RANGES: dict[str, dict[str, str]] = {
     "softmax": {"R": "in 1..8192"},
     "rmsnorm": {"N": "in 1..8192"},
     "layernorm": {"N": "in 1..8192"},
+    "matmul": {"M": "in 1..4096", "N": "in 1..4096", "K": "in 1..4096"},
 }
 EXAMPLE = {"add_rows": "add"}  # a row name -> the example it ranges
+WITH_PASS = {"matmul": "gemm"}  # a row -> the pass its documented pipeline runs (the cube kernel)
 
 
 @dataclass
@@ -79,7 +81,7 @@ def measure(name: str) -> Row:
 
     example = EXAMPLE.get(name, name)
     path = ROOT / "examples" / f"{example}.ir"
-    pipeline = documented(example)
+    pipeline = documented(example, WITH_PASS.get(name))
     static = transform(parse(path.read_text()), pipeline, TARGET)
     ranged_kernel = parse(ranged_text(path.read_text(), RANGES[name]))
     ranged = transform(ranged_kernel, pipeline, TARGET)

@@ -74,10 +74,12 @@ def build_bundle(emitted: Mapping[str, Any], *, sanitize: bool = False, optimize
     return Bundle(binary, dict(emitted), maps)
 
 
-def run_bundled(b: Bundle, name: str, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+def run_bundled(b: Bundle, name: str, inputs: Mapping[str, np.ndarray], *, sizes: Mapping[str, int] | None = None,
+                out_shapes: Mapping[str, tuple[int, ...]] | None = None) -> dict[str, np.ndarray]:
     """Run kernel `name` of the bundle on `inputs`; its outputs by name (a failed run, a
-    sanitizer report or a sync hazard raises `EmulatorRunError`)."""
-    from transformer.codegen import EmulatorRunError, _from_bytes, _to_bytes
+    sanitizer report or a sync hazard raises `EmulatorRunError`). A run-time-size kernel
+    runs at `sizes` (the IR's names, on its command line); its outputs have `out_shapes`."""
+    from transformer.codegen import EmulatorRunError, _from_bytes, _to_bytes, size_args
     from transformer.emulator import run_binary
 
     plan = b.emitted[name].plan
@@ -85,11 +87,12 @@ def run_bundled(b: Bundle, name: str, inputs: Mapping[str, np.ndarray]) -> dict[
         d = Path(tmp)
         for p in plan.inputs:
             (d / f"{p.name}.bin").write_bytes(_to_bytes(np.asarray(inputs[p.name]), p.dtype))
-        r = run_binary(b.binary, [name, str(d)], timeout=300)
+        r = run_binary(b.binary, [name, str(d), *size_args(plan, sizes)], timeout=300)
         if r.returncode != 0:
             raise EmulatorRunError(f"bundled kernel `{name}` failed (exit {r.returncode}):\n"
                                    + (r.stderr.strip() or r.stdout.strip())[:4000])
-        return {p.name: _from_bytes((d / f"{p.name}.bin").read_bytes(), p.dtype, p.shape) for p in plan.outputs}
+        return {p.name: _from_bytes((d / f"{p.name}.bin").read_bytes(), p.dtype, (out_shapes or {}).get(p.name, p.shape))
+                for p in plan.outputs}
 
 
 def profile_bundled(b: Bundle, name: str, target: Any) -> Any:

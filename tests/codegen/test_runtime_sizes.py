@@ -7,10 +7,12 @@ its command line, and matches the interpreter there: tails, sizes that are not m
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
-from transformer.codegen import compile_emitted, emit_ascendc, verify_emitted
+from transformer.codegen import emit_ascendc
 
 from .conftest import ROOT, apply, fresh_seed, kernel_text
 
@@ -43,17 +45,75 @@ def test_a_kernel_the_runtime_path_does_not_reach_is_specialised_with_a_note() -
     assert "TilingData" not in emit_ascendc(out, runtime_sizes=False).source
 
 
-@pytest.mark.slow
-def test_one_build_of_ranged_add_runs_every_shape_under_sanitizers() -> None:
-    ranged, out = _ranged_add()
+def _ranged_matmul() -> tuple:  # type: ignore[type-arg]
+    text = (ROOT / "examples" / "matmul.ir").read_text()
+    for old, new in (("size M = 256", "size M = 256 in 1..300"), ("size N = 256", "size N = 256 in 1..300"),
+                     ("size K = 512", "size K = 512 in 1..512")):
+        text = text.replace(old, new)
+    ranged = kernel_text(text)
+    return ranged, apply(ranged, "gemm")
+
+
+def test_ranged_gemm_reads_its_extents_and_c_tile_split_from_the_tiling_struct() -> None:
+    ranged, out = _ranged_matmul()
     em = emit_ascendc(out)
-    compile_emitted(em, sanitize=True, optimize="-O0")  # the one build; verify_emitted reuses it (cache)
+    assert em.plan is not None and em.plan.kind == "cube" and em.plan.runtime_names == {"K": "K", "M": "M", "N": "N"}
+    src = em.source
+    for f in ("gemmMTiles", "gemmNTiles", "gemmTiles", "gemmKBlocks", "gemmCores"):
+        assert f"{f} = tilingData->{f};" in src, f
+    assert "tile < gemmTiles; tile += gemmCores" in src and "kb < gemmKBlocks" in src
+    assert "ascx_min<int32_t>(128, M - m0)" in src and "Nd2NzParams(1, mLen, kLen, 0, K, mPad, 1, 0)" in src
+    assert "InitConstValue" in src  # a run-time K may have a 16-row tail: its padding rows are zeroed
+    assert "*blockDim = static_cast<uint32_t>(gemmCores);" in src and "static constexpr int32_t" not in src
+    static = emit_ascendc(apply(ranged.specialised(), "gemm")).source
+    assert "TilingData" not in static and "tile < 2; tile += 2" in static and "InitConstValue" not in static
+
+
+def test_a_batched_gemm_with_run_time_sizes_is_specialised_with_a_note() -> None:
+    text = (ROOT / "examples" / "bmm.ir").read_text()
+    m = re.search(r"size M = (\d+)", text)
+    assert m is not None
+    out = apply(kernel_text(text.replace(m.group(0), f"{m.group(0)} in 1..1024")), "gemm")
+    em = emit_ascendc(out)
+    assert "TilingData" not in em.source and "a batched `@gemm` with run-time sizes" in em.warnings[-1], em.warnings
+
+
+@pytest.fixture(scope="module")
+def ranged_bundle():  # type: ignore[no-untyped-def]
+    """ONE sanitizer build of every ranged kernel below (bundle.py): each reads its sizes at run time."""
+    from .bundle import build_bundle
+
+    kernels = {"add": _ranged_add(), "matmul": _ranged_matmul()}
+    bundle = build_bundle({n: emit_ascendc(out) for n, (_, out) in kernels.items()}, sanitize=True)
+    return bundle, {n: ranged for n, (ranged, _) in kernels.items()}
+
+
+# per kernel: tails of the tiles, sizes that are not multiples of 16, the range's ends
+SHAPES = {
+    "add": [{"M": m} for m in (100, 256, 1000, 1, 4096)],  # the 3-row tile's tails
+    "matmul": [{"M": 1, "N": 1, "K": 1}, {"M": 300, "N": 300, "K": 512}, {"M": 256, "N": 256, "K": 512},
+               {"M": 100, "N": 37, "K": 300}, {"M": 17, "N": 260, "K": 33}],  # 128 x 256 C tiles, K blocks of 256
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(SHAPES))
+def test_one_build_of_ranged_kernels_runs_every_shape_under_sanitizers(ranged_bundle, name: str) -> None:  # type: ignore[no-untyped-def]
+    from transformer import ir
+    from transformer.interp import compare_outputs, random_inputs, run
+
+    from .bundle import run_bundled
+
+    bundle, ranged = ranged_bundle
     seed = fresh_seed()
-    for m in (100, 256, 1000, 1, 4096):  # tails of the 3-row tile, non-multiples of 16, both ends
-        diffs = verify_emitted(out, seed=seed, reference=ranged.with_sizes({"M": m}), sanitize=True, emitted=em,
-                               at_sizes=True)
-        assert diffs and all(d.ok for d in diffs), (m, seed, diffs)
-    assert np.isfinite([d.max_abs for d in diffs]).all()
+    for shape in SHAPES[name]:
+        ref = ranged[name].with_sizes(shape)
+        inputs = random_inputs(ref, np.random.default_rng(seed))
+        outs = {t.name: tuple(ir.eval_int_expr(d, ref.size_values()) for d in t.shape) for t in ref.outputs}
+        actual = run_bundled(bundle, name, inputs, sizes=shape, out_shapes=outs)  # hazard or sanitizer: raises
+        diffs = compare_outputs(ref, run(ref, inputs), actual)
+        assert diffs and all(d.ok for d in diffs), (name, shape, seed, diffs)
+        assert all(np.any(a != 0) for a in actual.values()), (name, shape)
 
 
 @pytest.mark.slow
