@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Union
 
 from .. import ir
 from ..intexpr import names_in
-from .plan import TilingField
+from .plan import NoRuntimeLowering, TilingField
 
 if TYPE_CHECKING:
     from .gemm import Blocks, GemmNest
@@ -66,8 +66,6 @@ def _ceil_div(x: Dim, b: int) -> Dim:
 def gemm_dims(low: "Lowering", nest: ir.Stmt, g: "GemmNest", bl: "Blocks", aic: int) -> GemmDims:
     """The dims of `g` (blocks `bl`, on up to `aic` AIC): constants at fixed sizes, run-time
     values (each size or tiling field that depends on a run-time size) otherwise."""
-    from .lower import NoRuntimeLowering
-
     assert isinstance(nest, ir.For)
     batched = (len(nest.body) == 1 and isinstance(nest.body[0], ir.For) and len(nest.body[0].body) == 1
                and isinstance(nest.body[0].body[0], ir.For))  # `for b { for i { for j {..} } }` (match_gemm)

@@ -37,7 +37,8 @@ from ..diagnostics import AscxError
 from ..dtypes import Ty, promote
 from ..intexpr import affine_extent, loop_var_bounds, names_in
 from .cexpr import C_GLOBALS, CTYPE, INT32_MAX, ExprEmitter, Names, affine_cpp, const_value, wide_stride, wide_term
-from .plan import Buffer, GmParam, KernelPlan, Line, Method, NestChoice, Phase, Scalar, TilingField, WorkspaceSlot
+from .plan import (Buffer, GmParam, KernelPlan, Line, Method, NestChoice, NoRuntimeLowering, Phase, Scalar, TilingField,
+                   WorkspaceSlot)
 from . import tbuf_sync
 from .prefetch import chain, form
 from .vs_sync import GET_BASE as _GET_BASE, vs_sync
@@ -120,11 +121,6 @@ class _PhaseSrc:
     spread: str = ""  # how the outermost loop is shared among cores, or why not (spread.py)
     inner: int | None = None  # the inner loop (index in the loop's body) collapsed with it (spread.py)
     tried: tuple[tuple[str, float | None, str], ...] = ()  # the `phase` (or `kernel`) site's patterns
-
-
-class NoRuntimeLowering(Exception):
-    """The run-time-size lowering does not handle this kernel yet (why): emission falls back
-    to specialising the ranged sizes at their values (codegen.emit_ascendc)."""
 
 
 class Lowering:

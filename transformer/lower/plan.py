@@ -56,6 +56,11 @@ class GmParam:
         return self.elems * (1 if self.role == "workspace" else DTYPE_BYTES[self.dtype])
 
 
+class NoRuntimeLowering(Exception):
+    """The run-time-size lowering does not handle this kernel yet (why): emission falls back
+    to specialising the ranged sizes at their values (codegen.emit_ascendc)."""
+
+
 @dataclass
 class TilingField:
     """One derived field of a run-time-size kernel's `TilingData` (docs/codegen.md, "Run-time
