@@ -42,9 +42,10 @@ RANGES: dict[str, dict[str, str]] = {
     "rmsnorm": {"N": "in 1..8192"},
     "layernorm": {"N": "in 1..8192"},
     "matmul": {"M": "in 1..4096", "N": "in 1..4096", "K": "in 1..4096"},
+    "attention": {"S": "in 128..4096 multiple of 128"},
 }
 EXAMPLE = {"add_rows": "add"}  # a row name -> the example it ranges
-WITH_PASS = {"matmul": "gemm"}  # a row -> the pass its documented pipeline runs (the cube kernel)
+WITH_PASS = {"matmul": "gemm", "attention": "flash_attention"}  # a row -> the pass its pipeline runs (cube / mix kernel)
 
 
 @dataclass

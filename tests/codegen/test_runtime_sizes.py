@@ -78,12 +78,43 @@ def test_a_batched_gemm_with_run_time_sizes_is_specialised_with_a_note() -> None
     assert "TilingData" not in em.source and "a batched `@gemm` with run-time sizes" in em.warnings[-1], em.warnings
 
 
+FLASH = "round_operand{pv.s=f16},flash_attention"
+
+
+def _ranged_attention(example: str = "attention.ir", top: int = 640) -> tuple:  # type: ignore[type-arg]
+    text = (ROOT / "examples" / example).read_text()
+    m = re.search(r"size S = (\d+)", text)
+    assert m is not None
+    ranged = kernel_text(text.replace(m.group(0), f"size S = 512 in 128..{top} multiple of 128"))
+    return ranged, apply(ranged, FLASH)
+
+
+def test_ranged_flash_attention_reads_s_and_its_block_split_from_the_tiling_struct() -> None:
+    ranged, out = _ranged_attention()
+    em = emit_ascendc(out)
+    assert em.plan is not None and em.plan.kind == "mix" and em.plan.runtime_names == {"S": "S"}
+    src = em.source
+    for f in ("S", "faKvBlocks", "faQTiles", "faCores"):
+        assert f"{f} = tilingData->{f};" in src, f
+    assert "*blockDim = static_cast<uint32_t>(faCores);" in src and "static constexpr int32_t S" not in src
+    assert "(faQTiles - faBlk + faCores - 1) / faCores" in src  # round-robin over the blocks used, at run time
+    assert "MGm.SetGlobalBuffer((__gm__ half *)M, (S) * (S));" in src and "(S - 128) * 2 / 32" in src  # M's row stride
+    static = emit_ascendc(apply(ranged.specialised(), FLASH)).source
+    assert "TilingData" not in static and "faTiles[" in static  # the emit-time schedule table
+
+
+def test_causal_flash_attention_with_a_ranged_s_is_specialised_with_a_note() -> None:
+    _, out = _ranged_attention("attention_causal.ir")
+    em = emit_ascendc(out)
+    assert "TilingData" not in em.source and "causal `@flash` at run time" in em.warnings[-1], em.warnings
+
+
 @pytest.fixture(scope="module")
 def ranged_bundle():  # type: ignore[no-untyped-def]
     """ONE sanitizer build of every ranged kernel below (bundle.py): each reads its sizes at run time."""
     from .bundle import build_bundle
 
-    kernels = {"add": _ranged_add(), "matmul": _ranged_matmul()}
+    kernels = {"add": _ranged_add(), "matmul": _ranged_matmul(), "attention": _ranged_attention()}
     bundle = build_bundle({n: emit_ascendc(out) for n, (_, out) in kernels.items()}, sanitize=True)
     return bundle, {n: ranged for n, (ranged, _) in kernels.items()}
 
@@ -93,6 +124,8 @@ SHAPES = {
     "add": [{"M": m} for m in (100, 256, 1000, 1, 4096)],  # the 3-row tile's tails
     "matmul": [{"M": 1, "N": 1, "K": 1}, {"M": 300, "N": 300, "K": 512}, {"M": 256, "N": 256, "K": 512},
                {"M": 100, "N": 37, "K": 300}, {"M": 17, "N": 260, "K": 33}],  # 128 x 256 C tiles, K blocks of 256
+    # S in 128..640 multiple of 128 (the key block): both ends; 2 to 10 query tiles of 64 rows, one per AIC block
+    "attention": [{"S": s} for s in (128, 640, 512, 256, 384)],
 }
 
 

@@ -226,10 +226,12 @@ def flash_cores(fa: FlashAttn, target: Target) -> int:
     return max(1, min(int(target.aic_cores or target.cores), fa.s // fa.q))
 
 
-def workspace_slots(fa: FlashAttn, target: Target) -> list[tuple[str, str, int]]:
+def workspace_slots(fa: FlashAttn, target: Target, widest_s: int | None = None) -> list[tuple[str, str, int]]:
     """(role, dtype, elements) of the GM workspace: SLOTS S, P and O slots per AIC block and
-    query tile of a group."""
-    n = flash_cores(fa, target) * fa.g
+    query tile of a group (`widest_s`: S read at run time, up to that: the most blocks)."""
+    import dataclasses
+
+    n = flash_cores(dataclasses.replace(fa, s=widest_s) if widest_s else fa, target) * fa.g
     return [("S", "f32", n * SLOTS * fa.q * KV_BLOCK), ("P", "f16", n * SLOTS * fa.q * KV_BLOCK),
             ("O", "f32", n * SLOTS * fa.q * fa.d)]
 
@@ -304,6 +306,32 @@ def with_annotation(fa: FlashAttn, ann: Any) -> FlashAttn:
     return dataclasses.replace(fa, q=int(ann.get("q") or fa.q), g=int(ann.get("g") or 1))
 
 
+def runtime_s(low: "Lowering", fa: FlashAttn) -> tuple[str, str, str, str] | None:
+    """With S read at run time (docs/codegen.md, "Run-time sizes"): S's C++ name and the
+    tiling fields the host computes from it, the key blocks (S / 128), the blocks used (the
+    blockDim: min(AIC cores, S / q)) and the query tiles (S / q); None at a fixed S. The
+    query tile q, the group size and the buffers stay the ones chosen at the default S (the
+    pass requires every S of the range to be a multiple of 128, so of q)."""
+    from .plan import NoRuntimeLowering, TilingField
+
+    size = fa.names["S"]
+    if size not in low.runtime:
+        return None
+    if fa.names["D"] in low.runtime:
+        raise NoRuntimeLowering("`@flash` with a run-time head dimension D")
+    if fa.causal:
+        raise NoRuntimeLowering("causal `@flash` at run time (its tiles are packed over the blocks by a table "
+                                "built at emit time)")
+    s = low.names(size)
+    nb, qt, cores = (low.names.fresh(x) for x in ("faKvBlocks", "faQTiles", "faCores"))
+    aic = int(low.target.aic_cores or low.target.cores)
+    low.tiling += [TilingField(nb, f"{s} / {KV_BLOCK}", f"key blocks of {KV_BLOCK}"),
+                   TilingField(qt, f"{s} / {fa.q}", f"query tiles of {fa.q} rows"),
+                   TilingField(cores, f"ascx_max<int32_t>(ascx_min<int32_t>({qt}, {aic}), 1)",
+                               "AIC blocks used (each with its 2 AIV): the blockDim")]
+    return s, nb, cores, qt
+
+
 def lower_flash_phase(low: "Lowering", src: Any, ph: Any, fa: FlashAttn, method: str) -> None:
     """Fill `ph` with the mix kernel (module docstring): buffers, the AIC and AIV methods."""
     names = low.names
@@ -322,9 +350,12 @@ def lower_flash_phase(low: "Lowering", src: Any, ph: Any, fa: FlashAttn, method:
     ws = {r: low.info[f"\0flash_{r}"].cname for r in ("S", "P", "O")}
     scale = names(nm["scale"])
     q, kv, d, r = fa.q, KV_BLOCK, fa.d, fa.q // AIVS_PER_AIC
-    S = fa.s
-    nb, ntile = S // kv, S // q
-    cores = flash_cores(fa, low.target)
+    S: int | str = fa.s
+    nb: int | str = fa.s // kv
+    cores: int | str = flash_cores(fa, low.target)
+    rt = runtime_s(low, fa)  # S read from the tiling struct: S, the key blocks, the blocks used
+    if rt is not None:
+        S, nb, cores, qtiles = rt
     where = f"{low.where(src.stmts[0])} attention"
     low.nests.append(NestChoice(where + " (AIC)", ("DataCopy(Nd2NzParams)", "LoadData", "Mmad", "Fixpipe",
                                                    "CrossCoreSetFlag", "CrossCoreWaitFlag")))
@@ -337,7 +368,7 @@ def lower_flash_phase(low: "Lowering", src: Any, ph: Any, fa: FlashAttn, method:
     tu = [v(f"faT{u}") for u in range(G)]  # the group's query tiles (-1: none)
     nbu = [v(f"faNb{u}") for u in range(G)]  # their key blocks (0 for none)
     nbg = v("faNbG")  # the group's pass over K/V: the most blocks of its tiles
-    sched = flash_schedule(fa, cores)
+    sched = flash_schedule(fa, cores) if rt is None else []  # type: ignore[arg-type]
     tiles_v, first_v = v("faTiles"), v("faFirst")
     L: list[tuple[int, str]] = []
 
@@ -359,6 +390,20 @@ def lower_flash_phase(low: "Lowering", src: Any, ph: Any, fa: FlashAttn, method:
 
     def group_loop() -> None:
         """This block's query tiles (`flash_schedule`), G at a time: tiles, key blocks."""
+        if rt is not None:  # the round-robin of `flash_schedule` at run time: tiles blk, blk + blockDim, ...
+            count = v("faCount")
+            w(0, f"const int32_t {count} = ({qtiles} - {blk} + {cores} - 1) / {cores};  "
+                 f"// this block's query tiles: {blk}, {blk} + {cores}, ...")
+            w(0, f"for (int32_t {gi} = 0; {gi} < {count}; {gi} += {G}) {{  // {G} query tile(s) per pass over K and V")
+            for u in range(G):
+                tile = f"{blk} + ({gi}{f' + {u}' if u else ''}) * {cores}"
+                w(1, f"const int32_t {tu[u]} = " + (f"{tile};" if u == 0 else f"{gi} + {u} < {count} ? {tile} : -1;"))
+                w(1, f"const int32_t {nbu[u]} = " + (f"{nb};" if u == 0 else f"{tu[u]} < 0 ? 0 : {nb};"))
+            most = nbu[0]
+            for u in range(1, G):
+                most = f"ascx_max<int32_t>({most}, {nbu[u]})"
+            w(1, f"const int32_t {nbg} = {most};")
+            return
         order = [x for tiles in sched for x in tiles]
         starts = [0]
         for tiles in sched:
@@ -548,7 +593,7 @@ def lower_flash_phase(low: "Lowering", src: Any, ph: Any, fa: FlashAttn, method:
         w(0, f"(void){nbs};")
         alloc("m_ub", 0)
         w(0, f"DataCopy({T['m_ub']}, {gm['M']}[({tt} * {q} + {h} * {r}) * {S} + {js} * {kv}], "
-             f"DataCopyParams({r}, {kv * 2 // 32}, {(S - kv) * 2 // 32}, 0));")
+             f"DataCopyParams({r}, {kv * 2 // 32}, {(S - kv) * 2 // 32 if isinstance(S, int) else f'({S} - {kv}) * 2 / 32'}, 0));")
         enq_deq("s_ub", 0)
         enq_deq("m_ub", 0)
         w(0, f"Muls({s_}, {s_}, {scale}, {r * kv});")

@@ -53,6 +53,15 @@ class LoweringError(AscxError):
     """The kernel cannot be lowered to Ascend C (a construct the code generator lacks)."""
 
 
+def flash_tensors(kernel: ir.Kernel) -> set[str]:
+    """Every tensor of a `@flash`-marked kernel: the mix kernel (flash.py) takes their extents
+    and strides from the sizes, so a run-time S may be any of their extents."""
+    first = kernel.body[0] if kernel.body else None
+    if isinstance(first, ir.For) and first.annotation("flash") is not None:
+        return {t.name for t in kernel.tensors()}
+    return set()
+
+
 def _ceil_to(x: int, m: int) -> int:
     return -(-x // m) * m
 
@@ -346,7 +355,7 @@ class Lowering:
         from the sizes (gemm.py, `runtime_extents`)."""
         from .gemm_runtime import gemm_only_tensors
 
-        exempt = gemm_only_tensors(self.kernel)
+        exempt = gemm_only_tensors(self.kernel) | flash_tensors(self.kernel)
         for t in self.kernel.tensors():
             if t.name in exempt:
                 continue
@@ -370,6 +379,8 @@ class Lowering:
             if others & gemm_only_tensors(self.kernel):
                 raise NoRuntimeLowering("a `@gemm` nest is not emitted as the cube kernel (its tensors' strides "
                                         "would depend on run-time sizes)")
+            if flash_tensors(self.kernel) and self.flash is None:
+                raise NoRuntimeLowering("a `@flash` kernel is not emitted as the mix kernel")
         k = self.kernel
         cores_of = {"vec": [p for p in phases if p.core == "vec"], "cube": [p for p in phases if p.core == "cube"]}
         has_cube = bool(cores_of["cube"])
@@ -435,7 +446,8 @@ class Lowering:
         if self.flash is not None:  # the mix kernel's own slots: S, P, O per AIC block (flash.py)
             from .flash import workspace_slots
 
-            for role, dt, n in workspace_slots(self.flash, self.target):
+            widest = self.widest_sizes[self.flash.names["S"]] if self.runtime else None
+            for role, dt, n in workspace_slots(self.flash, self.target, widest):
                 key = f"\0flash_{role}"
                 nbytes = _ceil_to(n * ir.DTYPE_BYTES[dt], WS_ALIGN)
                 slots.append(WorkspaceSlot(key, self.names.fresh(f"fa{role}Ws"), dt, CTYPE[dt], (n,), n, off))
@@ -483,10 +495,10 @@ class Lowering:
         )
         plan.process = self.process_lines(out_phases)
         if self.runtime:
-            if len(out_phases) > 1 or self.kind not in ("vector", "cube") or slots or (
-                    self.kind == "cube" and not self.gemms):
-                raise NoRuntimeLowering("only one-phase vector kernels without a GM workspace and one-phase "
-                                        "`@gemm` kernels read their sizes at run time yet")
+            if self.flash is None and (len(out_phases) > 1 or self.kind not in ("vector", "cube") or slots or (
+                    self.kind == "cube" and not self.gemms)):
+                raise NoRuntimeLowering("only one-phase vector kernels without a GM workspace, one-phase "
+                                        "`@gemm` kernels and `@flash` kernels read their sizes at run time yet")
             plan.tiling_names = (self.names.fresh("TilingData"), self.names.fresh("tiling"),
                                  self.names.fresh("ComputeTiling"))
             plan.runtime_sizes = [(self.names(n), *k.size_ranges()[n][:2], self.kernel.size_values()[n])
