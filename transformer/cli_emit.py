@@ -40,7 +40,7 @@ from .targets import Target
 def emit_for_cli(file: str, kernel: Any, pipeline: str | None, target: Target, *, select: bool = True,
                  runtime_sizes: bool = True) -> Any:
     """Run the pipeline (if any) and emit (`driver.transform`, `driver.emit`). `runtime_sizes`
-    False: ranged sizes specialised at their values (what `--project` writes)."""
+    False: ranged sizes specialised at their values (a `--project` the run-time project does not serve)."""
     from .driver import emit
 
     out = kernel
@@ -74,13 +74,20 @@ def emit_cmd(file: str, pipeline: str | None, sizes: tuple[str, ...], target_nam
         check_harness_dir(harness_dir, output, file)
     kernel = load_kernel(file, sizes)
     target = load_target(target_name)
-    # the custom-op project is specialised to its sizes (its own tiling function): no run-time sizes yet
-    out, em = emit_for_cli(file, kernel, pipeline, target, select=not scalar, runtime_sizes=not project_dir)
+    out, em = emit_for_cli(file, kernel, pipeline, target, select=not scalar)
     if project_dir:
         from .project import project_files, write_project
+        from .project_runtime import runtime_why
 
-        files = project_files(em, out.specialised() if out.size_ranges() else out, source_name=file,
-                              pipeline=pipeline or "")
+        why = runtime_why(out, em.plan) if em.plan is not None and em.plan.runtime_sizes else "-"
+        if why is not None and out.size_ranges():  # the project is specialised to the sizes (note why)
+            from .driver import emit
+
+            if why != "-":
+                click.echo(f"{file}: note: the project is specialised to the sizes: {why}", err=True)
+            em = emit(out, target, select=not scalar, source_name=file, pipeline=pipeline or "", runtime_sizes=False)
+        files = project_files(em, out if why is None else (out.specialised() if out.size_ranges() else out),
+                              source_name=file, pipeline=pipeline or "")
         check_output_dir(project_dir, "--project", files, inputs=(file,))
         for p in write_project(project_dir, files):
             click.echo(f"wrote {p}", err=True)
