@@ -17,6 +17,22 @@ def strip_casts(e: ir.Expr) -> ir.Expr:
     return e
 
 
+def _names(e: ir.Expr) -> set[str]:
+    return {x.name for x in ir.sub_exprs(e) if isinstance(x, ir.Name)}
+
+
+def _window(target: ir.Access, operand: ir.Access) -> bool:
+    """`operand` is read through a window (`X[y + r]`: one index mixes a variable of the
+    target with a summed one, as a convolution does): no matmul operand, the cube takes it
+    only through `conv_gemm`'s img2col, and the vector cores through the `window` pattern."""
+    kept = set().union(*(_names(i) for i in target.indices)) if target.indices else set()
+    for i in operand.indices:
+        n = _names(i)
+        if n & kept and n - kept:
+            return True
+    return False
+
+
 def matmul_roles(nest: ir.For, accs: Mapping[str, list[AccessSite]], allowed: set[str]) -> dict[str, str]:
     """tensor -> `l0a` / `l0b` / `l0c` for a matmul-like nest (`passes/stage.py` says when)."""
     roles: dict[str, str] = {}
@@ -30,7 +46,7 @@ def matmul_roles(nest: ir.For, accs: Mapping[str, list[AccessSite]], allowed: se
         if not (isinstance(a, ir.Access) and isinstance(b, ir.Access)) or a.tensor == b.tensor:
             continue
         c = s.target.tensor
-        if c in (a.tensor, b.tensor):
+        if c in (a.tensor, b.tensor) or _window(s.target, a) or _window(s.target, b):
             continue
         roles.setdefault(a.tensor, "l0a")
         roles.setdefault(b.tensor, "l0b")

@@ -851,7 +851,7 @@ class PhaseEmitter:
         out: list[Line] = []
         split_here = top and self.ph.cores > 1 or id(s) in self.clip
         vector = not split_here and (not any(isinstance(x, (ir.For, ir.Copy)) for x in s.body) or _perfect2(s)
-                                     or _distributable(s))
+                                     or _distributable(s) or window_shape(s))
         self.selection = None
         if vector:
             self.no_vector_reason = "instruction selection disabled" if not self.low.select else ""
@@ -1331,6 +1331,13 @@ def _distributable(s: ir.For) -> bool:
         isinstance(x, ir.Assign) or (isinstance(x, ir.For) and x.body and all(isinstance(y, ir.Assign) for y in x.body))
         or (isinstance(x, ir.For) and perfect_nest(x) is not None)
         for x in s.body)
+
+
+def window_shape(s: ir.For) -> bool:
+    """A window nest's loops (pattern `window`: depthwise conv, pooling)."""
+    from .patterns.window import shape
+
+    return shape(s)
 
 
 def _perfect2(s: ir.For) -> bool:

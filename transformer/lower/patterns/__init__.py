@@ -16,6 +16,7 @@ _MODULES = (
     "axpy", "dot", "contract",
     "row_context", "rows2d",
     "row_gather", "row_scatter_add",
+    "window",
 )
 
 REGISTRY: list[Pattern] = [import_module(f"{__name__}.{m}").PATTERN for m in _MODULES]

@@ -1,0 +1,362 @@
+"""Pattern `window`: a sliding-window reduction over UB tiles (depthwise convolution,
+pooling) as one `Gather` per window offset and one vector instruction over the whole output
+plane of a channel.
+
+    for c in 0..2 {                                        (the channel loops: C++ loops)
+      for y in 0..Ho {
+        for x in 0..Wo {
+          acc_ub[c, y, x] = 0.0                            Duplicate(acc[c], 0, Ho*Wo)
+          for r in 0..3 { for s in 0..3 {                  for r, s: Gather(G, X_ub, off, base(c, r, s), Ho*Wo)
+            acc_ub[c, y, x] += f32(X_ub[c, y + r, x + s])           Axpy(acc[c], G, Wt_ub(c, r, s), Ho*Wo)
+                               * f32(Wt_ub[c, r, s])
+          } }
+          Y_ub[c, y, x] = f16(acc_ub[c, y, x])             Cast(Y[c], acc[c], CAST_RINT, Ho*Wo)
+        }
+      }
+    }
+
+What `tile` leaves of examples/dwconv3x3.ir (`X[.., y + r, x + s]`) and examples/maxpool.ir
+(`X[.., 2 * y + r, 2 * x + s]`, `max=`): the input tile with its halo staged in UB. A
+shifted window read is not a vector operand (its rows start off a 32 B boundary and, for
+a stride, its elements are not contiguous), so each window offset (r, s) is **gathered**
+into a contiguous plane `G[y * Wo + x] = X_ub[.., a*y + r, b*x + s]`: the byte offsets
+`(a*y*pitch + b*x) * bytes` are one table for every offset and channel (`gather.offset_table`,
+built once per nest by vector instructions), the offset and the channel move only the
+Gather's base address. Then the update is one count-form instruction over the plane:
+`Axpy` (acc f32 += X f16 * w f16: the product of two f16 values is exact in f32, so one
+rounding of the sum, as the interpreter's), `Max` / `Min` (pooling) or `Add`. Each element
+still accumulates its window in the IR's (r, s) order: the result is the scalar nest's.
+
+Match (each failed condition is the reason `--explain` shows): loops with constant bounds;
+the innermost two (`y`, `x`, from 0) hold `T[.., y, x] = init`, a two-deep loop nest
+`for r { for s { T[.., y, x] op= v } }` and optionally `Y[.., y, x] = cast(T[.., y, x])`;
+`T`, `Y`, the window tensor `X` and the weight are UB locals; `X` is read at
+`a*y + .., b*x + ..` (a, b > 0) in its last two dimensions and `y`, `x` appear nowhere
+else; `T` / `Y` hold a channel's plane contiguously (last two dimensions Ho x Wo) at 32 B
+aligned channel offsets and `Wo` is a multiple of 8 (the offset table's rows start
+aligned); the table and one gathered plane fit UB next to the phase's locals.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ... import ir
+from ...affine import to_affine
+from ...intexpr import subst_expr
+from ..cexpr import CTYPE
+from ..gather import GATHER_TYPES, NoGather, gather, offset_table
+from ..instr import Loop, Operand, Placed, Repeat, VecOp, names_of, render, row_chunks
+from ..plan import Line, NestChoice
+from ..temporaries import fits, over_capacity
+from ._vector import price_items, vector_site
+from .base import Ctx, Match, Reason
+
+_OPS = {"max=": "Max", "min=": "Min", "+=": "Add"}
+_CASTS = {"f32", "f16", "bf16", "i32"}
+
+
+@dataclass(frozen=True)
+class Window:
+    chans: tuple[ir.For, ...]  # the loops over channels (and images): C++ loops around the planes
+    y: ir.For
+    x: ir.For
+    r: ir.For
+    s: ir.For
+    ho: int
+    wo: int
+    acc: ir.Access  # T[.., y, x]
+    init: ir.Assign
+    upd: ir.Assign
+    store: ir.Assign | None
+    src: ir.Access  # the window read X[.., a*y + .., b*x + ..]
+    a: int
+    b: int
+    weight: ir.Access | None  # the scalar factor of an Axpy update, else None
+    api: str  # Axpy, Max, Min, Add
+
+
+def _names(e: ir.Expr) -> set[str]:
+    return {x.name for x in ir.sub_exprs(e) if isinstance(x, ir.Name)}
+
+
+def _uncast(e: ir.Expr) -> tuple[ir.Expr, str]:
+    if isinstance(e, ir.Call) and e.func in _CASTS and len(e.args) == 1:
+        return e.args[0], e.func
+    return e, ""
+
+
+def _chain(s: ir.For) -> list[ir.For]:
+    loops = [s]
+    while len(loops[-1].body) == 1 and isinstance(loops[-1].body[0], ir.For):
+        loops.append(loops[-1].body[0])
+    return loops
+
+
+def _red_nest(st: ir.Stmt) -> tuple[ir.For, ir.For, ir.Assign] | None:
+    if isinstance(st, ir.For) and len(st.body) == 1 and isinstance(st.body[0], ir.For):
+        inner = st.body[0]
+        if len(inner.body) == 1 and isinstance(inner.body[0], ir.Assign):
+            return st, inner, inner.body[0]
+    return None
+
+
+def shape(s: ir.For) -> bool:
+    """Whether `s` has the loop structure of a window nest (the lowering tries the nest
+    site's patterns there; `recognise` says the rest)."""
+    loops = _chain(s)
+    if len(loops) < 2:
+        return False
+    body = loops[-1].body
+    return (len(body) in (2, 3) and isinstance(body[0], ir.Assign) and _red_nest(body[1]) is not None
+            and all(isinstance(b, ir.Assign) for b in body[2:]))
+
+
+def _const_trip(lp: ir.For, sizes: Any, from_zero: bool = False) -> int | None:
+    a, b = to_affine(lp.lo, sizes), to_affine(lp.hi, sizes)
+    if a is None or b is None or not a.is_const() or not b.is_const() or b.const <= a.const:
+        return None
+    if from_zero and a.const != 0:
+        return None
+    return b.const - a.const
+
+
+def _ub(lw: Any, name: str) -> bool:
+    info = lw.low.info.get(name)
+    return info is not None and info.kind == "local" and info.scope == "ub"
+
+
+def _plane(lw: Any, acc: ir.Access, y: str, x: str, inner: set[str]) -> str:
+    """Why `acc` is not `T[.., y, x]` over rows that start 32 B aligned, in a plane per
+    channel that starts 32 B aligned ("" if it is)."""
+    t = acc.tensor
+    if not _ub(lw, t):
+        return f"`{t}` is not a UB local (tile stages it)"
+    if len(acc.indices) < 2 or acc.indices[-2] != ir.Name(y) or acc.indices[-1] != ir.Name(x):
+        return f"`{t}` is not indexed `[.., {y}, {x}]`"
+    if any(_names(i) & ({y, x} | inner) for i in acc.indices[:-2]):
+        return f"`{t}` is indexed by `{y}`, `{x}` or a window loop outside its last two dimensions"
+    info = lw.low.info[t]
+    if info.strides[-1] != 1 or (info.strides[-2] * info.esize) % 32:
+        return f"the rows of `{t}` do not start 32 B aligned (row pitch {info.strides[-2]} x {info.esize} B)"
+    for i, st in zip(acc.indices[:-2], info.strides[:-2]):
+        a = to_affine(i, lw.low.sizes)
+        if a is None:
+            return f"`{t}`: index `{i}` is not affine"
+        if any((c * st * info.esize) % 32 for c in (a.const, *(a.coeff(v) for v in _names(i)))):
+            return f"`{t}`: a channel's plane does not start 32 B aligned"
+    return ""
+
+
+def recognise(lw: Any, s: ir.For) -> Window | str:
+    """The nest `s` as a window reduction, or why it is not one."""
+    sizes = lw.low.sizes
+    loops = _chain(s)
+    if not shape(s):
+        return "not `for y { for x { T = init; for r { for s { T op= .. } } [; Y = cast(T)] } }`"
+    *chans, ly, lx = loops
+    for lp in chans:
+        if _const_trip(lp, sizes) is None:
+            return f"the loop over `{lp.var}` has no constant trip count"
+    ho, wo = _const_trip(ly, sizes, True), _const_trip(lx, sizes, True)
+    if ho is None or wo is None:
+        return f"the loops over `{ly.var}`, `{lx.var}` do not run from 0 to a constant"
+    body = lx.body
+    init = body[0]
+    assert isinstance(init, ir.Assign)
+    red = _red_nest(body[1])
+    assert red is not None
+    lr, ls, upd = red
+    if _const_trip(lr, sizes, True) is None or _const_trip(ls, sizes, True) is None:
+        return f"the window loops `{lr.var}`, `{ls.var}` do not run from 0 to a constant"
+    store = body[2] if len(body) == 3 else None
+    acc = upd.target
+    if not isinstance(acc, ir.Access) or upd.op not in ("+=", "max=", "min="):
+        return "the window statement is not `T[..] += / max= / min= ..`"
+    if init.op != "=" or init.target != acc:
+        return f"the first statement does not initialise `{acc}`"
+    inner = {lr.var, ls.var}
+    why = _plane(lw, acc, ly.var, lx.var, inner)
+    if why:
+        return why
+    tdt = lw.low.info[acc.tensor].dtype
+    # the update's value: a window read (pooling), or a window read times a scalar weight
+    val, cast = _uncast(upd.value)
+    weight: ir.Access | None = None
+    if isinstance(val, ir.Binary) and val.op == "*" and upd.op == "+=":
+        (p, pc), (q, qc) = _uncast(val.lhs), _uncast(val.rhs)
+        cands = [(p, q, pc, qc), (q, p, qc, pc)]
+        got = [(w, wt, wc, xc) for w, wt, wc, xc in cands
+               if isinstance(w, ir.Access) and isinstance(wt, ir.Access) and not (_names(wt) & {ly.var, lx.var})]
+        if not got or cast:
+            return "the product is not a window read times a weight that does not depend on `y`, `x`"
+        src, weight, xc, wc = got[0][0], got[0][1], got[0][2], got[0][3]
+        if not _ub(lw, weight.tensor):
+            return f"the weight `{weight.tensor}` is not a UB local (tile stages it)"
+        xdt, wdt = lw.low.info[src.tensor].dtype if src.tensor in lw.low.info else "", lw.low.info[weight.tensor].dtype
+        if not (tdt == "f32" and xdt == "f16" and wdt == "f16" and xc == "f32" and wc == "f32"):
+            return ("no Axpy for this product: the pattern takes f32 += f32(f16 window) * f32(f16 weight) "
+                    "(exact products, one rounding of the sum)")
+        api = "Axpy"
+    else:
+        if not isinstance(val, ir.Access) or cast:
+            return "the window statement's value is not a window read (pooling) or a window read times a weight"
+        src, api = val, _OPS[upd.op]
+    if not _ub(lw, src.tensor):
+        return f"`{src.tensor}` is not a UB local (tile stages it)"
+    xinfo = lw.low.info[src.tensor]
+    if api != "Axpy" and xinfo.dtype != tdt:
+        return f"the window read is {xinfo.dtype}, `{acc.tensor}` {tdt}: no {api} across dtypes"
+    if xinfo.dtype not in GATHER_TYPES:
+        return f"no Gather of {xinfo.dtype}"
+    if len(src.indices) < 2 or any(_names(i) & {ly.var, lx.var} for i in src.indices[:-2]):
+        return f"`{src.tensor}` is indexed by `{ly.var}` or `{lx.var}` outside its last two dimensions"
+    fy, fx = to_affine(src.indices[-2], sizes), to_affine(src.indices[-1], sizes)
+    if fy is None or fx is None:
+        return f"the window read `{src}` is not affine"
+    a, b = fy.coeff(ly.var), fx.coeff(lx.var)
+    if a <= 0 or b <= 0 or fy.coeff(lx.var) or fx.coeff(ly.var):
+        return f"`{src}` is not read at `a * {ly.var} + ..`, `b * {lx.var} + ..` with a, b > 0"
+    if src.tensor in (acc.tensor,) or (store is not None and src.tensor == store.target.tensor):  # type: ignore[union-attr]
+        return f"`{src.tensor}` is both read through the window and written"
+    # the initial value: a literal, or the window read at another offset (max-pool: X[2y, 2x])
+    iv = init.value
+    if isinstance(iv, ir.Access):
+        fy0, fx0 = (to_affine(iv.indices[-2], sizes), to_affine(iv.indices[-1], sizes)) if len(iv.indices) >= 2 \
+            else (None, None)
+        if (iv.tensor != src.tensor or fy0 is None or fx0 is None or fy0.coeff(ly.var) != a or fx0.coeff(lx.var) != b
+                or any(_names(i) & ({ly.var, lx.var} | inner) for i in iv.indices[:-2])
+                or (_names(iv.indices[-2]) | _names(iv.indices[-1])) & inner):
+            return f"the initial value `{iv}` is not a read of the window `{src.tensor}` with its strides"
+    elif not isinstance(iv, (ir.FloatLit, ir.IntLit)):
+        return f"the initial value `{iv}` is neither a literal nor a window read"
+    if store is not None:
+        sv, scast = _uncast(store.value)
+        if sv != acc or not isinstance(store.target, ir.Access):
+            return f"the last statement does not store `{acc}`"
+        why = _plane(lw, store.target, ly.var, lx.var, inner)
+        if why:
+            return why
+        ydt = lw.low.info[store.target.tensor].dtype
+        if not (tdt == "f32" and ydt == "f16" and scast == "f16"):
+            return f"the store `{store}` is not an f32 -> f16 conversion (the one Cast this pattern emits)"
+    return Window(tuple(chans), ly, lx, lr, ls, ho, wo, acc, init, upd, store, src, a, b, weight, api)
+
+
+def _zero(e: ir.Expr, names: set[str]) -> ir.Expr:
+    return subst_expr(e, {n: ir.IntLit(0) for n in names})
+
+
+def _plan(lw: Any, w: Window) -> tuple[list[Placed], int]:
+    """The typed instructions of the nest and the bytes of scratch they use. The planes are
+    computed in the row pitch `pt` of `T` (its rows padded to 32 B): the padding columns
+    gather a real element (column 0's) and are never stored."""
+    low = lw.low
+    tmp = lw.ph.tmp_name
+    tinfo, xinfo = low.info[w.acc.tensor], low.info[w.src.tensor]
+    pt = tinfo.strides[-2]
+    n = w.ho * pt
+    es = xinfo.esize
+    table_bytes = -(-n * 4 // 32) * 32
+    need = table_bytes + -(-n * es // 32) * 32
+    where = f"{low.where(w.y)}"
+    off = Operand(f"{tmp}.ReinterpretCast<int32_t>()", "i32")
+    offs = Operand(f"{tmp}.ReinterpretCast<uint32_t>()", "u32")
+    g = Operand(f"{tmp}.ReinterpretCast<{CTYPE[xinfo.dtype]}>()", xinfo.dtype, str(table_bytes // es))
+    yx = {w.y.var, w.x.var}
+    items = [Placed(it, where) for it in
+             offset_table(off, w.ho, pt, xinfo.strides[-2] * w.a, xinfo.strides[-1] * w.b, es, None if pt == w.wo else w.wo)]
+
+    def plane(acc: ir.Access) -> Operand:
+        info = low.info[acc.tensor]
+        return Operand(info.cname, info.dtype, lw.offset(acc.tensor, tuple(_zero(i, yx) for i in acc.indices)))
+
+    def base(acc: ir.Access) -> str:
+        return f"({lw.offset(acc.tensor, tuple(_zero(i, yx) for i in acc.indices))}) * {es}"
+
+    t = plane(w.acc)
+    body: list[Placed] = []
+    iv = w.init.value
+    if isinstance(iv, ir.Access):
+        body.append(Placed(gather(t, xinfo.cname, xinfo.dtype, offs, base(iv), n), where))
+    else:
+        body.append(Placed(VecOp("Duplicate", t, (), f"{CTYPE[t.dtype]}({iv.value})", n), where))  # type: ignore[union-attr]
+    upd: list[Placed] = [Placed(gather(g, xinfo.cname, xinfo.dtype, offs, base(w.src), n), where)]
+    if w.api == "Axpy":
+        assert w.weight is not None
+        winfo = low.info[w.weight.tensor]
+        wv = f"{winfo.cname}.GetValue({lw.offset(w.weight.tensor, w.weight.indices)})"
+        upd.append(Placed(VecOp("Axpy", t, (g,), wv, n), where))
+    else:
+        upd.append(Placed(VecOp(w.api, t, (t, g), None, n), where))
+    for lp in (w.s, w.r):
+        upd = [Placed(Loop(low.names(lp.var), lw.ex.index(lp.lo), lw.ex.index(lp.hi), tuple(upd)), where)]
+    body += upd
+    if w.store is not None:
+        assert isinstance(w.store.target, ir.Access)
+        body += [Placed(op, where) for op in _cast_rows(plane(w.store.target), low.info[w.store.target.tensor].strides[-2],
+                                                        t, pt, w.ho, w.wo)]
+    for lp in reversed(w.chans):
+        body = [Placed(Loop(low.names(lp.var), lw.ex.index(lp.lo), lw.ex.index(lp.hi), tuple(body)), where)]
+    return items + body, need
+
+
+def _cast_rows(dst: Operand, pd: int, src: Operand, ps: int, ho: int, wo: int) -> list[VecOp]:
+    """`dst = f16(src)` over ho rows of wo elements, rows `pd` / `ps` elements apart: one
+    count-form Cast when the pitches agree, else mask/repeat Casts (a repeat per row, 64
+    columns per call: a repeat covers 256 B of the f32 source)."""
+    if pd == ps:
+        return [VecOp("Cast", dst, (src,), None, ho * ps, round="CAST_RINT")]
+    out = []
+    for k in range(0, wo, 64):
+        for r0, times in row_chunks(ho):
+            out.append(VecOp("Cast", dst.at(r0 * pd + k), (src.at(r0 * ps + k),), None, 0,
+                             Repeat(min(64, wo - k), times, (1, 1), (pd * 2 // 32, ps * 4 // 32)), round="CAST_RINT"))
+    return out
+
+
+class WindowPattern:
+    name = "window"
+    site = "nest"
+    summary = ("a sliding-window reduction over UB tiles (depthwise conv, pooling): per window offset a Gather "
+               "of the shifted plane and one Axpy / Max / Min / Add over it")
+
+    def match(self, desc: object, ctx: Ctx) -> Match | Reason:
+        why = vector_site(ctx)
+        if why:
+            return Reason(self.name, why)
+        got = recognise(ctx.pe, ctx.loop)
+        if isinstance(got, str):
+            return Reason(self.name, got)
+        try:
+            items, need = _plan(ctx.pe, got)
+        except NoGather as e:
+            return Reason(self.name, str(e))
+        if not fits(ctx.pe, need):
+            return Reason(self.name, over_capacity(ctx.pe, need))
+        return Match(self.name, (got, items, need))
+
+    def price(self, m: Match, ctx: Ctx) -> float:
+        return price_items(ctx, m.data[1])
+
+    def emit(self, m: Match, ctx: Ctx) -> object:
+        w, items, need = m.data
+        lw = ctx.pe
+        out: list[Line] = []
+        written = {w.acc.tensor} | ({w.store.target.tensor} if w.store is not None else set())  # type: ignore[union-attr]
+        for name in sorted(ir.names_used((ctx.loop,)) - written):
+            if name in lw.buffers:
+                lw.ensure_ready(name, out, ctx.depth)
+        for name in sorted(written):
+            lw.ensure_alloc(name, out, ctx.depth)
+        lw.no_vector_need = None
+        lw.ph.tmp_bytes = max(lw.ph.tmp_bytes, need)
+        nest = ctx.loop
+        label = nest.label or nest.var
+        where = f"{lw.low.where(nest)} `{label}`"
+        lw.low.nests.append(NestChoice(where, tuple(names_of(items)), "", lw.ph.index, label, need, plan=tuple(items)))
+        return out + [Line(l.text, l.depth, where) for l in render(items, ctx.depth)]
+
+
+PATTERN = WindowPattern()
