@@ -262,7 +262,6 @@ def test_tile_without_parameters_is_accepted_by_check(name: str) -> None:
 # Operators (issue 28) for which `solver_tiles` finds no tiles at the example's sizes yet (issue 28
 # item 7, `tile` without sizes always chooses): strict, so the mark fails once they do.
 SOLVER_GAPS = {"decode_attention": "NoFeasibleTilesError on the two-deep row loops (GQA)",
-               "dwconv3x3": "NoFeasibleTilesError: no candidate tiles of dw, c fit",
                "bmm": "NoFeasibleTilesError: no candidate tiles of mm, i fit (the batch loop staged as a 3-D tile)"}
 
 

@@ -67,7 +67,8 @@ def _ops(items, out: set[str]) -> None:  # type: ignore[no-untyped-def]
 CASES = [("examples/softmax.ir", "fuse,tile,double_buffer", {}), ("examples/attention.ir", "tile", {"S": 128, "D": 16}),
          ("examples/attention.ir", "fuse,online_softmax{block=64},tile{attn.i=64},double_buffer", {"S": 128, "D": 16}),
          ("examples/conv2d.ir", "layout{X=NHWC},tile,double_buffer", {"N": 1, "C": 2, "H": 6, "W": 5, "F": 3}),
-         ("examples/layernorm.ir", "fuse,tile,double_buffer", {}), ("examples/rmsnorm.ir", "fuse,tile,double_buffer", {})]
+         ("examples/layernorm.ir", "fuse,tile,double_buffer", {}), ("examples/rmsnorm.ir", "fuse,tile,double_buffer", {}),
+         ("examples/dwconv3x3.ir", "tile,double_buffer", {"N": 1, "C": 2}), ("examples/maxpool.ir", "tile,double_buffer", {"N": 1})]
 
 
 def test_every_emitted_instruction_has_a_row() -> None:

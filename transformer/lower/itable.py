@@ -61,6 +61,7 @@ TABLE: dict[str, Instr] = {i.name: i for i in (
     Instr("CreateVecIndex", "simple", ("i32",), ("count",)),
     Instr("Brcb", "simple", ("f16", "f32", "i32"), ("repeat",)),
     Instr("Gather", "simple", ("f16", "f32", "i32"), ("count",)),
+    Instr("Axpy", "simple", _FLOAT, ("count",)),  # dst += src * scalar: (half, half), (float, float), (float, half)
     Instr("Copy", "simple", ("f16", "i16", "f32", "i32"), ("repeat",)),
 )}
 

@@ -355,7 +355,10 @@ class WindowPattern:
         nest = ctx.loop
         label = nest.label or nest.var
         where = f"{lw.low.where(nest)} `{label}`"
-        lw.low.nests.append(NestChoice(where, tuple(names_of(items)), "", lw.ph.index, label, need, plan=tuple(items)))
+        # the scratch as the capacity model reads it (transformer/capacity: f32 elements x slots)
+        lw.low.nests.append(NestChoice(where, tuple(names_of(items)), "", lw.ph.index, label, need, need // 4, 1,
+                                       ("the window's byte-offset table", "a gathered window plane"),
+                                       temp_shape=(need // 4,), plan=tuple(items)))
         return out + [Line(l.text, l.depth, where) for l in render(items, ctx.depth)]
 
 
