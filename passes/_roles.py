@@ -21,13 +21,13 @@ def _names(e: ir.Expr) -> set[str]:
     return {x.name for x in ir.sub_exprs(e) if isinstance(x, ir.Name)}
 
 
-def _window(target: ir.Access, operand: ir.Access) -> bool:
-    """`operand` is read through a window (`X[y + r]`: one index mixes a variable of the
+def _window(target: ir.Access, operand: ir.Access, loop_vars: set[str]) -> bool:
+    """`operand` is read through a window (`X[y + r]`: one index mixes a loop variable of the
     target with a summed one, as a convolution does): no matmul operand, the cube takes it
     only through `conv_gemm`'s img2col, and the vector cores through the `window` pattern."""
-    kept = set().union(*(_names(i) for i in target.indices)) if target.indices else set()
+    kept = {v for i in target.indices for v in _names(i) if v in loop_vars}
     for i in operand.indices:
-        n = _names(i)
+        n = _names(i) & loop_vars
         if n & kept and n - kept:
             return True
     return False
@@ -36,6 +36,7 @@ def _window(target: ir.Access, operand: ir.Access) -> bool:
 def matmul_roles(nest: ir.For, accs: Mapping[str, list[AccessSite]], allowed: set[str]) -> dict[str, str]:
     """tensor -> `l0a` / `l0b` / `l0c` for a matmul-like nest (`passes/stage.py` says when)."""
     roles: dict[str, str] = {}
+    loop_vars = {s.var for s in ir.iter_stmts((nest,)) if isinstance(s, ir.For)}
     for s in ir.iter_stmts(nest.body):
         if not (isinstance(s, ir.Assign) and s.op == "+=" and isinstance(s.target, ir.Access)):
             continue
@@ -46,7 +47,7 @@ def matmul_roles(nest: ir.For, accs: Mapping[str, list[AccessSite]], allowed: se
         if not (isinstance(a, ir.Access) and isinstance(b, ir.Access)) or a.tensor == b.tensor:
             continue
         c = s.target.tensor
-        if c in (a.tensor, b.tensor) or _window(s.target, a) or _window(s.target, b):
+        if c in (a.tensor, b.tensor) or _window(s.target, a, loop_vars) or _window(s.target, b, loop_vars):
             continue
         roles.setdefault(a.tensor, "l0a")
         roles.setdefault(b.tensor, "l0b")

@@ -715,6 +715,9 @@ class PhaseEmitter:
         self.no_vector_reason = ""
         self.no_vector_need: Any = None  # the vector selection that did not fit in UB (temporaries.py)
         self.selection: Any = None  # the last `nest` site selection (patterns/select.py), for the scalar record
+        # (window-shaped loop, the `window` pattern's refusal there): the scalar nests inside it
+        # list that refusal instead of their own "not a window" (patterns/window.py)
+        self.window_refusal: tuple[ir.For, list[Any]] | None = None
         self.row_ctx: Any = None  # the row loop's shared vector values (vector.RowCtx), while in its body
         self.clip: dict[int, tuple[str, str]] = {}  # id(loop) -> C++ (lo, hi) of a collapsed inner loop
         self.prefetch_forms: dict[int, Any] = {}  # id(tile loop) -> prefetch.Form (prefetch.chain)
@@ -860,6 +863,8 @@ class PhaseEmitter:
             got = self.select_nest(s, depth, loop_vars, vector)
             if got is not None:
                 return got
+            if self.selection is not None and window_shape(s):  # its refusal, for the scalar nests inside
+                self.window_refusal = (s, [t for t in self.selection.tried() if t[0] == "window"])
         if top:
             workers = self.ph.cores
             total_workers = self.workers_available()
@@ -972,7 +977,7 @@ class PhaseEmitter:
         mark = len(self.low.nests)
         lines = emit_chosen(sel, ctx)
         for n in self.low.nests[mark:mark + 1]:
-            n.pattern, n.tried, n.shape = sel.chosen.pattern, sel.tried(), sel.desc.summary()
+            n.pattern, n.tried, n.shape = sel.chosen.pattern, self.with_window_refusal(s, sel.tried()), sel.desc.summary()
         return lines  # type: ignore[return-value]
 
     def ub_locals_touched(self, s: ir.For) -> tuple[bool, bool]:
@@ -1071,6 +1076,14 @@ class PhaseEmitter:
             return self.low.mix_vectors * self.low.block_dim
         return self.low.block_dim
 
+    def with_window_refusal(self, s: ir.For, tried: Any) -> Any:
+        """`tried` of a nest inside a window-shaped loop, with the `window` pattern's refusal
+        at that loop in place of its own ("not a window" at the inner loop says nothing)."""
+        wr = self.window_refusal
+        if wr is None or not wr[1] or wr[0] is s or not any(x is s for x in ir.iter_stmts((wr[0],))):
+            return tried
+        return tuple(wr[1][0] if t[0] == "window" else t for t in tried)
+
     def record_scalar(self, s: ir.For, reason: str = "") -> None:
         why = reason or "no vector instruction matches"
         name = s.label or s.var
@@ -1086,6 +1099,7 @@ class PhaseEmitter:
             self.low.nests.append(NestChoice(where, ("GetValue", "SetValue"), why, self.ph.index, name))
         if self.selection is not None:
             self.low.nests[-1].tried, self.low.nests[-1].shape = self.selection.tried(), self.selection.desc.summary()
+            self.low.nests[-1].tried = self.with_window_refusal(s, self.low.nests[-1].tried)
         self.low.warn(s, f"nest `{name}` falls back to scalar GetValue/SetValue code ({why}): slow, never wrong")
 
     def assign(self, s: ir.Assign, depth: int) -> list[Line]:
