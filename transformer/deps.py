@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Iterator, Mapping, Sequence, Union
 
 from . import ir
 from .affine import Affine, to_affine
+from .coverage import covered_by_union
 from .loops import get_at
 from .walk import sites, uses
 
@@ -797,7 +798,8 @@ def privatizable(kernel: ir.Kernel, loop_path: Path, tensor: str) -> bool:
     instance of R. W covers R when each dimension of W is either an expression over the
     loops W shares with R (equal to R's), a variable of a loop of W not shared with R used
     only there (R's index, or R's copy range, lies in that loop's range), or a copy range
-    (R's index or range lies in it) -- checked with Z3 for all instances of R. So a tile a
+    (R's index or range lies in it) -- checked with Z3 for all instances of R; or several
+    writes cover R together (`coverage.covered_by_union`: RoPE's two store patterns). So a tile a
     loop computes into a local and copies out (`C_ub[i, j] = ..; copy C <- C_ub[0:R, 0:C]`)
     is private to each iteration, as `tile` stages it."""
     decl = kernel.tensor(tensor)
@@ -812,7 +814,8 @@ def privatizable(kernel: ir.Kernel, loop_path: Path, tensor: str) -> bool:
     for r in accs:
         if r.write:
             continue
-        if not any(w.stmt.path < r.stmt.path and _covers(w, r, sizes, decl.shape) for w in writes):
+        before = [w for w in writes if w.stmt.path < r.stmt.path]
+        if not any(_covers(w, r, sizes, decl.shape) for w in before) and not covered_by_union(before, r, sizes):
             return False
     return True
 

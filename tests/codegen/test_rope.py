@@ -50,3 +50,15 @@ def test_reads_at_offsets_of_a_size_are_staged(name: str) -> None:
     t = apply(k, "tile,double_buffer")
     assert "X_ub" in {d.name for d in t.buffers if d.kind == "local"}
     assert api.verify(k, t, trials=1, seed=fresh_seed()).ok
+
+
+def test_tiled_rope_spreads_rows_over_the_cores() -> None:
+    """The two stores of `Y_ub` cover it (deps.privatizable by `coverage.covered_by_union`), so
+    the tile loop is parallel and the kernel runs on several cores; interpreted before ==
+    after multicore on fresh random inputs."""
+    k = example("rope", {"S": 32, "H": 4, "D": 64})
+    t = apply(k, "tile,double_buffer")
+    em = emit_ascendc(t)
+    assert "blockDim 1)" not in em.source and "blockDim" in em.source
+    m = apply(k, "tile,multicore{rope},double_buffer")
+    assert api.verify(k, m, trials=1, seed=fresh_seed()).ok

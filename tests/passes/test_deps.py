@@ -147,3 +147,39 @@ def test_solver_free_paths_agree_with_z3(monkeypatch) -> None:  # type: ignore[n
     slow = [_answers(k) for k in kernels]
     deps.analyze.cache_clear()
     assert fast == slow
+
+
+_TWO_STORES = """
+kernel k(X: f32[S, D]) -> (Y: f32[S, D]) {{
+  size S = 6
+  size D = 8
+  local Y_ub: f32[1, 8] @ub
+  L: for s0 in 0..S {{
+    for s in 0..1 {{
+      for d in 0..4 {{
+        Y_ub[s, {a}] = X[s0, d] * 2.0
+        Y_ub[s, {b}] = X[s0, d] + 1.0
+      }}
+    }}
+    copy Y[s0:s0 + 1, 0:8] <- Y_ub[0:1, 0:8]
+  }}
+}}"""
+
+
+def test_two_store_patterns_that_cover_the_tile_make_it_private() -> None:
+    """RoPE's stores (`coverage.covered_by_union`): halves `d`, `d + 4` and interleaved pairs
+    `2 * d`, `2 * d + 1` together write the whole tile the copy-out reads, so each iteration
+    of `L` owns its tile (multicore may split `L`); a gap (element 4 or the odd ones never
+    written) keeps the dependence."""
+    for a, b, private in [("d", "d + 4", True), ("2 * d", "2 * d + 1", True),
+                          ("d", "d + 5", False), ("2 * d", "2 * d + 2", False)]:
+        k = kernel(_TWO_STORES.format(a=a, b=b))
+        assert privatizable(k, (0,), "Y_ub") is private, (a, b)
+        assert is_parallel(k, (0,)) is private, (a, b)
+
+
+def test_tiled_half_split_rope_is_parallel() -> None:
+    from passes_testutil import apply
+
+    k = apply(example("rope"), "tile")
+    assert privatizable(k, (0,), "Y_ub") and is_parallel(k, (0,))
