@@ -62,3 +62,18 @@ def test_tiled_rope_spreads_rows_over_the_cores() -> None:
     assert "blockDim 1)" not in em.source and "blockDim" in em.source
     m = apply(k, "tile,multicore{rope},double_buffer")
     assert api.verify(k, m, trials=1, seed=fresh_seed()).ok
+
+
+def test_rope_rows_are_one_mask_repeat_tile() -> None:
+    """rows2d over partial rows: the row loop `h` of the tile is one tile of half rows, every
+    instruction in the mask/repeat form (a count form would compute into the other half), the
+    widened X halves computed once for both statements; interpreted before == after."""
+    k = example("rope", {"S": 4, "H": 8, "D": 128})
+    t = apply(k, "tile{rope.s=2,rope.h=8},double_buffer")
+    em = emit_ascendc(t)
+    tiles = [n for n in em.plan.nests if n.pattern == "rows2d"]
+    assert len(tiles) == 1
+    ops = [p.item for p in tiles[0].plan if hasattr(p.item, "repeat")]
+    assert len(ops) == 10 and all(op.repeat is not None and op.repeat.times == 8 and op.repeat.mask == 64 for op in ops)
+    assert [op.op for op in ops].count("Cast") == 4
+    assert api.verify(k, t, trials=1, seed=fresh_seed()).ok

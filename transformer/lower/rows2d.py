@@ -36,6 +36,13 @@ every row, the same operations in the same order):
   row-wise operation is one mask/repeat instruction per 256 B of the row (one repeat per row),
   at most `ROWS_PER_CALL` rows per call.
 
+Partial rows (`Shape.partial`, RoPE's `Y_ub[s, h, d]` and `Y_ub[s, h, d + Dh]` over row `h`):
+when an operand starts inside its row, the rest of the row is another statement's columns, so
+every tile instruction is a mask/repeat one over the columns (never computed through), one
+tensor may be stored at disjoint column patterns, and values the column loop's statements
+share are computed once (`shared_values`). The row may then be any one dimension of a tensor
+of rank 3 or more (`_row_dim`).
+
 The selection is `vector._Sel` in three modes (the tile; the row vectors; the column
 vectors): its expression compiler, casts and temporaries are reused, and `vop` emits the
 mask/repeat form when an operand is a broadcast (`BVec`). `choose` compares the plan's price
@@ -74,7 +81,7 @@ from .plan import Line, NestChoice
 from .price import Pricer
 from .cexpr import CTYPE
 from .temporaries import fits, needs_api_temp
-from .vector import _COMPOUND, VEC_TYPES, NoMatch, Scal, Vec, _same_index_check, _Sel, _trip, quasi_affine_reason
+from .vector import _COMPOUND, VEC_TYPES, NoMatch, Scal, Vec, _same_index_check, _Sel, _trip, cse_uses, quasi_affine_reason
 
 if TYPE_CHECKING:
     from .lower import PhaseEmitter
@@ -105,6 +112,10 @@ class Shape:
     private: dict[str, str] = field(default_factory=dict)  # row-private local -> dtype
     skip: set[int] = field(default_factory=set)  # ids of identity initialisations folded into the reduction after them
     fresh: set[int] = field(default_factory=set)  # ids of reductions writing their target directly
+    # some operand starts inside its row (RoPE's `X_ub[s, h, d + Dh]`): the rest of a row is not
+    # padding but another statement's columns, so every tile instruction is a mask/repeat one
+    # over the columns only (never computed through)
+    partial: bool = False
 
 
 def _names(e: ir.Expr) -> set[str]:
@@ -245,13 +256,19 @@ def match(pe: "PhaseEmitter", row: ir.For) -> Shape | str:
                 return quasi_affine_reason(a.tensor, row.body, low.sizes) or f"`{a.tensor}` is not a UB local"
             first.setdefault(a.tensor, (st, nest, a))
             uses_r = any(row.var in _names(i) for i in a.indices)
-            if uses_r and len(a.indices) == 2:
-                pitches.add(info.strides[0])
+            # rank 3 and more: row `r` in one dimension (`Y_ub[s, h, d]` over row `h`)
+            dim = _row_dim(a, row.var) if len(a.indices) > 2 else None
+            if uses_r and (len(a.indices) == 2 or dim is not None):
+                pitches.add(info.strides[dim if dim is not None else 0])
+                off = _in_row_offset(a, dim if dim is not None else 0, info.strides, low.sizes)
+                if off is None:
+                    return f"`{a.tensor}` is not indexed by a row and columns"
+                sh.partial = sh.partial or off != 0
             if a.tensor not in written:
                 continue
             if uses_r:
-                if not (isinstance(a.indices[0], ir.Name) and a.indices[0].name == row.var) or \
-                        any(row.var in _names(i) for i in a.indices[1:]) or len(a.indices) > 2:
+                if dim is None and (not (isinstance(a.indices[0], ir.Name) and a.indices[0].name == row.var) or
+                                    any(row.var in _names(i) for i in a.indices[1:]) or len(a.indices) > 2):
                     return f"`{a.tensor}` is written in the row and accessed outside row `{row.var}`"
             else:
                 if nest is None or len(a.indices) != 1 or not (isinstance(a.indices[0], ir.Name) and a.indices[0].name == nest.var):
@@ -278,6 +295,28 @@ def match(pe: "PhaseEmitter", row: ir.For) -> Shape | str:
 
 
 _IDENTITY = {"max=": float("-inf"), "min=": float("inf"), "+=": 0.0}
+
+
+def _row_dim(a: ir.Access, r: str) -> int | None:
+    """The dimension of `a` indexed by exactly the row variable `r`, when no other index
+    mentions `r` (row `r` of a tensor of any rank: `Y_ub[s, h, d]` over row `h`), else None."""
+    dims = [k for k, i in enumerate(a.indices) if r in _names(i)]
+    if len(dims) != 1 or not (isinstance(a.indices[dims[0]], ir.Name) and a.indices[dims[0]].name == r):
+        return None
+    return dims[0]
+
+
+def _in_row_offset(a: ir.Access, dim: int, strides: "tuple[int, ...]", sizes: dict[str, int]) -> int | None:
+    """The constant element offset inside its row of `a` (row index in dimension `dim`): the
+    constant part of the indices after `dim`; None when an index before `dim` mentions no
+    loop but is not constant, or an index after it is not affine."""
+    off = 0
+    for e, st in zip(a.indices[dim + 1:], strides[dim + 1:]):
+        af = to_affine(e, sizes)
+        if af is None:
+            return None
+        off += af.const * st
+    return off
 
 
 def _fold_identities(sh: Shape, row: ir.For) -> None:
@@ -318,6 +357,8 @@ class RowsSel(_Sel):
         self.col = first
         self.bcasts: dict[Operand, Vec] = {}
         self.bvec_ops: set[Operand] = set()
+        self.loop_cse: dict[str, int] = {}  # values the column loop's statements share (`shared_values`)
+        self.loop_vals: dict[str, Vec] = {}
         # reserved at the start of the scratch: a row vector per per-row scalar, a tile per
         # row-private local (never released); the expression slots follow
         self.home: dict[str, Operand] = {}
@@ -453,6 +494,8 @@ class RowsSel(_Sel):
         if self.kind == "tile" and isinstance(item, VecOp) and item.repeat is None and \
                 any(s in self.bvec_ops for s in item.srcs):
             raise NoMatch(f"`{item.op}` reads a row or column vector as a tile")
+        if self.kind == "tile" and self.sh.partial and isinstance(item, VecOp) and item.repeat is None:
+            raise NoMatch(f"`{item.op}` in count form over rows that are partly other statements' columns")
         super().emit(item)
 
     def arith(self, op: str, a: Vec | Scal, b: Vec | Scal, dt: str, dest: Vec | None) -> Vec:
@@ -488,35 +531,69 @@ class RowsSel(_Sel):
         return b
 
     def vop(self, op: str, dst: Vec, *srcs: Vec, scalar: str | None = None, **kw: object) -> None:
-        if self.kind != "tile" or not any(isinstance(s, BVec) for s in srcs):
+        partial = self.kind == "tile" and self.sh.partial
+        if not partial and (self.kind != "tile" or not any(isinstance(s, BVec) for s in srcs)):
             super().vop(op, dst, *srcs, scalar=scalar, **kw)
             return
-        if op not in BCAST_OPS or kw or isinstance(dst, BVec):
-            raise NoMatch(f"`{op}` of a row or column vector over the tile")
-        es = ir.DTYPE_BYTES[dst.dtype]
+        if partial and op == "Cast" and set(kw) <= {"round"} and len(srcs) == 1 and not isinstance(srcs[0], BVec):
+            pass  # a cast of the partial tile: mask/repeat over its columns, strides per dtype
+        elif op not in BCAST_OPS or kw or isinstance(dst, BVec):
+            raise NoMatch(f"`{op}` of a row or column vector over the tile" if not partial else
+                          f"`{op}` over rows that are partly other statements' columns (no mask/repeat form here)")
+        es = max(ir.DTYPE_BYTES[x.dtype] for x in (dst, *srcs))
         per, rb = 256 // es, self.pitch_blocks(dst.dtype)
         ops: list[tuple[Operand, int, int, int, bool]] = []  # operand, blk, rep, elements per row, column-offset
         for s in srcs:
             if isinstance(s, BVec) and s.kind == "row":
-                ops.append((self.brcb(s).op, 0, 1, 32 // es, False))
+                ops.append((self.brcb(s).op, 0, 1, 32 // ir.DTYPE_BYTES[s.dtype], False))
             elif isinstance(s, BVec):
                 ops.append((s.op, 1, 0, 0, True))
             else:
-                ops.append((s.op, 1, rb, self.sh.pitch, True))
+                ops.append((s.op, 1, self.pitch_blocks(s.dtype), self.sh.pitch, True))
         for r0, t in row_chunks(self.sh.rows, self.sh.rows_cpp):
             for c0 in range(0, self.sh.cols, per):
                 mask = min(per, self.sh.cols - c0)
                 s_ops = tuple(o.at(r0 * step + (c0 if col else 0)) for o, _, _, step, col in ops)
                 self.emit(VecOp(op, dst.op.at(r0 * self.sh.pitch + c0), s_ops, scalar, 0,
-                                Repeat(mask, t, (1, *(b for _, b, _, _, _ in ops)), (rb, *(r for _, _, r, _, _ in ops)))))
+                                Repeat(mask, t, (1, *(b for _, b, _, _, _ in ops)), (rb, *(r for _, _, r, _, _ in ops))),
+                                **kw))  # type: ignore[arg-type]
 
     # ---- statements ----------------------------------------------------------------------
     def store(self, s: ir.Assign) -> None:
-        super().store(s)
+        if not self.loop_cse:
+            super().store(s)
+        else:  # as `_Sel.store`, keeping the values the column loop's statements share
+            self.cse = {**cse_uses(s.value, self.depends), **self.loop_cse}
+            self.cse_vals = self.loop_vals
+            try:
+                self.store_(s)
+            finally:
+                for k in [k for k in self.cse_vals if k not in self.loop_cse]:
+                    self.release(self.cse_vals.pop(k))
+                self.loop_vals, self.cse, self.cse_vals = self.cse_vals, {}, {}
         for v in self.bcasts.values():
             self.release(v)
         self.bcasts = {}
         self.bvec_ops = set()
+
+    def shared_values(self, loop: ir.For) -> dict[str, int]:
+        """The tile subexpressions (not plain accesses) that two or more statements of the
+        column loop `loop` compute and that no statement of it changes (RoPE's `f32(X_ub[s,
+        h, d])` in both rotations): computed once for the loop, kept in a slot until its end
+        (only over partial rows: elsewhere the per-statement selection is unchanged)."""
+        from ..printer import format_expr
+
+        if not self.sh.partial or len(loop.body) < 2:
+            return {}
+        written = {_target_name(st) for st in loop.body}  # type: ignore[arg-type]
+        seen: dict[str, int] = {}
+        for st in loop.body:
+            keys = {format_expr(x) for x in ir.sub_exprs(st.value)  # type: ignore[attr-defined]
+                    if not isinstance(x, (ir.Access, ir.Name)) and self.depends(x) and not (_names(x) & written)
+                    and not any(isinstance(y, ir.Access) and y.tensor in written for y in ir.sub_exprs(x))}
+            for k in keys:
+                seen[k] = seen.get(k, 0) + 1
+        return {k: n for k, n in seen.items() if n > 1}
 
     def reduce(self, s: ir.Assign) -> None:
         """`T op= e` over the columns into the row vector `T`: fold each row's repeats, one
@@ -597,11 +674,15 @@ class RowsSel(_Sel):
                     self.store(x)
                 continue
             assert isinstance(x, ir.For)
-            _same_index_check(x.body)
+            _same_index_check(x.body, (x.var, self.sh.cols, self.low.sizes) if self.sh.partial else None)
             self.col = x
             self._set("tile")
+            self.loop_cse, self.loop_vals = self.shared_values(x), {}
             for st in x.body:
                 self.store(st)  # type: ignore[arg-type]
+            for v in self.loop_vals.values():
+                self.release(v)
+            self.loop_cse, self.loop_vals = {}, {}
 
     def choice(self, where: str, fallback: str = "", capacity: bool = False) -> NestChoice:
         """The plan record: the temporaries as one area of `need` bytes (row vectors, row-private

@@ -339,7 +339,7 @@ class _Sel:
         # CAST_NONE: exact widening (rounds to nearest even where i32 -> f32 is inexact);
         # CAST_RINT: narrowing, and f32 -> i32 (nearest even, saturating as the IR converts)
         mode = "CAST_NONE" if dtype == "f32" or v.dtype == "i8" else "CAST_RINT"
-        self.emit(VecOp("Cast", out.op, (v.op,), None, self.count, round=mode))
+        self.vop("Cast", out, v, round=mode)  # (rows2d: the mask/repeat form over partial rows)
 
     def as_type(self, v: Vec | Scal, dtype: str, dest: Vec | None = None) -> Vec | Scal:
         if isinstance(v, Scal):
