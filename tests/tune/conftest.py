@@ -58,3 +58,17 @@ def target():
 @pytest.fixture
 def fake():
     return FakeMeasurer()
+
+
+@pytest.fixture
+def quick_agent(monkeypatch):
+    """The agent with a small search effort: 12 staged nodes priced instead of 60, 4 random
+    knob points and 4 children per generation instead of 16 and 8. For tests of the CLI,
+    the DB, the reports and the plumbing, which need *an* agent run, not a good one (the
+    search's quality is tested at full effort: test_strategies, test_knobs, test_costmodel)."""
+    from transformer.tune.strategies import Agent
+
+    monkeypatch.setattr(Agent, "PRICE_EXPANSIONS", 12)
+    monkeypatch.setattr(Agent, "EVO_INIT", 4)
+    monkeypatch.setattr(Agent, "EVO_CHILDREN", 4)
+    monkeypatch.setattr(Agent, "EVO_PARENTS", 4)

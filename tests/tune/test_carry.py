@@ -17,7 +17,7 @@ from .conftest import ROOT, small
 ADD = str(ROOT / "examples" / "add.ir")
 
 
-def test_the_warm_start_never_proposes_what_does_not_fit_at_the_new_size(tmp_path, target, fake):
+def test_the_warm_start_never_proposes_what_does_not_fit_at_the_new_size(tmp_path, target, fake, quick_agent):
     db = TuningDB(tmp_path / "t.sqlite")
     tune(small("add", M=16, N=256), target, budget=4, strategy="grid", measurer=fake, db=db)
     # the fastest at 16 x 256: explicit 8-row tiles, which need 3 MiB of UB at 64 x 65536
@@ -33,7 +33,7 @@ def test_the_warm_start_never_proposes_what_does_not_fit_at_the_new_size(tmp_pat
     assert all(c.verified is None for c in r.carried)  # 4 Mi elements: too large to interpret
 
 
-def test_a_winner_carried_from_other_sizes_says_so(tmp_path):
+def test_a_winner_carried_from_other_sizes_says_so(tmp_path, quick_agent):
     db = str(tmp_path / "t.sqlite")
 
     def run(*sizes: str, budget: int) -> dict:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 
+import pytest
 from click.testing import CliRunner
 
 from transformer.cli import main
@@ -13,6 +14,7 @@ from .conftest import ROOT
 
 SOFTMAX = str(ROOT / "examples" / "softmax.ir")
 SMALL = ["--size", "R=32", "--size", "C=256"]
+pytestmark = pytest.mark.usefixtures("quick_agent")  # these test the CLI and the DB, not the search
 
 
 def _run(*args: str):

@@ -252,3 +252,32 @@ def test_a_claim_after_another_run_stored_the_candidate_is_refused(tmp_path):
     db.record(source="s", candidate="y", model_version="m", kernel_name="k", sizes={}, target="t", pipeline="p",
               m=Measurement.failure(f"{TIMEOUT} after 30 s"), run_id=runs[0])
     assert db.claim("y", "m", runs[1])
+
+
+def test_opening_a_file_another_process_is_creating_tries_again(tmp_path, monkeypatch):
+    """Two processes opening a fresh DB at once can deadlock on the switch to WAL: SQLite says
+    "database is locked" at once, without the busy timeout (the kill -9 test's driver died of it
+    under load while the test polled the file). The loser tries again; other errors still raise."""
+    import sqlite3
+
+    import pytest
+
+    real = TuningDB._init_schema
+    fails = {"n": 2}
+
+    def flaky(self):
+        if fails["n"]:
+            fails["n"] -= 1
+            raise sqlite3.OperationalError("database is locked")
+        real(self)
+
+    monkeypatch.setattr(TuningDB, "_init_schema", flaky)
+    db = TuningDB(tmp_path / "f.sqlite")
+    assert fails["n"] == 0 and db.integrity() == "ok" and db.runs() == []
+
+    def broken(self):
+        raise sqlite3.OperationalError("no such table: nothing")
+
+    monkeypatch.setattr(TuningDB, "_init_schema", broken)
+    with pytest.raises(sqlite3.OperationalError, match="no such table"):
+        TuningDB(tmp_path / "g.sqlite")

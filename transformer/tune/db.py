@@ -124,6 +124,9 @@ class Evaluation:
                 "measured": self.measured, "created": self.created, "run_id": self.run_id}
 
 
+INIT_ATTEMPTS = 20  # tries at opening a file another process is creating (see `TuningDB.__init__`)
+
+
 class TuningDB:
     """A connection to one tuning database file (created on first use)."""
 
@@ -131,6 +134,19 @@ class TuningDB:
         self.path = Path(path) if path is not None else default_path()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.conn = sqlite3.connect(str(self.path), timeout=30.0, isolation_level=None)
+        # Two processes opening a fresh file at once can deadlock on the switch to WAL or the
+        # schema (both hold a read lock and want to write): SQLite then answers "database is
+        # locked" at once, without waiting out the busy timeout. Whoever loses tries again.
+        for attempt in range(INIT_ATTEMPTS):
+            try:
+                self._init_schema()
+                break
+            except sqlite3.OperationalError as e:
+                if "locked" not in str(e) or attempt == INIT_ATTEMPTS - 1:
+                    raise
+                time.sleep(0.05 * (attempt + 1))
+
+    def _init_schema(self) -> None:
         self.conn.execute("PRAGMA journal_mode=WAL")
         # WAL + NORMAL: a committed transaction survives the process being killed
         # (only an OS crash / power loss may lose the last commits).

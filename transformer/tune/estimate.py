@@ -33,6 +33,7 @@ own is that scalar code does one operation per cycle.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,6 +41,7 @@ from typing import Any
 from .. import ir
 from ..targets import resolve_target
 from ..targets import Target
+from .memo import KernelMemo
 
 ESTIMATE_VERSION = "estimate-4"  # 2: @gemm nests priced as the blocked cube kernel; 3: @conv nests too; 4: @flash kernels as the mix kernel
 PIPES = ("MTE2", "MTE1", "MTE3", "V", "M", "S")
@@ -52,6 +54,9 @@ class Estimate:
     bound: str
     pipes: dict[str, float] = field(default_factory=dict)
     roofline_us: float = 0.0
+
+
+_ESTIMATES: KernelMemo[Estimate] = KernelMemo()
 
 
 def _ops(e: ir.Expr) -> int:
@@ -281,8 +286,14 @@ def _flash_kernel(m: _Model, kernel: ir.Kernel) -> dict[str, float] | None:
 
 
 def estimate(kernel: ir.Kernel, target: Target | None = None) -> Estimate:
-    """The analytic time of `kernel` on `target` (see the module docstring)."""
+    """The analytic time of `kernel` on `target` (see the module docstring); computed once
+    per canonical kernel and target in a process (`memo.py`: the search asks again and again)."""
     tgt = resolve_target(target)
+    e = _ESTIMATES.get(kernel, tgt, "", lambda: _estimate(kernel, tgt))
+    return dataclasses.replace(e, pipes=dict(e.pipes))  # a copy: the memo's own is never changed
+
+
+def _estimate(kernel: ir.Kernel, tgt: Target) -> Estimate:
     m = _Model(kernel, tgt)
     total = {p: 0.0 for p in PIPES}
     cycles = 0.0

@@ -34,6 +34,7 @@ from typing import Any, Iterable, Sequence
 from .. import ir
 from ..printer import print_kernel
 from ..targets import Target
+from .memo import KernelMemo
 
 DEFAULT_STAGES: tuple[str, ...] = ("fuse", "online_softmax", "interchange", "gemm", "conv_gemm", "tile",
                                    "double_buffer", "multicore")
@@ -167,7 +168,12 @@ class Step:
 
 def apply_masked(kernel: ir.Kernel, p: Any, target: Target) -> Step:
     """Apply pass instance `p`; refuse (with the reason) if it is illegal, changes
-    nothing, or the result does not fit the target's on-chip memories."""
+    nothing, or the result does not fit the target's on-chip memories. Computed once per
+    canonical kernel, pass text and target in a process (`memo.py`)."""
+    return _APPLIED.get(kernel, target, p.to_text(), lambda: _apply_masked(kernel, p, target))
+
+
+def _apply_masked(kernel: ir.Kernel, p: Any, target: Target) -> Step:
     from passes.base import PipelineError
 
     from ..capacity import check_kernel_capacity
@@ -190,6 +196,9 @@ def apply_masked(kernel: ir.Kernel, p: Any, target: Target) -> Step:
         if res.status != "sat":
             return Step(text, None, f"capacity {res.status}: {_one_line(res.message)}")
     return Step(text, out)
+
+
+_APPLIED: KernelMemo[Step] = KernelMemo()
 
 
 class Node:
