@@ -144,7 +144,8 @@ def tune_cmd(file: str, sizes: tuple[str, ...], target_name: str | None, budget:
     if emit == "ascendc" and not output:
         raise UsageError("--emit ascendc needs -o PATH", hint="e.g. -o tuned.cpp")
     if shapes is not None:
-        _tune_shapes(file, sizes, shapes, target_name, budget, strategy, db_path, seed, measure, allow, as_json)
+        _tune_shapes(file, sizes, shapes, target_name, budget, strategy, db_path, seed, measure, allow, as_json,
+                     jobs=jobs, executor=executor, explain_=explain_, output=output, emit=emit)
         return
     kernel = load_kernel(file, sizes)
     target = load_target(target_name)
@@ -181,15 +182,7 @@ def tune_cmd(file: str, sizes: tuple[str, ...], target_name: str | None, budget:
 
         expl = explain(res, measurer, db)
     if output and res.best is not None:
-        if emit == "ascendc":
-            from .codegen import emit_ascendc
-
-            em = emit_ascendc(res.best.kernel, target, source_name=file, pipeline=res.best.pipeline)
-            write_output_file(output, em.source)
-        else:
-            from .printer import print_kernel
-
-            write_output_file(output, print_kernel(res.best.kernel))
+        _write_tuned(output, emit, res.best.kernel, target, file, res.best.pipeline)
     if as_json:
         d = res.to_json()
         if expl is not None:
@@ -234,9 +227,23 @@ def _space_text(kernel: "Kernel", target: "Target", allow: tuple[str, ...], as_j
     return "\n".join(out)
 
 
+def _write_tuned(output: str, emit: str, kernel: "Kernel", target: "Target", file: str, pipeline: str) -> None:
+    """`-o`: the tuned kernel as `.ir`, or its Ascend C with `--emit ascendc`."""
+    if emit == "ascendc":
+        from .codegen import emit_ascendc
+
+        write_output_file(output, emit_ascendc(kernel, target, source_name=file, pipeline=pipeline).source)
+    else:
+        from .printer import print_kernel
+
+        write_output_file(output, print_kernel(kernel))
+
+
 def _tune_shapes(file: str, sizes: tuple[str, ...], text: str, target_name: str | None, budget: int, strategy: str,
-                 db_path: str | None, seed: int, measure: str, allow: tuple[str, ...], as_json: bool) -> None:
-    """`ascx tune FILE --shapes ...` (transformer/tune/shapes.py)."""
+                 db_path: str | None, seed: int, measure: str, allow: tuple[str, ...], as_json: bool, *, jobs: int = 1,
+                 executor: str = "local", explain_: bool = False, output: str | None = None, emit: str = "ir") -> None:
+    """`ascx tune FILE --shapes ...` (transformer/tune/shapes.py); `-o` writes the winner at
+    the heaviest shape (the sizes the search ran at)."""
     from .tune.shapes import parse_shapes, tune_shapes
 
     try:
@@ -247,9 +254,18 @@ def _tune_shapes(file: str, sizes: tuple[str, ...], text: str, target_name: str 
     target = load_target(target_name)
     db = _db(db_path)
     res = tune_shapes(kernels, [w for _, w in parsed], target, budget=budget, strategy=strategy,
-                      measurer=_measurer(measure), db=db, seed=seed, allow=tuple(dict.fromkeys(allow)))
+                      measurer=_measurer(measure), db=db, seed=seed, allow=tuple(dict.fromkeys(allow)), jobs=jobs,
+                      executor=executor, explain=explain_)
+    written = ""
+    if output and res.kernel is not None:
+        _write_tuned(output, emit, res.kernel, target, file, res.best_pipeline or "")
+        written = ",".join(f"{k}={v}" for k, v in sorted(res.kernel.size_values().items()))
     if as_json:
-        click.echo(json.dumps(res.to_json(), indent=2))
+        d = res.to_json()
+        if written:
+            d["written"] = {"path": output, "sizes": res.kernel.size_values() if res.kernel else None}
+        click.echo(json.dumps(d, indent=2))
+        db.close()
         return
     if res.best_pipeline is None:
         click.echo("no pipeline is legal, fits and verifies at every shape (see `ascx db show`)")
@@ -263,6 +279,12 @@ def _tune_shapes(file: str, sizes: tuple[str, ...], text: str, target_name: str 
                 else "not verified"
             click.echo(f"  {at} (weight {e.weight:.3f}): {_fmt(e.m.time_us if e.m else None)}, fits, {check}")
     click.echo(f"evaluations: {res.evaluations} pipelines x {len(kernels)} shapes; db: {res.db} (run {res.run_id})")
+    if written:
+        click.echo(f"wrote {output}: the tuned kernel at {written} (the heaviest shape)")
+    if res.explanation is not None:
+        click.echo("times below are weighted over the shapes; bounds are per shape, in the order given (" +
+                   ", ".join(",".join(f"{k}={v}" for k, v in sorted(e.sizes.items())) for e in res.per_shape) + ")")
+        click.echo(res.explanation.render())
     db.close()
 
 

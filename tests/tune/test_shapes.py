@@ -84,3 +84,41 @@ def test_cli_shapes_json_and_usage_error(tmp_path):
     assert [s["sizes"] for s in d["shapes"]] == [{"M": 16, "N": 256}, {"M": 32, "N": 512}] and d["weighted_us"] > 0
     r = CliRunner().invoke(main, ["tune", f, "--shapes", "M=16:-1", "--db", db])
     assert r.exit_code == 2 and "--shapes" in r.output and "positive" in r.output
+
+
+def test_jobs_evaluate_the_same_pipelines_as_one_job(tmp_path, target):
+    """`--shapes` with `--jobs 2`: the re-checks run in the driver, every shape's measurement
+    in a pool; random search proposes the same points either way, so the same set wins."""
+    kernels = [small("add", M=16, N=256), small("add", M=32, N=512)]
+    got = []
+    for jobs in (1, 2):
+        r = tune_shapes(kernels, [2.0, 1.0], target, budget=5, strategy="random", measurer=FakeMeasurer(),
+                        db=TuningDB(tmp_path / f"j{jobs}.sqlite"), seed=2, jobs=jobs)
+        assert r.evaluations == 5
+        got.append((r.best_pipeline, r.weighted_us, sorted(p for p, _ in r.history)))
+    assert got[0] == got[1]
+
+
+def test_cli_shapes_output_and_explain(tmp_path):
+    """`-o` writes the winner at the heaviest shape; `--explain` ablates each of its passes on
+    the weighted time (a pass the others need is "needed", never priced)."""
+    db, out = str(tmp_path / "o.sqlite"), tmp_path / "tuned.ir"
+    f = str(ROOT / "examples" / "add.ir")
+    r = CliRunner().invoke(main, ["tune", f, "--shapes", "M=16,N=256;M=32,N=512:3", "--budget", "4", "--strategy",
+                                  "random", "--seed", "1", "--measure", "estimate", "--db", db, "--explain", "-o",
+                                  str(out), "--json"])
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.output)
+    assert d["evaluations"] == 4 and d["written"]["sizes"] == {"M": 32, "N": 512}
+    from transformer.parser import parse_file
+
+    tuned = parse_file(str(out))
+    assert tuned.size_values() == {"M": 32, "N": 512}
+    passes = [p.to_text() for p in parse_pipeline(d["best_pipeline"])] if d["best_pipeline"] else []
+    ab = d["explanation"]["ablation"]
+    assert [a["dropped"] for a in ab] == passes
+    for a in ab:  # a weighted slowdown, or why it cannot be dropped
+        assert (a["slowdown"] is not None and a["time_us"] > 0) or a["note"], a
+    text = CliRunner().invoke(main, ["tune", f, "--shapes", "M=16,N=256;M=32,N=512:3", "--budget", "4", "--strategy",
+                                     "random", "--seed", "1", "--measure", "estimate", "--db", db, "--explain"]).output
+    assert "weighted over the shapes" in text and "why `" in text
