@@ -18,6 +18,14 @@ with the flash options, conv2d and softmax with the tile lengths of every loop, 
 `ascx tune` itself (`tune`, fresh DB per run, one shared measurement cache per problem); the
 reference is the best time of every run and of the `--reference` strategies at 20x the smallest
 budget (exhaustive measurement is out of reach); cells are reference / found.
+`--problem softmax:R=64,C=1024` (repeatable; `attention:S=256,D=64:round_operand` adds `--allow`)
+replaces the problem list; `--cache FILE` keeps every measurement in a JSON-lines file shared by
+all runs and processes (each distinct kernel measured once: what makes emulator measurements
+affordable); `--partial FILE` appends each run's result as it finishes, and `--from-partial FILE`
+renders the table of whatever finished (`--reference ""` skips the 20x runs). The runs are
+deterministic given their measurements, so `--cache-only --points FILE` replays finished runs
+without measuring and writes every candidate they measured (pipeline and time, the format of
+`bench_costmodel.py --out`: the cost model's held-out correlation on the tuner's own points).
 
 With `--measure estimate` the ground truth is the analytic estimate, which is also the
 agent's prior: the agent's numbers are then not evidence of anything (the report says so).
@@ -151,14 +159,22 @@ LARGE_PROBLEMS: list[tuple[str, dict[str, int], tuple[str, ...]]] = [
     ("softmax", {"R": 1024, "C": 1024}, ()),  # tile lengths of every loop
 ]
 REFERENCE_FACTOR = 20
+NOT_CACHED = "not in the measurement cache"
 
 
 @dataclass
 class CachedMeasurer:
-    """`inner` measured once per canonical kernel (runs on fresh DBs share the results)."""
+    """`inner` measured once per canonical kernel (runs on fresh DBs share the results).
+
+    With `path`, the cache is also a JSON-lines file (one line per measured kernel: its key,
+    pipeline, time or error, in the format of `bench_costmodel.py --out`), read again on a
+    miss and appended to under a lock, so an interrupted benchmark resumes, and several
+    benchmark processes (one per problem) share their measurements."""
 
     inner: Any
     cache: dict[str, Measurement]
+    path: str = ""
+    only: bool = False  # never measure: a kernel not in the cache fails (replaying finished runs)
 
     @property
     def name(self) -> str:
@@ -168,49 +184,130 @@ class CachedMeasurer:
     def version(self) -> str:
         return str(self.inner.version)
 
+    def _load(self) -> None:
+        if self.path and Path(self.path).exists():
+            for line in Path(self.path).read_text().splitlines():
+                r = json.loads(line)
+                if r.get("version") == self.version and not str(r.get("error") or "").startswith("timeout"):
+                    self.cache.setdefault(r["key"], Measurement(r["time_us"], bound=r.get("bound", ""),
+                                                                error=r["error"], backend=self.name))
+
     def measure(self, kernel: Any, target: Any) -> Measurement:
         key = kernel_key(kernel, target)
         if key not in self.cache:
-            self.cache[key] = self.inner.measure(kernel, target)
+            self._load()
+        if key not in self.cache and self.only:
+            return Measurement.failure(f"{NOT_CACHED} (--cache-only)", backend=self.name)
+        if key not in self.cache:
+            m = self.inner.measure(kernel, target)
+            self.cache[key] = m
+            if self.path:
+                import fcntl
+
+                row = {"key": key, "version": self.version, "kernel": kernel.name, "sizes": kernel.size_values(),
+                       "time_us": m.time_us, "error": m.error, "bound": m.bound, "wall_s": round(m.wall_s, 1)}
+                with open(self.path, "a") as f:
+                    fcntl.flock(f, fcntl.LOCK_EX)
+                    f.write(json.dumps(row) + "\n")
+                print(f"    measured {m.time_us if m.ok else m.error} ({m.wall_s:.0f} s)", file=sys.stderr, flush=True)
         return self.cache[key]
+
+
+def problems(a: Any) -> list[tuple[str, dict[str, int], tuple[str, ...]]]:
+    """LARGE_PROBLEMS, or `--problem NAME[:N=V,...][:allow,...]` (repeatable) instead."""
+    if not a.problem:
+        return LARGE_PROBLEMS
+    out = []
+    for spec in a.problem:
+        name, _, rest = spec.partition(":")
+        sz, _, allow = rest.partition(":")
+        sizes = {k: int(v) for k, v in (x.split("=") for x in sz.split(",") if x)}
+        out.append((name, sizes, tuple(x for x in allow.split(",") if x)))
+    return out
 
 
 def large(a: Any, measurer: Any, target: Any, budgets: list[int], strategies: list[str]) -> list[dict[str, Any]]:
     """found / reference per (problem, strategy, budget) over seeds; the reference is the best
-    time of every run plus `reference` strategies at REFERENCE_FACTOR x the smallest budget."""
+    time of every run plus `reference` strategies at REFERENCE_FACTOR x the smallest budget.
+    Runs go seed by seed (every budget and strategy of seed 0 first), and with `--partial`
+    each run's result is appended to that JSON-lines file as it finishes, so a benchmark
+    stopped early still says what it reached."""
     from transformer.tune.knobs import KnobSpace
 
     only = set(a.only.split(",")) - {""}
     rows = []
-    for name, sizes, allow in LARGE_PROBLEMS:
+    for name, sizes, allow in problems(a):
         if only and name not in only:
             continue
         kernel = load_kernel(str(ROOT / "examples" / f"{name}.ir"), tuple(f"{k}={v}" for k, v in sizes.items()))
         size = KnobSpace.build(kernel, target, allow).size
-        cached = CachedMeasurer(measurer, {})
+        cached = CachedMeasurer(measurer, {}, a.cache, a.cache_only)
         tg = time.perf_counter()
+        label = f"{name} " + ",".join(f"{k}={v}" for k, v in sizes.items())
 
         def run(strategy: str, budget: int, seed: int) -> float:
+            t = time.perf_counter()
             res = tune(kernel, target, budget=budget, strategy=strategy, measurer=cached, db=TuningDB(":memory:"),
                        seed=seed, allow=allow)
-            return res.best_m.time_us if res.best_m and res.best_m.time_us else math.inf
+            us = res.best_m.time_us if res.best_m and res.best_m.time_us else math.inf
+            print(f"  {label} {strategy} @{budget} seed {seed}: {us:.3f} us {res.best.pipeline if res.best else None}"
+                  f" ({time.perf_counter() - t:.0f} s, {len(cached.cache)} kernels measured)", file=sys.stderr, flush=True)
+            if a.points:  # every measured candidate of the run, for bench_costmodel.py (its --out format)
+                have = {json.loads(x)["key"] for x in Path(a.points).read_text().splitlines()} \
+                    if Path(a.points).exists() else set()
+                with open(a.points, "a") as f:
+                    for c, m in res.history:
+                        if c.key not in have and not (m.error or "").startswith(NOT_CACHED):
+                            have.add(c.key)
+                            f.write(json.dumps({"key": c.key, "kernel": name, "sizes": sizes, "pipeline": c.pipeline,
+                                                "time_us": m.time_us, "error": m.error}) + "\n")
+            if a.partial:
+                with open(a.partial, "a") as f:
+                    f.write(json.dumps({"kernel": name, "sizes": sizes, "allow": list(allow), "strategy": strategy,
+                                        "budget": budget, "seed": seed, "time_us": us, "measurer": model_version(cached),
+                                        "pipeline": res.best.pipeline if res.best else None,
+                                        "kernels_measured": len(cached.cache)}) + "\n")
+            return us
 
-        found = {(s, b, seed): run(s, b, seed) for s in strategies for b in budgets
-                 for seed in range(a.seeds if s != "grid" else 1)}
+        found = {(s, b, seed): run(s, b, seed) for seed in range(a.seeds) for b in budgets for s in strategies
+                 if s != "grid" or seed == 0}
         ref_runs = {s: run(s, REFERENCE_FACTOR * budgets[0], 0) for s in a.reference.split(",") if s}
         ref = min([*found.values(), *ref_runs.values()])
-        label = f"{name} " + ",".join(f"{k}={v}" for k, v in sizes.items())
         print(f"{label}: knob space {size:.3g} points, reference {ref:.3f} us (best of every run and "
               f"{', '.join(f'{s} @{REFERENCE_FACTOR * budgets[0]}: {t:.3f}' for s, t in ref_runs.items())}), "
               f"{len(cached.cache)} kernels measured, {time.perf_counter() - tg:.0f} s", file=sys.stderr, flush=True)
-        for s in strategies:
-            for b in budgets:
-                ratios = [ref / t if t and math.isfinite(t) else 0.0 for (s2, b2, _), t in found.items() if (s2, b2) == (s, b)]
-                rows.append({"kernel": name, "sizes": sizes, "candidates": f"{size:.2g}", "strategy": s, "budget": b,
-                             "seeds": len(ratios), "median": statistics.median(ratios), "p10": pct(ratios, 0.10),
-                             "optimum_us": ref})
-                print(f"  {s:7} @{b:<3} median {rows[-1]['median']:.3f}  p10 {rows[-1]['p10']:.3f}", file=sys.stderr,
-                      flush=True)
+        rows += summarize(found, ref, name, sizes, f"{size:.2g}", strategies, budgets)
+    return rows
+
+
+def summarize(found: dict[tuple[str, int, int], float], ref: float, name: str, sizes: dict[str, int], size: str,
+              strategies: list[str], budgets: list[int]) -> list[dict[str, Any]]:
+    """The table rows (median, p10 of reference / found over seeds) of one problem."""
+    rows = []
+    for s in strategies:
+        for b in budgets:
+            ratios = [ref / t if t and math.isfinite(t) else 0.0 for (s2, b2, _), t in found.items() if (s2, b2) == (s, b)]
+            if not ratios:
+                continue
+            rows.append({"kernel": name, "sizes": sizes, "candidates": size, "strategy": s, "budget": b,
+                         "seeds": len(ratios), "median": statistics.median(ratios), "p10": pct(ratios, 0.10),
+                         "optimum_us": ref})
+            print(f"  {s:7} @{b:<3} median {rows[-1]['median']:.3f}  p10 {rows[-1]['p10']:.3f}", file=sys.stderr,
+                  flush=True)
+    return rows
+
+
+def from_partial(path: str) -> list[dict[str, Any]]:
+    """The table rows of a `--partial` file (the reference: the best of its runs per problem)."""
+    runs = [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+    rows: list[dict[str, Any]] = []
+    for prob in dict.fromkeys((r["kernel"], json.dumps(r["sizes"])) for r in runs):
+        mine = [r for r in runs if (r["kernel"], json.dumps(r["sizes"])) == prob]
+        found = {(r["strategy"], r["budget"], r["seed"]): r["time_us"] for r in mine}
+        ref = min(found.values())
+        strategies = list(dict.fromkeys(r["strategy"] for r in mine))
+        budgets = sorted({r["budget"] for r in mine})
+        rows += summarize(found, ref, prob[0], json.loads(prob[1]), "", strategies, budgets)
     return rows
 
 
@@ -238,11 +335,23 @@ def main() -> int:
     ap.add_argument("--large", action="store_true",
                     help="the knob spaces (>= 10^4 points) of LARGE_PROBLEMS, against a reference found with a 20x budget")
     ap.add_argument("--reference", default="agent,random", help="--large: strategies run at 20x the smallest budget")
+    ap.add_argument("--problem", action="append", default=[],
+                    help="--large: NAME[:N=V,...][:ALLOW,...] instead of LARGE_PROBLEMS (repeatable)")
+    ap.add_argument("--cache", default="", help="--large: JSON-lines measurement cache shared across runs and processes")
+    ap.add_argument("--partial", default="", help="--large: append each run's result to this JSON-lines file")
+    ap.add_argument("--timeout", type=float, default=0.0, help="the emulator's time limit per run, s (default its own)")
+    ap.add_argument("--cache-only", action="store_true", help="--large: measure nothing (replay runs the cache holds)")
+    ap.add_argument("--points", default="", help="--large: append every run's measured candidates (pipeline, time) here")
+    ap.add_argument("--from-partial", default="", help="the --large table of a --partial file (nothing measured)")
     a = ap.parse_args()
     measurer = EstimateMeasurer() if a.measure == "estimate" else default_measurer()
     if a.measure == "emulator" and measurer.name != "emulator":
         print("the emulator profiler is not available in this build", file=sys.stderr)
         return 2
+    if a.timeout and hasattr(measurer, "timeout"):
+        import dataclasses
+
+        measurer = dataclasses.replace(measurer, timeout=a.timeout)
     target = get_target(a.target)
     budgets = [int(b) for b in a.budgets.split(",")]
     strategies = a.strategies.split(",")
@@ -252,6 +361,12 @@ def main() -> int:
         except ImportError:
             print("note: optuna not installed, tpe left out (pip install optuna)", file=sys.stderr)
             strategies.remove("tpe")
+    if a.from_partial:
+        rows = from_partial(a.from_partial)
+        strategies = list(dict.fromkeys(r["strategy"] for r in rows))
+        budgets = sorted({r["budget"] for r in rows})
+        print(render(rows, budgets, strategies, None).replace("optimum time / found", "reference time / found"))
+        return 0
     if a.large:
         t0 = time.perf_counter()
         rows = large(a, measurer, target, budgets, strategies)
