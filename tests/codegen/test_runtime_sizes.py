@@ -109,12 +109,26 @@ def test_causal_flash_attention_with_a_ranged_s_is_specialised_with_a_note() -> 
     assert "TilingData" not in em.source and "causal `@flash` at run time" in em.warnings[-1], em.warnings
 
 
+VECTOR = {"softmax": "R", "rmsnorm": "N", "layernorm": "N"}  # a row-wise vector kernel -> its ranged row count
+
+
+def _ranged_rows(example: str) -> tuple:  # type: ignore[type-arg]
+    """`example` with its row count ranged over 1..300, through the documented `fuse,tile,double_buffer`."""
+    size = VECTOR[example]
+    text, n = re.subn(rf"^(\s*size {size} = \d+)\s*$", r"\1 in 1..300", (ROOT / "examples" / f"{example}.ir").read_text(),
+                      count=1, flags=re.M)
+    assert n == 1, example
+    ranged = kernel_text(text)
+    return ranged, apply(ranged, "fuse,tile,double_buffer")
+
+
 @pytest.fixture(scope="module")
 def ranged_bundle():  # type: ignore[no-untyped-def]
     """ONE sanitizer build of every ranged kernel below (bundle.py): each reads its sizes at run time."""
     from .bundle import build_bundle
 
-    kernels = {"add": _ranged_add(), "matmul": _ranged_matmul(), "attention": _ranged_attention()}
+    kernels = {"add": _ranged_add(), "matmul": _ranged_matmul(), "attention": _ranged_attention(),
+               **{n: _ranged_rows(n) for n in VECTOR}}
     bundle = build_bundle({n: emit_ascendc(out) for n, (_, out) in kernels.items()}, sanitize=True)
     return bundle, {n: ranged for n, (ranged, _) in kernels.items()}
 
@@ -126,6 +140,8 @@ SHAPES = {
                {"M": 100, "N": 37, "K": 300}, {"M": 17, "N": 260, "K": 33}],  # 128 x 256 C tiles, K blocks of 256
     # S in 128..640 multiple of 128 (the key block): both ends; 2 to 10 query tiles of 64 rows, one per AIC block
     "attention": [{"S": s} for s in (128, 640, 512, 256, 384)],
+    # rows in 1..300, tiles of 3 rows: both ends, the default, tails of 1 (100) and 2 (47) rows
+    **{n: [{size: r} for r in (1, 300, 256 if n == "softmax" else 128, 100, 47)] for n, size in VECTOR.items()},
 }
 
 
@@ -138,6 +154,7 @@ def test_one_build_of_ranged_kernels_runs_every_shape_under_sanitizers(ranged_bu
     from .bundle import run_bundled
 
     bundle, ranged = ranged_bundle
+    assert bundle.emitted[name].plan.runtime_names, name  # emitted once, with run-time sizes (not specialised)
     seed = fresh_seed()
     for shape in SHAPES[name]:
         ref = ranged[name].with_sizes(shape)
