@@ -7,6 +7,8 @@ interleaved RoPE's input. Interpreted before == after on fresh random inputs."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from transformer import api, ir
@@ -15,6 +17,8 @@ from transformer.lower.vector import _disjoint_stores
 from transformer.parser import parse
 
 from .conftest import apply, example, fresh_seed
+
+ROOT_EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "rope.ir"
 
 
 def _ix(text: str) -> tuple[ir.Expr, ...]:
@@ -75,4 +79,17 @@ def test_rope_rows_are_one_mask_repeat_tile() -> None:
     ops = [p.item for p in tiles[0].plan if hasattr(p.item, "repeat")]
     assert len(ops) == 10 and all(op.repeat is not None and op.repeat.times == 8 and op.repeat.mask == 64 for op in ops)
     assert [op.op for op in ops].count("Cast") == 4
+    assert api.verify(k, t, trials=1, seed=fresh_seed()).ok
+
+
+def test_partial_rows_without_a_mask_repeat_form_stay_row_by_row() -> None:
+    """An instruction rows2d has no mask/repeat form for (`Exp`) over partial rows: the whole
+    tile is refused (a count form would compute into the other half) and the per-row plan
+    runs; interpreted before == after."""
+    text = (ROOT_EXAMPLE.read_text().replace("Y[s, h, d] = f16(", "Y[s, h, d] = f16(exp(", 1)
+            .replace(" * Sn[s, d])\n        Y[s, h, d + Dh]", " * Sn[s, d]))\n        Y[s, h, d + Dh]", 1))
+    k = parse(text)
+    t = apply(k, "tile{rope.s=1,rope.h=4}")
+    patterns = {n.pattern for n in emit_ascendc(t).plan.nests if n.pattern}
+    assert patterns == {"vector-1d"}  # each (row, head) on its own, no whole-tile plan
     assert api.verify(k, t, trials=1, seed=fresh_seed()).ok
