@@ -74,6 +74,32 @@ def build_bundle(emitted: Mapping[str, Any], *, sanitize: bool = False, optimize
     return Bundle(binary, dict(emitted), maps)
 
 
+def build_cases(cases: Mapping[str, Any], *, sanitize: bool = True) -> Bundle:
+    """One build of several transformed kernels (case name -> `ir.Kernel`): each is emitted
+    under its case name (an emitted entry point is `extern "C"`: two kernels of one name
+    cannot share a translation unit), so a parametrised test builds once for all its cases."""
+    import dataclasses
+
+    from transformer.codegen import emit_ascendc
+
+    emitted = {name: emit_ascendc(dataclasses.replace(k, name=name)) for name, k in cases.items()}
+    return build_bundle(emitted, sanitize=sanitize)
+
+
+def check_bundled(b: Bundle, name: str, reference: Any, what: str = "") -> None:
+    """Kernel `name` of the bundle matches the interpreter running `reference` on fresh random
+    inputs (the seed, from OS entropy, is printed on failure), as `check_emitted` does for a
+    kernel built alone; a sanitizer report or a sync hazard fails the run."""
+    from transformer.interp import compare_outputs, random_inputs, run
+
+    seed = int(np.random.SeedSequence().entropy % (2**63))
+    inputs = random_inputs(reference, np.random.default_rng(seed))
+    expected = run(reference, inputs)
+    diffs = compare_outputs(reference, expected, run_bundled(b, name, inputs))
+    bad = [d.describe() for d in diffs if not d.ok]
+    assert diffs and not bad, f"{what or name}: emitted code differs from the interpreter (seed {seed}): {bad}"
+
+
 def run_bundled(b: Bundle, name: str, inputs: Mapping[str, np.ndarray], *, sizes: Mapping[str, int] | None = None,
                 out_shapes: Mapping[str, tuple[int, ...]] | None = None) -> dict[str, np.ndarray]:
     """Run kernel `name` of the bundle on `inputs`; its outputs by name (a failed run, a

@@ -19,7 +19,8 @@ from transformer.interp import compare_outputs, random_inputs, run
 from transformer.lower.conv import choose_conv_blocks, conv_buffers, match_conv, shifted
 from transformer.targets import resolve_target
 
-from .conftest import apply, check_emitted, example, fresh_seed, kernel_text
+from .bundle import Bundle, build_cases, check_bundled
+from .conftest import apply, example, fresh_seed, kernel_text
 
 # a 2 x 4 filter, other loop names, (r, c, s) reduction order, relu, no bias
 RELU_2X4 = """
@@ -155,20 +156,33 @@ def test_space_offers_the_pass_only_on_a_convolution() -> None:
         apply(split, "conv_gemm")
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("text,sizes,pipeline", [
-    (None, {"N": 1, "C": 2, "H": 6, "W": 5, "F": 3}, "conv_gemm"),  # OW = 3: per-row Fixpipe, K = 18: tail
+# name -> (kernel text or None for examples/conv2d.ir, its sizes, pipeline)
+EMITTED_CASES: dict[str, tuple[str | None, dict[str, int] | None, str]] = {
+    "conv_tails": (None, {"N": 1, "C": 2, "H": 6, "W": 5, "F": 3}, "conv_gemm"),  # OW = 3: per-row Fixpipe, K = 18: tail
     # 3 x 5 filter blocks x 2 row blocks x 2 images, 2 channel blocks (K tail 3*9), 2 K slices
-    (None, {"N": 2, "C": 5, "H": 9, "W": 18, "F": 40}, "conv_gemm{m=16,rows=4,c=3,k0=16}"),
-    (RELU_2X4, None, "conv_gemm{m=16,rows=2,c=2,k0=16}"),
+    "conv_blocks": (None, {"N": 2, "C": 5, "H": 9, "W": 18, "F": 40}, "conv_gemm{m=16,rows=4,c=3,k0=16}"),
+    "conv_relu_2x4": (RELU_2X4, None, "conv_gemm{m=16,rows=2,c=2,k0=16}"),
     # shifted path: weights permuted on the cube + SyncAll, 3 shifted copies; row and filter tails
-    (None, {"N": 2, "C": 16, "H": 11, "W": 20, "F": 20}, "conv_gemm{m=32,rows=4,c=16,k0=128}"),
-    (RELU_2X4.replace("CI = 3", "CI = 16"), None, "conv_gemm{m=32,rows=4,c=16,k0=128}"),  # 2 x 4, relu, no bias
-])
-def test_emitted_conv_matches_the_interpreter(text: str | None, sizes: dict[str, int] | None, pipeline: str) -> None:
-    k = kernel_text(text) if text else example("conv2d", sizes)
-    t = apply(k, pipeline)
-    em = emit_ascendc(t)
+    "conv_shifted": (None, {"N": 2, "C": 16, "H": 11, "W": 20, "F": 20}, "conv_gemm{m=32,rows=4,c=16,k0=128}"),
+    "conv_shifted_relu": (RELU_2X4.replace("CI = 3", "CI = 16"), None, "conv_gemm{m=32,rows=4,c=16,k0=128}"),  # 2 x 4, relu, no bias
+}
+
+
+@pytest.fixture(scope="module")
+def conv_bundle() -> tuple[Bundle, dict[str, ir.Kernel]]:
+    """Every case of EMITTED_CASES transformed, in ONE sanitizer build (tests/codegen/bundle.py)."""
+    originals, transformed = {}, {}
+    for name, (text, sizes, pipeline) in EMITTED_CASES.items():
+        originals[name] = kernel_text(text) if text else example("conv2d", sizes)
+        transformed[name] = apply(originals[name], pipeline)
+    return build_cases(transformed, sanitize=True), originals
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", EMITTED_CASES)
+def test_emitted_conv_matches_the_interpreter(conv_bundle: tuple[Bundle, dict[str, ir.Kernel]], name: str) -> None:
+    bundle, originals = conv_bundle
+    k, em = originals[name], bundle.emitted[name]
     assert em.warnings == [] and "Mmad(" in em.source and "InitConstValue(" in em.source
     assert ("SyncAll<false>()" in em.source) == (k.size_values().get("C", k.size_values().get("CI")) == 16)
-    check_emitted(t, k, emitted=em, sanitize=True, what=f"conv {pipeline}")
+    check_bundled(bundle, name, k, what=f"conv {EMITTED_CASES[name][2]}")
