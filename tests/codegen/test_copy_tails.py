@@ -19,7 +19,8 @@ import pytest
 from transformer.codegen import emit_ascendc
 from transformer.lower import lower_kernel
 
-from .conftest import check_emitted, kernel_text
+from .bundle import Bundle, build_cases, check_bundled
+from .conftest import kernel_text
 
 # 2-D tails of f32 (rows of 32, tail 4) and f16 (rows of 40 in rows of 48: ragged), the
 # destination's columns beyond the region written beforehand and read afterwards (a copy
@@ -137,10 +138,18 @@ def test_gm_to_l1_row_tail_is_a_dma_and_ragged_tail_says_why() -> None:
     assert instrs == ("GetValue", "SetValue") and "DataCopyPad has no path into L1" in why
 
 
+CASES = {"ub_tails": UU, "ub_row_and_ragged": ROW, "gm_l1_tail": L1}
+
+
+@pytest.fixture(scope="module")
+def copies_bundle() -> Bundle:
+    """The three kernels in ONE sanitizer build (tests/codegen/bundle.py)."""
+    return build_cases({name: kernel_text(text) for name, text in CASES.items()}, sanitize=True)
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("text", [UU, ROW, L1], ids=["ub-tails", "ub-row-and-ragged", "gm-l1-tail"])
-def test_copies_match_the_interpreter_under_sanitizers(text: str) -> None:
-    k = kernel_text(text)
-    em = emit_ascendc(k)
+@pytest.mark.parametrize("name", CASES)
+def test_copies_match_the_interpreter_under_sanitizers(copies_bundle: Bundle, name: str) -> None:
+    em = copies_bundle.emitted[name]
     assert not any("copy into" in w for w in em.warnings), em.warnings
-    check_emitted(k, k, emitted=em, sanitize=True, what="vector / DMA copies with tails")
+    check_bundled(copies_bundle, name, kernel_text(CASES[name]), what=f"vector / DMA copies with tails ({name})")
