@@ -12,6 +12,7 @@ compile / run helpers used by the tests and by ``ascx verify``. See ``docs/emula
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
@@ -20,7 +21,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Sequence
 
 from .trace import TraceEvent, parse_trace
 
@@ -195,6 +196,34 @@ def _cached_build(sources: Sequence[tuple[str, str]], flags: list[str], key_extr
     if out.is_file():
         return out
     out.parent.mkdir(parents=True, exist_ok=True)
+    with _build_lock(out.parent):
+        if out.is_file():  # another process built it while this one waited
+            return out
+        _compile_into(sources, flags, cxx, name, in_place, out)
+    return out
+
+
+@contextlib.contextmanager
+def _build_lock(folder: Path) -> Iterator[None]:
+    """An exclusive lock on `folder` (POSIX `flock`; none elsewhere): processes that need the
+    same binary at once (test workers, parallel `ascx` runs) compile it once, the others wait
+    for it instead of compiling it again."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: each process compiles its own copy (written atomically)
+        yield
+        return
+    with open(folder / ".lock", "w") as fd:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+
+
+def _compile_into(sources: Sequence[tuple[str, str]], flags: list[str], cxx: str, name: str,
+                  in_place: Sequence[Path], out: Path) -> None:
+    """Run the compiler on `sources` and move the binary to `out` atomically."""
     with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
         paths = [p.resolve() for p in in_place]
         for fname, text in sources if not in_place else ():
@@ -210,7 +239,6 @@ def _cached_build(sources: Sequence[tuple[str, str]], flags: list[str], key_extr
         os.replace(tmp_bin, out)
         for (fname, _), src in zip(sources, paths):
             shutil.copyfile(src, out.parent / fname)
-    return out
 
 
 _WARNINGS = "compiler-warnings.txt"
