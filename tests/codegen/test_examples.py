@@ -10,7 +10,8 @@ import pytest
 
 from transformer.codegen import emit_ascendc
 
-from .conftest import DOCUMENTED, apply, check_emitted, example, kernel_text
+from .bundle import Bundle, build_cases, check_bundled
+from .conftest import apply, check_emitted, example, kernel_text
 
 pytestmark = pytest.mark.slow  # compiles C++ against the emulator (tests/conftest.py: the tiers)
 
@@ -22,25 +23,22 @@ AS_WRITTEN_SIZES: dict[str, dict[str, int]] = {
 }
 
 
-# examples whose documented pipeline is checked only under sanitizers (test_sanitize_examples.py
-# matches the interpreter too): a second build of the same kernel would add its compile time
-# to the full tier for nothing
-SANITIZED_ONLY = {"embedding", "cross_entropy", "paged_attention"}
+# Each example's documented pipeline (its first README row, at the sizes of DOCUMENTED) is
+# built and checked against the interpreter under sanitizers in test_sanitize_examples.py
+# (test_first_rows_are_the_documented_pipelines_at_their_sizes): a second, unsanitized build
+# of the same kernel would add its compile time to the full tier for nothing.
 
 
-@pytest.mark.parametrize("name", sorted(set(DOCUMENTED) - SANITIZED_ONLY))
-def test_documented_pipeline_matches_interpreter(name: str) -> None:
-    pipeline, sizes = DOCUMENTED[name]
-    k = example(name, sizes)
-    check_emitted(apply(k, pipeline), k, what=f"{name} --passes {pipeline}")
+@pytest.fixture(scope="module")
+def as_written() -> Bundle:
+    """Every example as written (untransformed: scalar GM code), in ONE build."""
+    return build_cases({name: example(name, sizes) for name, sizes in AS_WRITTEN_SIZES.items()}, sanitize=False)
 
 
 @pytest.mark.parametrize("name", sorted(AS_WRITTEN_SIZES))
-def test_as_written_matches_interpreter(name: str) -> None:
-    k = example(name, AS_WRITTEN_SIZES[name])
-    em = emit_ascendc(k)
-    assert em.warnings, "an untiled kernel runs scalar GM code and must say so"
-    check_emitted(k, k, emitted=em, what=f"{name} as written")
+def test_as_written_matches_interpreter(as_written: Bundle, name: str) -> None:
+    assert as_written.emitted[name].warnings, "an untiled kernel runs scalar GM code and must say so"
+    check_bundled(as_written, name, example(name, AS_WRITTEN_SIZES[name]), what=f"{name} as written")
 
 
 @pytest.mark.parametrize("name,pipeline,sizes,kind", [
