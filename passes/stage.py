@@ -48,6 +48,7 @@ from typing import Any, ClassVar, Mapping
 from transformer import ir
 from transformer.affine import to_affine
 from transformer.diagnostics import CapacityExceeded, NotApplicable
+from transformer.printer import format_expr
 from transformer.regions import (AccessSite, Box, WrittenBefore, box_of, collect, common_path, contains, kept_dims,
                                  merge, reads_covered, union)
 from transformer.targets import Target
@@ -186,6 +187,13 @@ def stage_nest(kernel: ir.Kernel, nest: ir.Stmt, st: Strips | None, sizes: Mappi
         if decl is None or decl.kind == "local" or decl.rank == 0 or x in in_copies or (at is not None and x not in at):
             continue
         groups = _row_groups(accs[x], st, loops) if st is not None else [accs[x]]
+        if len(groups) == 1 and st is not None and at is None:
+            groups, picked = _picked_apart(accs[x], st, loops)
+            if picked:
+                trace.decisions.append(f"`{x}`'s {len(picked)} read(s) through an index tensor outside the loops over "
+                                       "the row (" + ", ".join(f"`{format_expr(a.access)}`" for a in picked)
+                                       + ") stay in GM: one element each, read by the scalar unit; the loops over "
+                                       "the row stage it per tile")
         if len(groups) > 1 and _whole_row_fits(x, decl, accs[x], label, block_paths, loops, sizes, used_outside,
                                                written_before, target):
             groups = [accs[x]]
@@ -296,6 +304,26 @@ def _row_groups(lst: list[AccessSite], st: Strips, loops: Mapping[Path, ir.For])
             return [lst]
         by_child.setdefault(child, []).append(a)
     return list(by_child.values()) if len(by_child) > 1 else [lst]
+
+
+def _picked_apart(lst: list[AccessSite], st: Strips, loops: Mapping[Path, ir.For]
+                  ) -> tuple[list[list[AccessSite]], list[AccessSite]]:
+    """`_row_groups` of the accesses of a tensor the nest only reads, less its reads through
+    an index tensor that lie outside the loops over the row (cross-entropy's pick of the
+    label's logit `X[r, labels[r]]` next to the max and sum loops over a row longer than a
+    tile): when the other accesses split into two or more groups, those reads stay in GM
+    (one element each: the scalar unit reads it) instead of keeping the whole row in GM.
+    Else `([lst], [])`."""
+    if any(a.write for a in lst):
+        return [lst], []
+    common = common_path(lst)
+    picked = [a for a in lst if any(isinstance(i, ir.Access) for i in a.access.indices)
+              and not (a.stmt_path[:len(common) + 1] in loops and len(a.stmt_path) > len(common) + 1)]
+    rest = [a for a in lst if a not in picked]
+    if not picked or not rest:
+        return [lst], []
+    groups = _row_groups(rest, st, loops)
+    return (groups, picked) if len(groups) > 1 else ([lst], [])
 
 
 def _whole_row_fits(x: str, decl: ir.TensorDecl, lst: list[AccessSite], label: str, block_paths: set[Path],

@@ -22,6 +22,12 @@ from .conftest import ROOT, apply, example, fresh_seed
 pytestmark = pytest.mark.slow  # compiles C++ against the emulator (tests/conftest.py: the tiers)
 
 SCALAR = "transpose_scalar"  # the transpose example with instruction selection disabled
+# more (example, pipeline, sizes) in the same build: shapes the small operator sizes do not reach
+VARIANTS: dict[str, tuple[str, str, dict[str, int]]] = {
+    # a row longer than a tile (16,500 f16 > the 8,192 tile tile chooses): X staged per tile by
+    # the max and sum loops, the label's logit read from GM (issue 28: 1024 x 32000 went scalar)
+    "cross_entropy_long_rows": ("cross_entropy", "fuse,tile,double_buffer", {"R": 2, "C": 16500}),
+}
 
 
 def test_every_operator_example_is_documented() -> None:
@@ -46,10 +52,14 @@ def operators() -> tuple[Bundle, dict[str, object]]:
     k = dataclasses.replace(example("transpose", OPERATORS["transpose"][1]), name=SCALAR)
     originals[SCALAR] = k
     emitted[SCALAR] = emit_ascendc(apply(k, OPERATORS["transpose"][0]), source_name="examples/transpose.ir", select=False)
+    for name, (ex, pipeline, sizes) in VARIANTS.items():
+        k = dataclasses.replace(example(ex, sizes), name=name)
+        originals[name] = k
+        emitted[name] = emit_ascendc(apply(k, pipeline), source_name=f"examples/{ex}.ir")
     return build_bundle(emitted, sanitize=True), originals
 
 
-@pytest.mark.parametrize("name", sorted(OPERATORS) + [SCALAR])
+@pytest.mark.parametrize("name", sorted(OPERATORS) + [SCALAR] + sorted(VARIANTS))
 def test_operator_runs_clean_under_sanitizers_and_matches(operators, name: str) -> None:  # type: ignore[no-untyped-def]
     from transformer.interp import compare_outputs, random_inputs, run
 
@@ -62,6 +72,12 @@ def test_operator_runs_clean_under_sanitizers_and_matches(operators, name: str) 
     diffs = compare_outputs(k, expected, actual)
     bad = [d.describe() for d in diffs if not d.ok]
     assert diffs and not bad, f"{name} (seed {seed}): {bad}"
+
+
+def test_variants_have_no_scalar_fallback(operators) -> None:  # type: ignore[no-untyped-def]
+    bundle, _ = operators
+    for name in VARIANTS:
+        assert not [n.fallback for n in bundle.emitted[name].plan.nests if n.fallback], name
 
 
 def test_explain_shares_are_within_the_run(operators) -> None:  # type: ignore[no-untyped-def]

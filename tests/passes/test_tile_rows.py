@@ -52,6 +52,23 @@ def test_long_rows_are_tiled_along_the_row_and_fit(name: str) -> None:
     assert equivalent(k, out) == []
 
 
+def test_cross_entropy_long_rows_stage_the_row_per_tile_and_pick_the_label_from_gm() -> None:
+    """Cross-entropy at a row longer than a tile (issue 28: 1024 x 32000 went scalar, `X` is not a
+    UB local): the max and the sum loops stage `X` per tile of the row; the label's logit
+    `X[r, labels[r]]`, read through the index tensor outside those loops, stays one GM element
+    per row instead of keeping the whole row in GM."""
+    k = example("cross_entropy", {"R": 3, "C": 16500})
+    out, trace = run_pipeline(k, "fuse,tile,double_buffer")
+    assert sum(c.startswith("split `rmax.c`") for c in trace[1].changes) == 2
+    assert sum(c.startswith("staged `X` in `X_ub`") for c in trace[1].changes) == 2
+    assert any("`X`'s 1 read(s) through an index tensor" in d for d in trace[1].decisions)
+    gm_reads = [a for s in ir.iter_stmts(out.body) if isinstance(s, ir.Assign)
+                for a in ir.sub_exprs(s.value) if isinstance(a, ir.Access) and a.tensor == "X"]
+    assert len(gm_reads) == 1 and isinstance(gm_reads[0].indices[1], ir.Access)  # only the pick
+    assert check_kernel_capacity(out, "ascend910b2").status == "sat"
+    assert equivalent(k, out) == []
+
+
 def test_softmax_recomputes_the_exponentials_instead_of_keeping_a_row() -> None:
     k = example("softmax", LONG["softmax"])
     out, trace = run_pipeline(k, "fuse,tile")
