@@ -56,6 +56,7 @@ from transformer.targets import Target
 from . import _rewrite as R
 from ._budgets import scope_budget, tensor_bytes
 from ._invariant import invariant_box
+from ._row_groups import picked_apart as _picked_apart, row_groups as _row_groups
 from ._roles import fixpipe_written, matmul_roles, strip_casts  # noqa: F401  (strip_casts: fission imports it here)
 from ._sink import is_block_loop
 from .base import Pass, PassError, TraceEntry, preferred_loop_names, register, resolve_loop
@@ -286,44 +287,6 @@ def _one_element(decl: ir.TensorDecl, places: list[tuple[Path, Box, bool, bool]]
         return False
     _, box, copy_in, copy_out = places[0]
     return not copy_in and not copy_out and all(mx == 1 for _, _, mx, _ in box.dims)
-
-
-def _row_groups(lst: list[AccessSite], st: Strips, loops: Mapping[Path, ir.For]) -> list[list[AccessSite]]:
-    """The accesses of one tensor split by the sibling tile loops (made by this pass) they
-    lie in, when they lie in two or more such loops directly below their common enclosing
-    loop and each loop's variable moves the footprint (the loops over a long row: the
-    tensor is staged per tile of each of them); else all accesses as one group."""
-    common = common_path(lst)
-    by_child: dict[Path, list[AccessSite]] = {}
-    for a in lst:
-        child = a.stmt_path[:len(common) + 1]
-        lp = loops.get(child)
-        if lp is None or lp.var not in st.tile_vars or len(a.stmt_path) <= len(child):
-            return [lst]
-        if not any(lp.var in R.names_in(i) for i in a.access.indices):
-            return [lst]
-        by_child.setdefault(child, []).append(a)
-    return list(by_child.values()) if len(by_child) > 1 else [lst]
-
-
-def _picked_apart(lst: list[AccessSite], st: Strips, loops: Mapping[Path, ir.For]
-                  ) -> tuple[list[list[AccessSite]], list[AccessSite]]:
-    """`_row_groups` of the accesses of a tensor the nest only reads, less its reads through
-    an index tensor that lie outside the loops over the row (cross-entropy's pick of the
-    label's logit `X[r, labels[r]]` next to the max and sum loops over a row longer than a
-    tile): when the other accesses split into two or more groups, those reads stay in GM
-    (one element each: the scalar unit reads it) instead of keeping the whole row in GM.
-    Else `([lst], [])`."""
-    if any(a.write for a in lst):
-        return [lst], []
-    common = common_path(lst)
-    picked = [a for a in lst if any(isinstance(i, ir.Access) for i in a.access.indices)
-              and not (a.stmt_path[:len(common) + 1] in loops and len(a.stmt_path) > len(common) + 1)]
-    rest = [a for a in lst if a not in picked]
-    if not picked or not rest:
-        return [lst], []
-    groups = _row_groups(rest, st, loops)
-    return (groups, picked) if len(groups) > 1 else ([lst], [])
 
 
 def _whole_row_fits(x: str, decl: ir.TensorDecl, lst: list[AccessSite], label: str, block_paths: set[Path],

@@ -243,26 +243,28 @@ def contains(big: Box, small: Box, sizes: Mapping[str, int]) -> bool:
     return True
 
 
-def dense_write(acc: AccessSite, level: Path) -> bool:
+def dense_write(acc: AccessSite, level: Path, sizes: Mapping[str, int] | None = None) -> bool:
     """A plain write whose elements fill its box: each index uses loops inside `level` in
     mixed radix — coefficient 1 on one loop, and each further loop's coefficient the
     product of the extents of the loops before it (`j0 * 256 + j`, `j` over 0..256: a tile
     loop and its point loop), every such loop from 0 to a constant — and no two indices use
-    the same loop."""
+    the same loop. `sizes`: the known sizes (a channel group's `g * CG + cc`, `CG = C / G`:
+    affine, and `cc` runs to the size `CG`)."""
+    sizes = sizes or {}
     inner = {lp.var: lp for p, lp in acc.loops if len(p) > len(level) and p[:len(level)] == level}
     seen: set[str] = set()
     for e in acc.access.indices:
-        a = to_affine(e, {})
+        a = to_affine(e, sizes)
         if a is None:
             return False
         used = sorted((v for v in inner if a.coeff(v)), key=lambda v: a.coeff(v))
-        if any(v in seen for v in used) or not _mixed_radix(a, [inner[v] for v in used]):
+        if any(v in seen for v in used) or not _mixed_radix(a, [inner[v] for v in used], sizes):
             return False
         seen.update(used)
     return True
 
 
-def _mixed_radix(a: Affine, loops: list[ir.For]) -> bool:
+def _mixed_radix(a: Affine, loops: list[ir.For], sizes: Mapping[str, int]) -> bool:
     """Whether `a` steps through consecutive elements over `loops` (by coefficient, smallest
     first): 1, then the extent of the first loop, then the product of the first two, ..."""
     step = 1
@@ -271,7 +273,7 @@ def _mixed_radix(a: Affine, loops: list[ir.For]) -> bool:
             return False
         if k == len(loops) - 1:
             return True
-        lo, hi = to_affine(lp.lo, {}), to_affine(lp.hi, {})
+        lo, hi = to_affine(lp.lo, sizes), to_affine(lp.hi, sizes)
         if lo is None or hi is None or not lo.is_const() or not hi.is_const() or lo.const != 0:
             return False
         step *= hi.const
@@ -326,7 +328,7 @@ def _covered_rec(by_top: Mapping[int, list[AccessSite]], body: tuple[ir.Stmt, ..
             if not ok:
                 return False, dense
         for a in lst:
-            if a.plain and dense_write(a, level):
+            if a.plain and dense_write(a, level, sizes):
                 b = box_of(a, level, sizes)
                 if b is not None:
                     dense.append((level, b))

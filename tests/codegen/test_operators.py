@@ -27,6 +27,9 @@ VARIANTS: dict[str, tuple[str, str, dict[str, int]]] = {
     # a row longer than a tile (16,500 f16 > the 8,192 tile tile chooses): X staged per tile by
     # the max and sum loops, the label's logit read from GM (issue 28: 1024 x 32000 went scalar)
     "cross_entropy_long_rows": ("cross_entropy", "fuse,tile,double_buffer", {"R": 2, "C": 16500}),
+    # 7 images x 8 groups = 56 (image, group) pairs over 48 cores: the first 8 take two, so
+    # a core's share starts and ends inside an image (spread.collapsible through `for n in 0..1`)
+    "group_norm_spread": ("group_norm", "fuse,tile,double_buffer", {"N": 7, "C": 16, "HH": 2, "WW": 8, "G": 8}),
 }
 
 

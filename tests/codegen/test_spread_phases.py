@@ -143,6 +143,17 @@ def test_2d_tile_grid_collapses(sizes: dict[str, int], tiles: str, workers: int,
     assert "collapsed into one index" in plan.phases[0].spread and note in plan.phases[0].spread
 
 
+def test_collapse_looks_through_a_one_iteration_point_loop() -> None:
+    """Group norm after `fuse,tile`: `for n0 in 0..N { for n in 0..1 { for g in 0..G {..} } }`;
+    the image x group pairs are shared out (issue 28: blockDim was N = 2). The emulator runs
+    it at 56 pairs on 48 cores in the operators' bundle (test_operators.VARIANTS)."""
+    sizes = {"N": 2, "C": 320, "HH": 64, "WW": 64, "G": 32}
+    plan = lower_kernel(apply(example("group_norm", sizes), "fuse,tile,double_buffer"))
+    assert plan.block_dim == 48 and plan.phases[0].cores == 48
+    assert "`mean` x `g` collapsed into one index of 2 x 32 = 64" in plan.phases[0].spread
+    assert "2 for the first 16, 1 for the rest" in plan.phases[0].spread
+
+
 def test_balanced_loop_is_not_collapsed() -> None:
     # 96 row tiles on 48 cores: 2 each already
     plan = lower_kernel(apply(example("add", {"M": 96, "N": 1024}), "tile{ew.i=1,ew.j=512},double_buffer"))

@@ -128,7 +128,7 @@ class _PhaseSrc:
     cores: int = 1
     loc: ir.Loc | None = None
     spread: str = ""  # how the outermost loop is shared among cores, or why not (spread.py)
-    inner: int | None = None  # the inner loop (index in the loop's body) collapsed with it (spread.py)
+    inner: tuple[int, ...] | None = None  # the inner loop (path from the loop's body) collapsed with it (spread.py)
     tried: tuple[tuple[str, float | None, str], ...] = ()  # the `phase` (or `kernel`) site's patterns
 
 
@@ -925,9 +925,9 @@ class PhaseEmitter:
         takes a contiguous range [begin, end) of k, visiting the outer iterations
         begin / trip2 .. (end - 1) / trip2 and, in the first and the last of them, only its
         part of the inner loop. Everything else of the outer body runs on every visit."""
-        from .spread import worker_bounds
+        from .spread import inner_loop, worker_bounds
 
-        inner = s.body[self.src.inner]  # type: ignore[index]
+        inner = inner_loop(s, self.src.inner)  # type: ignore[arg-type]
         assert isinstance(inner, ir.For)
         a2 = to_affine(inner.lo, self.low.sizes)
         assert a2 is not None and a2.is_const()

@@ -45,7 +45,19 @@ class Spread:
     cores: int
     note: str  # what was decided and why (the plan prints it)
     auto: bool = False  # decided here, not by an explicit `@cores`
-    inner: int | None = None  # collapsed: the index, in the loop's body, of the inner loop shared with it
+    # collapsed: the path, from the loop's body, of the inner loop shared with it (through
+    # one-iteration loops: `tile`'s point loop `for n in 0..1` of one-row tiles)
+    inner: tuple[int, ...] | None = None
+
+
+def inner_loop(stmt: ir.For, path: tuple[int, ...]) -> ir.For:
+    """The loop at `path` below `stmt` (`Spread.inner`)."""
+    s: ir.Stmt = stmt
+    for i in path:
+        assert isinstance(s, ir.For)
+        s = s.body[i]
+    assert isinstance(s, ir.For)
+    return s
 
 
 def kind_cores(target: Target, core: str) -> tuple[int, str]:
@@ -90,7 +102,7 @@ def decide(kernel: ir.Kernel, stmt: ir.Stmt, index: int, core: str, target: Targ
     got = collapsible(kernel, stmt, index, trip, avail) if collapse else ""
     if isinstance(got, tuple):
         pos, trip2 = got
-        inner = stmt.body[pos]
+        inner = inner_loop(stmt, pos)
         n2 = min(trip * trip2, avail)
         q, r = divmod(trip * trip2, n2)
         share = f"{q} each" if r == 0 else f"{q + 1} for the first {r}, {q} for the rest"
@@ -104,8 +116,9 @@ def decide(kernel: ir.Kernel, stmt: ir.Stmt, index: int, core: str, target: Targ
     return Spread(n, f"{label} split over {n} of {avail} {kind} cores: {trip} iterations, {share} (contiguous){why}", True)
 
 
-def collapsible(kernel: ir.Kernel, stmt: ir.For, index: int, trip: int, avail: int) -> tuple[int, int] | str:
-    """(index in `stmt.body`, trip) of the inner loop that collapses with the spread loop
+def collapsible(kernel: ir.Kernel, stmt: ir.For, index: int, trip: int, avail: int
+                ) -> tuple[tuple[int, ...], int] | str:
+    """(path from `stmt.body`, trip) of the inner loop that collapses with the spread loop
     `stmt` into one flat index (worker w takes a contiguous range of (outer, inner) pairs in
     lexicographic order), or why none does ("" when `stmt` alone already balances).
 
@@ -115,7 +128,9 @@ def collapsible(kernel: ir.Kernel, stmt: ir.For, index: int, trip: int, avail: i
     inner loop and write nothing but locals (per core) that the inner loop does not write: a
     tile staged once per outer iteration (conv2d's input plane). The inner loop must be
     parallel itself and lowered as a loop (its body stages tiles or holds loops). It is
-    collapsed only when that lowers the critical core's count of inner iterations."""
+    collapsed only when that lowers the critical core's count of inner iterations. One-
+    iteration loops that hold nothing but one loop are looked through (group norm after
+    `tile`: `for n0 { for n in 0..1 { for g {..} } }` collapses `n0` x `g`)."""
     n = min(trip, avail)
     if trip % n == 0 and n == avail:
         return ""  # every core already has the same share
@@ -125,6 +140,11 @@ def collapsible(kernel: ir.Kernel, stmt: ir.For, index: int, trip: int, avail: i
     pos = loops[0]
     inner = stmt.body[pos]
     assert isinstance(inner, ir.For)
+    path: tuple[int, ...] = (pos,)
+    sizes = kernel.size_values()
+    while (len(inner.body) == 1 and isinstance(inner.body[0], ir.For)
+           and (const_trip(inner, sizes) or (0, 0))[1] == 1):
+        inner, path = inner.body[0], path + (0,)
     name = f"`{inner.label or inner.var}`"
     if pos != len(stmt.body) - 1:
         return f"statements follow {name} in the loop's body (they would run on several cores)"
@@ -136,18 +156,18 @@ def collapsible(kernel: ir.Kernel, stmt: ir.For, index: int, trip: int, avail: i
         return f"{name} writes what the statements before it write"
     if not any(isinstance(x, (ir.For, ir.Copy)) for x in inner.body):
         return f"{name} is one vector nest, not a loop of tiles"
-    ct = const_trip(inner, kernel.size_values())
+    ct = const_trip(inner, sizes)
     if ct is None or ct[1] < 2:
         return f"{name} has no constant bounds" if ct is None else f"{name} runs {ct[1]} time(s)"
     from ..deps import parallel_blockers
 
-    if parallel_blockers(kernel, (index, pos)):
+    if parallel_blockers(kernel, (index, *path)):
         return f"{name} is not parallel"
     trip2 = ct[1]
     n2 = min(trip * trip2, avail)
     if -(-trip * trip2 // n2) >= -(-trip // n) * trip2:
         return f"collapsing with {name} would not balance the cores better"
-    return pos, trip2
+    return path, trip2
 
 
 def is_prologue_copy(kernel: ir.Kernel, s: ir.Stmt) -> bool:

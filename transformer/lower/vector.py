@@ -156,6 +156,7 @@ class _Sel:
         self.n = n  # the nest's (largest) trip count: what temporaries are sized for
         self.count: int | str = n  # the instructions' count: a C++ expression for a tail
         self.quantum = n  # the count is a multiple of this (a tail of whole rows: the row length)
+        self.total = False  # a 2-D nest reduced over both loops into one element (pattern `collapsed-reduction`)
         self.depth = depth
         self.items: list[Placed] = []
         self.slots = 0
@@ -946,7 +947,7 @@ class _Sel:
         combine with the old value. Into an f16/bf16 accumulator (vec_types.py): the
         operand computed in its own type, widened to f32 (`Cast`), reduced in f32 and the
         combine rounded once to the accumulator's dtype."""
-        if len(self.loops) != 1:
+        if len(self.loops) != 1 and not (self.total and not self.depends(s.target)):
             raise NoMatch("reduction over a 2-D nest")
         tgt = s.target
         name = tgt.tensor if isinstance(tgt, ir.Access) else tgt.name
@@ -1276,7 +1277,7 @@ def _uses(e: ir.Expr, var: str) -> bool:
     return any(isinstance(x, ir.Name) and x.name == var for x in ir.sub_exprs(e))
 
 
-def match_straight(pe: "PhaseEmitter", loop: ir.For, depth: int) -> "_Sel | str":
+def match_straight(pe: "PhaseEmitter", loop: ir.For, depth: int, total: bool = False) -> "_Sel | str":
     """The straight selection of a 1-D nest or of a perfect 2-D nest collapsed into one
     vector (patterns `vector-1d`, `collapsed-2d`): the selection, or why not. A capacity
     refusal records what the selection needs (`pe.no_vector_need`) and asks the row context
@@ -1303,10 +1304,18 @@ def match_straight(pe: "PhaseEmitter", loop: ir.For, depth: int) -> "_Sel | str"
             sel.count = c0 if n1 == 1 else f"({c0}) * {n1}"
             sel.quantum = n1
         sel.inner_n = n1 if len(loops) == 2 else 0
+        sel.total = total and len(loops) == 2
         if len(loops) == 2:
-            # only a fully contiguous 2-D nest is collapsed; otherwise the outer loop stays
+            # only a fully contiguous 2-D nest is collapsed; otherwise the outer loop stays.
+            # `total` (pattern `collapsed-reduction`): every statement reduces over both loops
+            # into one element (`mu += X[cc, y, x]` over y, x), one reduction over all of them
             for s in body:
-                if isinstance(s, ir.Assign) and not (isinstance(s.target, ir.Access) and sel.depends(s.target)):
+                if not isinstance(s, ir.Assign):
+                    continue
+                if total:
+                    if s.op == "=" or sel.depends(s.target):
+                        raise NoMatch("not every statement reduces over both loops into one element")
+                elif not (isinstance(s.target, ir.Access) and sel.depends(s.target)):
                     raise NoMatch("reduction in a 2-D nest")
         for s in body:
             sel.store(s)  # type: ignore[arg-type]
