@@ -109,7 +109,12 @@ def box_of(acc: AccessSite, level: Path, sizes: Mapping[str, int],
     inner = [(p, lp) for p, lp in acc.loops if p[:len(level)] == level and len(p) > len(level)]
     inner_vars = {lp.var for _, lp in inner}
     rng: dict[str, tuple[ir.Expr, ir.Expr, int]] = {}
+    named = {x.name for i in acc.access.indices for x in ir.sub_exprs(i) if isinstance(x, ir.Name)}
     for _, lp in inner:
+        if lp.var not in named:
+            # the footprint does not move with this loop: its bounds do not matter (argmax's
+            # `I[r] min= ..` inside the tile tail loop `for c in 0..min(8192, C - c0 * 8192)`)
+            continue
         for e in (lp.lo, lp.hi):
             if mentions(e, inner_vars) is not None:
                 return None
@@ -138,7 +143,7 @@ def box_of(acc: AccessSite, level: Path, sizes: Mapping[str, int],
         used = [v for v in inner_vars if a.coeff(v)]
         if any(a.coeff(v) < 0 for v in used):
             return None
-        lo = simp(subst_expr(e, {v: rng[v][0] for v in inner_vars}))
+        lo = simp(subst_expr(e, {v: rng[v][0] for v in inner_vars if v in rng}))
         ext: ir.Expr | None = None
         mx = 1
         const = 1

@@ -29,6 +29,9 @@ VARIANTS: dict[str, tuple[str, str, dict[str, int]]] = {
     "cross_entropy_long_rows": ("cross_entropy", "fuse,tile,double_buffer", {"R": 2, "C": 16500}),
     # 7 images x 8 groups = 56 (image, group) pairs over 48 cores: the first 8 take two, so
     # a core's share starts and ends inside an image (spread.collapsible through `for n in 0..1`)
+    # argmax's `I[r]`, written in the tail loops over a long row, staged in UB (regions.box_of:
+    # the tail bound `min(8192, C - c0 * 8192)` of a loop the index does not use does not matter)
+    "argmax_long_rows": ("argmax", "fuse,tile,double_buffer", {"R": 2, "C": 12000}),
     "group_norm_spread": ("group_norm", "fuse,tile,double_buffer", {"N": 7, "C": 16, "HH": 2, "WW": 8, "G": 8}),
 }
 

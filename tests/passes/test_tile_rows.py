@@ -68,6 +68,18 @@ def test_cross_entropy_long_rows_stage_the_row_per_tile_and_pick_the_label_from_
     assert equivalent(k, out, trials=1) == []
 
 
+def test_argmax_long_rows_stage_the_index_output() -> None:
+    """Argmax over a row longer than a tile: `I[r]` is written inside the tile loops over the
+    row, whose tails bound `c` by `min(8192, C - c0 * 8192)`; the index does not use `c`, so
+    its footprint per row is one element and `I` is staged (issue 28: it stayed in GM, "not a
+    box", and the scalar unit read and wrote GM per tile)."""
+    k = example("argmax", {"R": 2, "C": 12000})
+    out, trace = run_pipeline(k, "fuse,tile,double_buffer")
+    assert any(c.startswith("staged `I` in `I_ub`") for c in trace[1].changes)
+    assert not any("`I` stays in GM" in d for d in trace[1].decisions)
+    assert equivalent(k, out, trials=1) == []
+
+
 def test_group_norm_stages_the_grouped_channels_of_its_output() -> None:
     """Group norm writes `Y[n, g * CG + cc, y, x]` (`CG = C / G`): with the sizes known that
     index steps through one contiguous block per group, so the writes fill the tile and `Y`
