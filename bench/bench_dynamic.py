@@ -16,7 +16,10 @@ build serves every shape; a kernel that path does not reach yet is specialised, 
 says `specialised`). All are profiled at the default sizes on the timing model (timing-only);
 the row prints ranged / static and runtime / static cycles (goal <= 1.1 each).
 
-    python bench/bench_dynamic.py [--only NAME]... [--json OUT.json]
+`--at 'S=2048;S=4096'` also profiles each row's run-time kernel (the one build) at those
+shapes against the static kernel emitted at each (the tiling keys' test: within ~1.0x).
+
+    python bench/bench_dynamic.py [--only NAME]... [--at SHAPES] [--json OUT.json]
 """
 
 from __future__ import annotations
@@ -98,10 +101,34 @@ def measure(name: str) -> Row:
                int(cycles[2]), bool(runtime.plan and runtime.plan.runtime_sizes))
 
 
+def measure_at(name: str, shapes: list[dict[str, int]]) -> list[dict[str, object]]:
+    """Row `name`'s run-time kernel profiled at each shape vs the static kernel emitted there."""
+    from transformer.api import parse, transform
+    from transformer.codegen import emit_ascendc
+    from transformer.timing.profile import profile_kernel
+
+    example = EXAMPLE.get(name, name)
+    path = ROOT / "examples" / f"{example}.ir"
+    pipeline = documented(example, WITH_PASS.get(name))
+    ranged = transform(parse(ranged_text(path.read_text(), RANGES[name])), pipeline, TARGET)
+    runtime = emit_ascendc(ranged, TARGET, source_name=str(path))
+    out = []
+    for shape in shapes:
+        static = transform(parse(path.read_text(), sizes=shape), pipeline, TARGET)
+        st = profile_kernel(static, TARGET, timing_only=True, source_name=str(path)).cycles
+        rt = profile_kernel(ranged.with_sizes(shape), TARGET, timing_only=True, source_name=str(path), emitted=runtime,
+                            at_sizes=True).cycles
+        out.append({"name": name, "shape": shape, "static_cycles": int(st), "runtime_cycles": int(rt), "ratio": rt / st})
+        print(f"{name:10s} at {','.join(f'{k}={v}' for k, v in shape.items()):12s} static {int(st):>10,d}  runtime "
+              f"{int(rt):>10,d}  ratio {rt / st:.3f}", flush=True)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", action="append", choices=sorted(RANGES), help="run only these rows")
     ap.add_argument("--json", type=Path, help="also write the rows as JSON")
+    ap.add_argument("--at", help="also profile the run-time kernel at these shapes ('S=2048;S=4096') vs static there")
     args = ap.parse_args()
     rows = []
     t0 = time.perf_counter()
@@ -112,9 +139,12 @@ def main() -> None:
         print(f"{r.name:10s} {r.pipeline:28s} {r.ranges:40s} static {r.static_cycles:>10,d}  ranged "
               f"{r.ranged_cycles:>10,d}  ratio {r.ratio:.3f}  {'runtime' if r.runtime else 'specialised'} "
               f"{r.runtime_cycles:>10,d}  ratio {r.runtime_ratio:.3f} {ok}", flush=True)
+    shapes = [{k: int(v) for k, v in (kv.split("=") for kv in sh.split(","))} for sh in (args.at or "").split(";") if sh]
+    at = [x for name in (args.only or list(RANGES)) for x in (measure_at(name, shapes) if shapes else [])]
     print(f"({time.perf_counter() - t0:.0f} s, target {TARGET}, timing-only)")
     if args.json:
-        args.json.write_text(json.dumps([{**r.__dict__, "ratio": r.ratio, "runtime_ratio": r.runtime_ratio} for r in rows], indent=2))
+        args.json.write_text(json.dumps([{**r.__dict__, "ratio": r.ratio, "runtime_ratio": r.runtime_ratio} for r in rows]
+                                        + at, indent=2))
 
 
 if __name__ == "__main__":

@@ -97,10 +97,51 @@ def test_ranged_flash_attention_reads_s_and_its_block_split_from_the_tiling_stru
     for f in ("S", "faKvBlocks", "faQTiles", "faCores"):
         assert f"{f} = tilingData->{f};" in src, f
     assert "*blockDim = static_cast<uint32_t>(faCores);" in src and "static constexpr int32_t S" not in src
+    assert "faKey" not in src and "FlashCube2" not in src  # q = 64 and one tile per pass over all of 128..640: one path
     assert "(faQTiles - faBlk + faCores - 1) / faCores" in src  # round-robin over the blocks used, at run time
     assert "MGm.SetGlobalBuffer((__gm__ half *)M, (S) * (S));" in src and "(S - 128) * 2 / 32" in src  # M's row stride
     static = emit_ascendc(apply(ranged.specialised(), FLASH)).source
     assert "TilingData" not in static and "faTiles[" in static  # the emit-time schedule table
+
+
+def _c_ternary(expr: str, env: dict[str, int]) -> int:
+    """Evaluate the host tiling function's `S <= 1536 ? 0 : (S <= 3072 ? 1 : 2)` (integers,
+    `<=`, `==` and right-nested `?:` only) at `env`."""
+    expr = expr.strip()
+    while expr.startswith("(") and expr.endswith(")"):
+        expr = expr[1:-1].strip()
+    m = re.fullmatch(r"(\w+) (<=|==) (\d+) \? (\d+) : (.+)", expr)
+    if m is None:
+        return int(expr)
+    a, op, b = env[m.group(1)], m.group(2), int(m.group(3))
+    return int(m.group(4)) if (a <= b if op == "<=" else a == b) else _c_ternary(m.group(5), env)
+
+
+def test_ranged_flash_attention_has_a_tiling_key_per_q_and_group_the_pass_would_choose() -> None:
+    """S in 128..4096: the host picks the key of the (q, g) a static kernel gets at that S; the
+    kernel branches once on it; each key's path has its own buffers (docs/codegen.md, "Tiling keys")."""
+    import dataclasses
+
+    from transformer.lower.flash import match_flash
+    from transformer.lower.flash_keys import chosen
+    from transformer.targets import resolve_target
+
+    ranged, out = _ranged_attention(top=4096)
+    src = emit_ascendc(out).source
+    key_line = re.search(r"const int32_t faKey = (.+);", src)
+    q_line = re.search(r"const int32_t faQTiles = S / \((.+)\);", src)
+    assert key_line and q_line, src[:3000]
+    assert src.count("faKey == ") >= 3  # two branches (AIC and AIV) on three keys, and the q of each key
+    fa, target = match_flash(out.specialised()), resolve_target(None)
+    assert not isinstance(fa, str)
+    seen = set()
+    for s in range(128, 4097, 128):
+        key = _c_ternary(key_line.group(1), {"S": s})
+        want = chosen(dataclasses.replace(fa, s=s), target)
+        assert _c_ternary(q_line.group(1), {"faKey": key}) == want.q, (s, key, want)
+        seen.add((key, want.q, want.g))
+    assert seen == {(0, 64, 1), (1, 128, 1), (2, 64, 3)}, seen  # q = 128 from S = 1664, 3 tiles per pass from 3200
+    assert "FlashCube2()" in src and "FlashCube3()" in src and "que_fa_q_l1_k2" in src
 
 
 def test_causal_flash_attention_with_a_ranged_s_is_specialised_with_a_note() -> None:
@@ -127,7 +168,7 @@ def ranged_bundle():  # type: ignore[no-untyped-def]
     """ONE sanitizer build of every ranged kernel below (bundle.py): each reads its sizes at run time."""
     from .bundle import build_bundle
 
-    kernels = {"add": _ranged_add(), "matmul": _ranged_matmul(), "attention": _ranged_attention(),
+    kernels = {"add": _ranged_add(), "matmul": _ranged_matmul(), "attention": _ranged_attention(top=1664),
                **{n: _ranged_rows(n) for n in VECTOR}}
     bundle = build_bundle({n: emit_ascendc(out) for n, (_, out) in kernels.items()}, sanitize=True)
     return bundle, {n: ranged for n, (ranged, _) in kernels.items()}
@@ -138,8 +179,9 @@ SHAPES = {
     "add": [{"M": m} for m in (100, 256, 1000, 1, 4096)],  # the 3-row tile's tails
     "matmul": [{"M": 1, "N": 1, "K": 1}, {"M": 300, "N": 300, "K": 512}, {"M": 256, "N": 256, "K": 512},
                {"M": 100, "N": 37, "K": 300}, {"M": 17, "N": 260, "K": 33}],  # 128 x 256 C tiles, K blocks of 256
-    # S in 128..640 multiple of 128 (the key block): both ends; 2 to 10 query tiles of 64 rows, one per AIC block
-    "attention": [{"S": s} for s in (128, 640, 512, 256, 384)],
+    # S in 128..1664 multiple of 128 (the key block): both ends; tiling key 0 (q = 64: 2 to 10 query tiles,
+    # one per AIC block) up to 1536, key 1 (q = 128, 13 tiles) at 1664
+    "attention": [{"S": s} for s in (128, 1664, 640, 256, 384)],
     # rows in 1..300, tiles of 3 rows: both ends, the default, tails of 1 (100) and 2 (47) rows
     **{n: [{size: r} for r in (1, 300, 256 if n == "softmax" else 128, 100, 47)] for n, size in VECTOR.items()},
 }
@@ -155,6 +197,7 @@ def test_one_build_of_ranged_kernels_runs_every_shape_under_sanitizers(ranged_bu
 
     bundle, ranged = ranged_bundle
     assert bundle.emitted[name].plan.runtime_names, name  # emitted once, with run-time sizes (not specialised)
+    assert name != "attention" or "faKey = tilingData->faKey;" in bundle.emitted[name].source  # two keyed paths
     seed = fresh_seed()
     for shape in SHAPES[name]:
         ref = ranged[name].with_sizes(shape)

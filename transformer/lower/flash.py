@@ -30,9 +30,10 @@ rest are fully masked: no load, Mmad, softmax or flag for them), the AIVs add a 
 mask tile (built once per AIV) on the last, diagonal block, and the tiles are packed over
 the AIC blocks by a table (`causal_schedule`) since their work grows with t.
 
-Size: about 600 lines: recognition, schedule, buffers and emission of one mix kernel. The
-AIC and AIV methods share the buffer plan, the workspace slots and the cross-core flag
-protocol, which must agree line by line; they are kept together so that they do.
+Size: about 700 lines: recognition, schedule, buffers and emission of one mix kernel (one
+path per tiling key, flash_keys.py). The AIC and AIV methods share the buffer plan, the
+workspace slots and the cross-core flag protocol, which must agree line by line; they are
+kept together so that they do.
 """
 
 from __future__ import annotations
@@ -306,45 +307,47 @@ def with_annotation(fa: FlashAttn, ann: Any) -> FlashAttn:
     return dataclasses.replace(fa, q=int(ann.get("q") or fa.q), g=int(ann.get("g") or 1))
 
 
-def runtime_s(low: "Lowering", fa: FlashAttn) -> tuple[str, str, str, str] | None:
-    """With S read at run time (docs/codegen.md, "Run-time sizes"): S's C++ name and the
-    tiling fields the host computes from it, the key blocks (S / 128), the blocks used (the
-    blockDim: min(AIC cores, S / q)) and the query tiles (S / q); None at a fixed S. The
-    query tile q, the group size and the buffers stay the ones chosen at the default S (the
-    pass requires every S of the range to be a multiple of 128, so of q)."""
-    from .plan import NoRuntimeLowering, TilingField
+def lower_flash_phase(low: "Lowering", src: Any, ph: Any, fa: FlashAttn, method: str, rt: Any = None) -> None:
+    """Fill `ph` with the mix kernel (module docstring): buffers, the AIC and AIV methods;
+    with a run-time S (`rt`: flash_keys.runtime_s, S read from the tiling struct), one path
+    per tiling key, chosen once on the key."""
+    where = f"{low.where(src.stmts[0])} attention"
+    low.nests.append(NestChoice(where + " (AIC)", ("DataCopy(Nd2NzParams)", "LoadData", "Mmad", "Fixpipe",
+                                                   "CrossCoreSetFlag", "CrossCoreWaitFlag")))
+    low.nests.append(NestChoice(where + " (AIV)", ("Muls", "Cast", "Add", "Max", "WholeReduceMax", "Sub", "Exp", "Brcb",
+                                                   "WholeReduceSum", "Mul", "Div", "DataCopy")))
+    ph.buffers = []
+    paths = [_lower_path(low, src, ph, f, rt, k) for k, f in enumerate(rt[5] if rt is not None else [fa])]
+    origin = low.where(src.stmts[0])
+    body = []
+    for core, i in (("AIC", 0), ("AIV", 1)):
+        if len(paths) == 1:
+            body.append(Line(f"if ASCEND_IS_{core} {{ {paths[0][i]}(); }}", 0, origin))
+            continue
+        body.append(Line(f"if ASCEND_IS_{core} {{", 0, origin))
+        for k, p in enumerate(paths):  # the tiling key's path: the code a static kernel gets for its S
+            cond = f"if ({rt[4]} == {k})" if k < len(paths) - 1 else ""  # type: ignore[index]
+            body.append(Line(f"{'} else ' if k else ''}{cond}{' ' if cond else ''}{{", 1, origin))
+            body.append(Line(f"{p[i]}();", 2, origin))
+        body += [Line("}", 1, origin), Line("}", 0, origin)]
+    ph.methods.append(Method(method, (), body, "phase"))
+    ph.body = [Line(f"{method}();")]
 
-    size = fa.names["S"]
-    if size not in low.runtime:
-        return None
-    if fa.names["D"] in low.runtime:
-        raise NoRuntimeLowering("`@flash` with a run-time head dimension D")
-    if fa.causal:
-        raise NoRuntimeLowering("causal `@flash` at run time (its tiles are packed over the blocks by a table "
-                                "built at emit time)")
-    s = low.names(size)
-    nb, qt, cores = (low.names.fresh(x) for x in ("faKvBlocks", "faQTiles", "faCores"))
-    aic = int(low.target.aic_cores or low.target.cores)
-    low.tiling += [TilingField(nb, f"{s} / {KV_BLOCK}", f"key blocks of {KV_BLOCK}"),
-                   TilingField(qt, f"{s} / {fa.q}", f"query tiles of {fa.q} rows"),
-                   TilingField(cores, f"ascx_max<int32_t>(ascx_min<int32_t>({qt}, {aic}), 1)",
-                               "AIC blocks used (each with its 2 AIV): the blockDim")]
-    return s, nb, cores, qt
 
-
-def lower_flash_phase(low: "Lowering", src: Any, ph: Any, fa: FlashAttn, method: str) -> None:
-    """Fill `ph` with the mix kernel (module docstring): buffers, the AIC and AIV methods."""
+def _lower_path(low: "Lowering", src: Any, ph: Any, fa: FlashAttn, rt: Any, key: int) -> tuple[str, str]:
+    """One path of the mix kernel for `fa`'s q and g: its buffers and methods into `ph`; the
+    names of its AIC and AIV methods."""
     names = low.names
     nm = fa.names
     bufs: dict[str, Buffer] = {}
     for role, scope, dt, shape, depth, pos in flash_buffers(fa, low.target):
-        base = f"fa_{role}"
+        base = f"fa_{role}" + (f"_k{key}" if key else "")
         kind = "buf" if pos == "VECCALC" else "que"
         layout = {"l1": "Nz", "l0a": "Zz", "l0b": "Zn", "l0c": "Nz", "ub": "ND"}[scope]
         bufs[role] = Buffer(base, names.fresh(f"{base}Local"), names.fresh(("buf_" if kind == "buf" else "que_") + base),
                             dt, CTYPE[dt], scope, pos, depth, shape, (shape[1], 1), layout,
                             shape[0] * shape[1] * ir.DTYPE_BYTES[dt], kind)
-    ph.buffers = list(bufs.values())
+    ph.buffers += list(bufs.values())
     B = {k: (b.tensor, b.holder) for k, b in bufs.items()}
     gm = {c: low.info[nm[c]].cname for c in ("Q", "K", "V", "M", "O") if c in nm}
     ws = {r: low.info[f"\0flash_{r}"].cname for r in ("S", "P", "O")}
@@ -353,14 +356,8 @@ def lower_flash_phase(low: "Lowering", src: Any, ph: Any, fa: FlashAttn, method:
     S: int | str = fa.s
     nb: int | str = fa.s // kv
     cores: int | str = flash_cores(fa, low.target)
-    rt = runtime_s(low, fa)  # S read from the tiling struct: S, the key blocks, the blocks used
     if rt is not None:
-        S, nb, cores, qtiles = rt
-    where = f"{low.where(src.stmts[0])} attention"
-    low.nests.append(NestChoice(where + " (AIC)", ("DataCopy(Nd2NzParams)", "LoadData", "Mmad", "Fixpipe",
-                                                   "CrossCoreSetFlag", "CrossCoreWaitFlag")))
-    low.nests.append(NestChoice(where + " (AIV)", ("Muls", "Cast", "Add", "Max", "WholeReduceMax", "Sub", "Exp", "Brcb",
-                                                   "WholeReduceSum", "Mul", "Div", "DataCopy")))
+        S, nb, cores, qtiles = rt[:4]
     f_s, f_p, f_o = 5, 6, 7  # cross-core flag ids (the barrier ids of the template are 1-4)
     v = names.fresh
     G = fa.g
@@ -662,6 +659,4 @@ def lower_flash_phase(low: "Lowering", src: Any, ph: Any, fa: FlashAttn, method:
     ph.methods.append(Method(smx, (blk, h, js, uu, tt, nbs), [Line(s_, dd, origin) for dd, s_ in smx_body], "phase"))
     ph.methods.append(Method(upd, (blk, h, jj, uu, q0u, last), [Line(s_, dd, origin) for dd, s_ in upd_body], "phase"))
     ph.methods.append(Method(qk_m, (blk, jq, *nbp), [Line(s_, dd, origin) for dd, s_ in qk_lines], "phase"))
-    ph.methods.append(Method(method, (), [Line(f"if ASCEND_IS_AIC {{ {cube_m}(); }}", 0, origin),
-                                          Line(f"if ASCEND_IS_AIV {{ {vec_m}(); }}", 0, origin)], "phase"))
-    ph.body = [Line(f"{method}();")]
+    return cube_m, vec_m

@@ -445,9 +445,12 @@ class Lowering:
             off += nbytes * copies
         if self.flash is not None:  # the mix kernel's own slots: S, P, O per AIC block (flash.py)
             from .flash import workspace_slots
+            from .flash_keys import keyed_workspace
 
-            widest = self.widest_sizes[self.flash.names["S"]] if self.runtime else None
-            for role, dt, n in workspace_slots(self.flash, self.target, widest):
+            size = self.flash.names["S"]
+            lo, hi = self.kernel.size_ranges()[size][:2] if size in self.runtime else (0, 0)
+            for role, dt, n in (keyed_workspace(self.flash, self.target, lo, hi) if size in self.runtime
+                                else workspace_slots(self.flash, self.target)):
                 key = f"\0flash_{role}"
                 nbytes = _ceil_to(n * ir.DTYPE_BYTES[dt], WS_ALIGN)
                 slots.append(WorkspaceSlot(key, self.names.fresh(f"fa{role}Ws"), dt, CTYPE[dt], (n,), n, off))
@@ -560,8 +563,9 @@ class Lowering:
         ph.tmp_buf_name = self.names.fresh(f"tmpBuf{src.index}")
         if self.flash is not None:
             from .flash import lower_flash_phase
+            from .flash_keys import runtime_s
 
-            lower_flash_phase(self, src, ph, self.flash, _phase_method(ph))
+            lower_flash_phase(self, src, ph, self.flash, _phase_method(ph), runtime_s(self, self.flash))
             return ph
         if src.index in self.gemms:
             from .gemm import lower_gemm_phase
