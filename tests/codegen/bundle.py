@@ -75,14 +75,18 @@ def build_bundle(emitted: Mapping[str, Any], *, sanitize: bool = False, optimize
 
 
 def build_cases(cases: Mapping[str, Any], *, sanitize: bool = True) -> Bundle:
-    """One build of several transformed kernels (case name -> `ir.Kernel`): each is emitted
-    under its case name (an emitted entry point is `extern "C"`: two kernels of one name
-    cannot share a translation unit), so a parametrised test builds once for all its cases."""
+    """One build of several transformed kernels (case name -> `ir.Kernel`, or `(kernel,
+    target)` for a kernel emitted for another target of the same memory sizes): each is
+    emitted under its case name (an emitted entry point is `extern "C"`: two kernels of one
+    name cannot share a translation unit), so a parametrised test builds once for all its cases."""
     import dataclasses
 
     from transformer.codegen import emit_ascendc
 
-    emitted = {name: emit_ascendc(dataclasses.replace(k, name=name)) for name, k in cases.items()}
+    emitted = {}
+    for name, case in cases.items():
+        k, target = case if isinstance(case, tuple) else (case, None)
+        emitted[name] = emit_ascendc(dataclasses.replace(k, name=name), target)
     return build_bundle(emitted, sanitize=sanitize)
 
 

@@ -15,7 +15,8 @@ from transformer import ir
 from transformer.capacity.from_kernel import check_kernel_capacity
 from transformer.codegen import emit_ascendc
 
-from .conftest import ROOT, apply, check_emitted, example, kernel_text
+from .bundle import Bundle, build_cases, check_bundled
+from .conftest import ROOT, apply, example, kernel_text
 
 PIPELINE = "round_operand{pv.s=f16},flash_attention"
 
@@ -66,17 +67,24 @@ def test_a_target_without_two_aivs_per_aic_is_refused_and_ub_comes_from_the_targ
     assert ub_budget(b2) == b2.scope("ub").usable_bytes - b2.api_temp_bytes == 192 * 1024 - 8 * 1024
 
 
+def _with_q(t: ir.Kernel, q: int | None) -> ir.Kernel:
+    """The 128-row query tile (chosen at large S) forced at a small size."""
+    if q is None:
+        return t
+    first = t.body[0]
+    assert isinstance(first, ir.For)
+    ann = ir.Annotation("flash", (("q", q), ("kv", 128)), None)
+    return dataclasses.replace(t, body=(dataclasses.replace(first, annotations=(ann,)),) + t.body[1:])
+
+
+PLAIN = {"flash_384_128": ({"S": 384, "D": 128}, None), "flash_256_64_q128": ({"S": 256, "D": 64}, 128)}
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("sizes,q", [({"S": 384, "D": 128}, None), ({"S": 256, "D": 64}, 128)])
-def test_emitted_flash_attention_matches_the_interpreter(sizes: dict[str, int], q: int | None) -> None:
-    k = example("attention", sizes)
-    t = apply(k, PIPELINE)
-    if q is not None:  # the 128-row query tile (chosen at large S) at a small size
-        first = t.body[0]
-        assert isinstance(first, ir.For)
-        ann = ir.Annotation("flash", (("q", q), ("kv", 128)), None)
-        t = dataclasses.replace(t, body=(dataclasses.replace(first, annotations=(ann,)),) + t.body[1:])
-    check_emitted(t, k, sanitize=True, what=f"flash attention {sizes} q={q}")
+@pytest.mark.parametrize("case", PLAIN)
+def test_emitted_flash_attention_matches_the_interpreter(flash_bundle: Bundle, case: str) -> None:
+    sizes, q = PLAIN[case]
+    check_bundled(flash_bundle, case, example("attention", sizes), what=f"flash attention {sizes} q={q}")
 
 
 # ---------------------------------------------------------------- causal (attention_causal.ir)
@@ -121,14 +129,15 @@ def test_a_mask_that_is_not_causal_is_refused() -> None:
     assert _flash(apply(k, PIPELINE)) is not None
 
 
+CAUSAL = {"causal_384_64_q64": ({"S": 384, "D": 64}, 64), "causal_384_128_q128": ({"S": 384, "D": 128}, 128)}
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("sizes,q", [({"S": 384, "D": 64}, 64), ({"S": 384, "D": 128}, 128)])
-def test_emitted_causal_flash_attention_matches_the_interpreter(sizes: dict[str, int], q: int) -> None:
-    k = example("attention_causal", sizes)
-    t = _force_q(apply(k, PIPELINE), q)
-    em = emit_ascendc(t)
-    assert em.source.count("Mmad(") == 2
-    check_emitted(t, k, emitted=em, sanitize=True, what=f"causal flash attention {sizes} q={q}")
+@pytest.mark.parametrize("case", CAUSAL)
+def test_emitted_causal_flash_attention_matches_the_interpreter(flash_bundle: Bundle, case: str) -> None:
+    sizes, q = CAUSAL[case]
+    assert flash_bundle.emitted[case].source.count("Mmad(") == 2
+    check_bundled(flash_bundle, case, example("attention_causal", sizes), what=f"causal flash attention {sizes} q={q}")
 
 
 # ---------------------------------------------------------------- K/V reuse (g tiles per pass)
@@ -167,21 +176,37 @@ def test_each_block_shares_k_and_v_across_its_query_tiles() -> None:
     assert flash_group(dataclasses.replace(fa8, q=128), resolve_target("ascend910b2")) == 1
 
 
+GROUPED = {
+    "grouped_512_64": ("attention", {"S": 512, "D": 64}, 2, None),          # q = 128, g = 2
+    "grouped_256_128": ("attention", {"S": 256, "D": 128}, 2, (64, 2)),     # D = 128, q = 64, g = 2
+    "grouped_causal_512": ("attention_causal", {"S": 512, "D": 64}, 2, None),  # causal, q = 128, g = 2: tiles of 1..4 key blocks together
+    "grouped_causal_256": ("attention_causal", {"S": 256, "D": 64}, 3, None),  # causal, q = 64 (two diagonal masks), g = 2
+}
+
+
+@pytest.fixture(scope="module")
+def flash_bundle(tmp_path_factory: pytest.TempPathFactory) -> Bundle:
+    """Every emitted case of this file in ONE sanitizer build (tests/codegen/bundle.py)."""
+    cases: dict[str, object] = {}
+    for case, (sizes, q) in PLAIN.items():
+        cases[case] = _with_q(apply(example("attention", sizes), PIPELINE), q)
+    for case, (sizes, q) in CAUSAL.items():
+        cases[case] = _force_q(apply(example("attention_causal", sizes), PIPELINE), q)
+    for case, (ex, sizes, aic, force) in GROUPED.items():
+        tgt = _small_chip(tmp_path_factory.mktemp(case), aic)
+        t = apply(example(ex, sizes), PIPELINE, tgt)
+        t = _force_q(t, *force) if force else t
+        assert int(_flash(t).get("g")) >= 2, case  # type: ignore[union-attr]  # several query tiles per pass
+        cases[case] = (t, tgt)
+    return build_cases(cases, sanitize=True)
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("ex,sizes,aic,force", [
-    ("attention", {"S": 512, "D": 64}, 2, None),          # q = 128, g = 2
-    ("attention", {"S": 256, "D": 128}, 2, (64, 2)),      # D = 128, q = 64, g = 2
-    ("attention_causal", {"S": 512, "D": 64}, 2, None),   # causal, q = 128, g = 2: tiles of 1..4 key blocks together
-    ("attention_causal", {"S": 256, "D": 64}, 3, None),   # causal, q = 64 (two diagonal masks), g = 2
-])
-def test_emitted_flash_with_several_tiles_per_pass_matches_the_interpreter(tmp_path, ex, sizes, aic, force) -> None:  # type: ignore[no-untyped-def]
-    tgt = _small_chip(tmp_path, aic)
-    k = example(ex, sizes)
-    t = apply(k, PIPELINE, tgt)
-    if force:
-        t = _force_q(t, *force)
-    assert int(_flash(t).get("g")) >= 2  # type: ignore[union-attr]
-    check_emitted(t, k, target=tgt, sanitize=True, what=f"{ex} {sizes} on {aic} AIC, {_flash(t)}")
+@pytest.mark.parametrize("case", GROUPED)
+def test_emitted_flash_with_several_tiles_per_pass_matches_the_interpreter(flash_bundle: Bundle, case: str) -> None:
+    ex, sizes, aic, _ = GROUPED[case]
+    assert flash_bundle.emitted[case].source.count("Mmad(") >= 4  # two matmuls per query tile of the group
+    check_bundled(flash_bundle, case, example(ex, sizes), what=f"{ex} {sizes} on {aic} AIC")
 
 
 def test_a_requested_flash_schedule_is_the_annotation_or_a_located_refusal() -> None:
