@@ -17,7 +17,7 @@ import pytest
 from documented import OPERATORS
 
 from .bundle import Bundle, build_bundle, profile_bundled, run_bundled
-from .conftest import ROOT, apply, example, fresh_seed
+from .conftest import ROOT, apply, example, fresh_seed, kernel_text
 
 pytestmark = pytest.mark.slow  # compiles C++ against the emulator (tests/conftest.py: the tiers)
 
@@ -33,6 +33,21 @@ VARIANTS: dict[str, tuple[str, str, dict[str, int]]] = {
     # the tail bound `min(8192, C - c0 * 8192)` of a loop the index does not use does not matter)
     "argmax_long_rows": ("argmax", "fuse,tile,double_buffer", {"R": 2, "C": 12000}),
     "group_norm_spread": ("group_norm", "fuse,tile,double_buffer", {"N": 7, "C": 16, "HH": 2, "WW": 8, "G": 8}),
+}
+# kernels written here, in the same build: (IR text, pipeline)
+TEXT_VARIANTS: dict[str, tuple[str, str]] = {
+    # `f32(x) == s` compared in f16 (vector.widened_eq_mask): `V` is random f32, so `f16(s)`
+    # does not widen back to `s` and the compare is against NaN (no element matches, as in
+    # f32); argmax_long_rows covers an `s` that is an f16 value (its row max)
+    "eq_widened": ("""
+kernel eq_widened(X: f16[N], V: f32[2]) -> (Y: f32[N], Z: f32[N]) {
+  size N = 300
+  ew: for i in 0..N {
+    Y[i] = select(f32(X[i]) == V[0], 1.0, 0.0)
+    Z[i] = select(f32(X[i]) != V[1] * 0.1, 1.0, 0.0)
+  }
+}
+""", "tile"),
 }
 
 
@@ -62,10 +77,14 @@ def operators() -> tuple[Bundle, dict[str, object]]:
         k = dataclasses.replace(example(ex, sizes), name=name)
         originals[name] = k
         emitted[name] = emit_ascendc(apply(k, pipeline), source_name=f"examples/{ex}.ir")
+    for name, (text, pipeline) in TEXT_VARIANTS.items():
+        k = kernel_text(text)
+        originals[name] = k
+        emitted[name] = emit_ascendc(apply(k, pipeline), source_name="test.ir")
     return build_bundle(emitted, sanitize=True), originals
 
 
-@pytest.mark.parametrize("name", sorted(OPERATORS) + [SCALAR] + sorted(VARIANTS))
+@pytest.mark.parametrize("name", sorted(OPERATORS) + [SCALAR] + sorted(VARIANTS) + sorted(TEXT_VARIANTS))
 def test_operator_runs_clean_under_sanitizers_and_matches(operators, name: str) -> None:  # type: ignore[no-untyped-def]
     from transformer.interp import compare_outputs, random_inputs, run
 
@@ -82,7 +101,7 @@ def test_operator_runs_clean_under_sanitizers_and_matches(operators, name: str) 
 
 def test_variants_have_no_scalar_fallback(operators) -> None:  # type: ignore[no-untyped-def]
     bundle, _ = operators
-    for name in VARIANTS:
+    for name in [*VARIANTS, *TEXT_VARIANTS]:
         assert not [n.fallback for n in bundle.emitted[name].plan.nests if n.fallback], name
 
 

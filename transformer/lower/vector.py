@@ -620,6 +620,9 @@ class _Sel:
         composed exactly (`int_cmp_mask`)."""
         if cdt in INT_VEC:
             return self.int_cmp_mask(cond)
+        got = self.widened_eq_mask(cond, cdt)
+        if got is not None:
+            return got
         x = self.as_type(self.compile(cond.lhs), cdt)
         y = self.as_type(self.compile(cond.rhs), cdt)
         op = cond.op
@@ -630,6 +633,28 @@ class _Sel:
             op = _FLIP[op]
         assert isinstance(x, Vec)
         return self.compare(x, y, op, cdt)
+
+    def widened_eq_mask(self, cond: ir.Binary, cdt: str) -> tuple[Vec, int | str] | None:
+        """`f32(x) == s` (or `!=`) with `x` f16 over the nest and `s` an f32 scalar (argmax's
+        `f32(X[r, c]) == mx[r]`): compared in f16, without widening the row (`Cast`) and over
+        half the bytes. Exact: `f32(x) == s` holds iff `x == h`, `h` being `f16(s)` when that
+        converts back to `s` and NaN otherwise (no f16 widens to such an `s`; NaN equals
+        nothing, as an f32 NaN `s` does). None when the condition is not of that form."""
+        if cdt != "f32" or cond.op not in ("==", "!="):
+            return None
+        for wide, other in ((cond.lhs, cond.rhs), (cond.rhs, cond.lhs)):
+            if not (isinstance(wide, ir.Call) and wide.func == "f32" and len(wide.args) == 1
+                    and self.ty_of(wide.args[0]).dtype == "f16" and not self.depends(other)):
+                continue
+            x = self.compile(wide.args[0])
+            y = self.compile(other)
+            if not isinstance(x, Vec) or not isinstance(y, Scal) or x.dtype != "f16":
+                return None
+            s = self.pe.ex.conv(y.code, y.ty, Ty("f32"))
+            h = f"ascx_cvt<half>({s})"
+            code = f"(ascx_cvt<float>({h}) == {s} ? {h} : ascx_cvt<half>(ascx_nan))"
+            return self.compare(x, Scal(code, Ty("f16")), cond.op, "f16")
+        return None
 
     def int_cmp_mask(self, cond: ir.Binary) -> tuple[Vec, int | str]:
         """The bit mask of an i32 comparison, exact for every i32 (vec_types.py: Compare takes
