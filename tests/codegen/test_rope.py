@@ -93,3 +93,30 @@ def test_partial_rows_without_a_mask_repeat_form_stay_row_by_row() -> None:
     patterns = {n.pattern for n in emit_ascendc(t).plan.nests if n.pattern}
     assert patterns == {"vector-1d"}  # each (row, head) on its own, no whole-tile plan
     assert api.verify(k, t, trials=1, seed=fresh_seed()).ok
+
+
+_PAIRS = """kernel k(X: f32[S, D]) -> (Y: f32[S, E]) {{
+  size S = 16
+  size D = 32
+  size E = {e}
+  n: for s in 0..S {{
+    for k in 0..D {{
+      Y[s, {a}] = X[s, k] * 2.0
+      Y[s, {b}] = X[s, k] + 1.0
+    }}
+  }}
+}}
+"""
+
+
+@pytest.mark.parametrize("a,b,staged", [("2 * k", "2 * k + 1", True), ("2 * k + 1", "2 * k", True),
+                                        ("2 * k", "2 * k + 2", False), ("3 * k", "3 * k + 1", False)])
+def test_interleaved_stores_stage_the_output_when_they_fill_it(a: str, b: str, staged: bool) -> None:
+    """`regions.interleaved_box`: stores `2k` and `2k + 1` together fill their rows, so `tile`
+    stages `Y` and copies it out in one DMA (interleaved RoPE); a gap (`2k + 2`) or a stride
+    the writes do not fill (`3k`) leaves `Y` in GM. Staged: interpreted before == after."""
+    k = parse(_PAIRS.format(a=a, b=b, e=64 if staged else 96))  # (the gaps leave Y partly unwritten)
+    t = apply(k, "tile{n.s=4}")
+    assert ("Y_ub" in {d.name for d in t.buffers if d.kind == "local"}) is staged
+    if staged:
+        assert api.verify(k, t, trials=1, seed=fresh_seed()).ok
