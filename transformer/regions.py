@@ -344,42 +344,31 @@ def _covered_rec(by_top: Mapping[int, list[AccessSite]], body: tuple[ir.Stmt, ..
 
 
 def interleaved_box(writes: list[AccessSite], level: Path, sizes: Mapping[str, int]) -> Box | None:
-    """The box that `m` plain writes of one tensor fill together when they are equal but in one
-    dimension, where they are `m*v + c`, `m*v + c + 1`, ..., `m*v + c + m - 1` over one loop `v`
-    inside `level` (interleaved RoPE's `Y[.., 2 * k]` and `Y[.., 2 * k + 1]`), and each would be a
-    dense write with `v` in place of that index; else None."""
+    """The box `m` plain writes of one tensor fill together when they differ in one dimension
+    only, as `m*v + c`, .., `m*v + c + m - 1` of one loop `v` inside `level` (interleaved RoPE's
+    `Y[.., 2 * k]`, `Y[.., 2 * k + 1]`), each dense with `v` in place of that index; else None."""
     from dataclasses import replace
 
-    if len(writes) < 2 or len({a.access.tensor for a in writes}) != 1:
-        return None
-    first = writes[0].access.indices
+    first = writes[0].access.indices if writes else ()
     diff = [d for d in range(len(first)) if any(a.access.indices[d] != first[d] for a in writes)]
-    if len(diff) != 1:
+    if len(writes) < 2 or len({a.access.tensor for a in writes}) != 1 or len(diff) != 1:
         return None
     d, m = diff[0], len(writes)
     affs = [to_affine(a.access.indices[d], sizes) for a in writes]
-    if any(f is None or len(f.vars) != 1 for f in affs):
+    if any(f is None or len(f.vars) != 1 or f.vars != affs[0].vars or f.coeff(next(iter(f.vars))) != m  # type: ignore[union-attr]
+           for f in affs) or sorted(f.const for f in affs) != list(range(min(f.const for f in affs), min(f.const for f in affs) + m)):  # type: ignore[union-attr]
         return None
-    v = next(iter(affs[0].vars))  # type: ignore[union-attr]
-    if any(f.vars != {v} or f.coeff(v) != m for f in affs):  # type: ignore[union-attr]
-        return None
-    consts = sorted(f.const for f in affs)  # type: ignore[union-attr]
-    if consts != list(range(consts[0], consts[0] + m)):
-        return None
-    low = min(writes, key=lambda a: to_affine(a.access.indices[d], sizes).const)  # type: ignore[union-attr]
-    as_v = replace(low, access=replace(low.access, indices=tuple(ir.Name(v) if k == d else e for k, e in enumerate(first))))
-    if not dense_write(as_v, level):
+    low = writes[min(range(m), key=lambda i: affs[i].const)]  # type: ignore[union-attr]
+    v = ir.Name(next(iter(affs[0].vars)))  # type: ignore[union-attr]
+    if not dense_write(replace(low, access=replace(low.access, indices=tuple(v if k == d else e for k, e in enumerate(first)))), level):
         return None
     b = box_of(low, level, sizes)
-    if b is None:
+    span = eval_const(b.dims[d][1], sizes) if b is not None else None
+    if b is None or span is None:
         return None
-    lo, ext, mx, used = b.dims[d]
-    span = eval_const(ext, sizes)
-    if span is None:
-        return None
-    dims = list(b.dims)
-    dims[d] = (lo, lit(span + m - 1), mx + m - 1, used)  # [m*lo_v + c, m*(hi_v - 1) + c + m)
-    return Box(dims)
+    lo, _, mx, used = b.dims[d]
+    b.dims[d] = (lo, lit(span + m - 1), mx + m - 1, used)  # [m*lo_v + c, m*(hi_v - 1) + c + m)
+    return b
 
 
 def common_path(lst: list[AccessSite]) -> Path:
