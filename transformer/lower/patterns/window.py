@@ -258,8 +258,8 @@ def _plan(lw: Any, w: Window) -> tuple[list[Placed], int]:
     pt = tinfo.strides[-2]
     n = w.ho * pt
     es = xinfo.esize
-    table_bytes = -(-n * 4 // 32) * 32
-    need = table_bytes + -(-n * es // 32) * 32
+    table_bytes = _round32(n * 4)
+    need = table_bytes + _round32(n * es)
     where = f"{low.where(w.y)}"
     off = Operand(f"{tmp}.ReinterpretCast<int32_t>()", "i32")
     offs = Operand(f"{tmp}.ReinterpretCast<uint32_t>()", "u32")
@@ -268,51 +268,98 @@ def _plan(lw: Any, w: Window) -> tuple[list[Placed], int]:
     items = [Placed(it, where) for it in
              offset_table(off, w.ho, pt, xinfo.strides[-2] * w.a, xinfo.strides[-1] * w.b, es, None if pt == w.wo else w.wo)]
 
-    def plane(acc: ir.Access) -> Operand:
-        info = low.info[acc.tensor]
-        return Operand(info.cname, info.dtype, lw.offset(acc.tensor, tuple(_zero(i, yx) for i in acc.indices)))
+    def base(acc: ir.Access, at: dict[str, int] | None = None) -> str:
+        idx = tuple(_zero(subst_expr(i, {k: ir.IntLit(v) for k, v in (at or {}).items()}), yx) for i in acc.indices)
+        return f"({lw.offset(acc.tensor, idx)}) * {es}"
 
-    def base(acc: ir.Access) -> str:
-        return f"({lw.offset(acc.tensor, tuple(_zero(i, yx) for i in acc.indices))}) * {es}"
-
-    t = plane(w.acc)
+    t = _plane_of(lw, w.acc, yx)
     body: list[Placed] = []
     iv = w.init.value
     if isinstance(iv, ir.Access):
         body.append(Placed(gather(t, xinfo.cname, xinfo.dtype, offs, base(iv), n), where))
     else:
         body.append(Placed(VecOp("Duplicate", t, (), f"{CTYPE[t.dtype]}({iv.value})", n), where))  # type: ignore[union-attr]
-    upd: list[Placed] = [Placed(gather(g, xinfo.cname, xinfo.dtype, offs, base(w.src), n), where)]
-    if w.api == "Axpy":
-        assert w.weight is not None
-        winfo = low.info[w.weight.tensor]
-        wv = f"{winfo.cname}.GetValue({lw.offset(w.weight.tensor, w.weight.indices)})"
-        upd.append(Placed(VecOp("Axpy", t, (g,), wv, n), where))
+    skip = _init_offset(w, low.sizes) if w.api in ("Max", "Min") else None
+    if skip is not None:
+        # max / min are idempotent: the offset the initial value already read adds nothing,
+        # so the window is unrolled without it (one Gather and one instruction fewer)
+        for r in range(_trip(w.r, low.sizes)):
+            for sv in range(_trip(w.s, low.sizes)):
+                if (r, sv) != skip:
+                    body.append(Placed(gather(g, xinfo.cname, xinfo.dtype, offs, base(w.src, {w.r.var: r, w.s.var: sv}), n), where))
+                    body.append(Placed(VecOp(w.api, t, (t, g), None, n), where))
     else:
-        upd.append(Placed(VecOp(w.api, t, (t, g), None, n), where))
-    for lp in (w.s, w.r):
-        upd = [Placed(Loop(low.names(lp.var), lw.ex.index(lp.lo), lw.ex.index(lp.hi), tuple(upd)), where)]
-    body += upd
+        upd: list[Placed] = [Placed(gather(g, xinfo.cname, xinfo.dtype, offs, base(w.src), n), where)]
+        if w.api == "Axpy":
+            assert w.weight is not None
+            winfo = low.info[w.weight.tensor]
+            wv = f"{winfo.cname}.GetValue({lw.offset(w.weight.tensor, w.weight.indices)})"
+            upd.append(Placed(VecOp("Axpy", t, (g,), wv, n), where))
+        else:
+            upd.append(Placed(VecOp(w.api, t, (t, g), None, n), where))
+        for lp in (w.s, w.r):
+            upd = [Placed(Loop(low.names(lp.var), lw.ex.index(lp.lo), lw.ex.index(lp.hi), tuple(upd)), where)]
+        body += upd
+    return items + _finish(lw, w, body, t, pt, where), need
+
+
+def _finish(lw: Any, w: Window, body: list[Placed], t: Operand, pt: int, where: str) -> list[Placed]:
+    """The store `Y = f16(T)` after the window, and the channel loops around it all."""
+    low = lw.low
     if w.store is not None:
         assert isinstance(w.store.target, ir.Access)
-        body += [Placed(op, where) for op in _cast_rows(plane(w.store.target), low.info[w.store.target.tensor].strides[-2],
-                                                        t, pt, w.ho, w.wo)]
+        body = body + [Placed(op, where) for op in _cast_rows(_plane_of(lw, w.store.target, {w.y.var, w.x.var}),
+                                                              low.info[w.store.target.tensor].strides[-2],
+                                                              t, pt, w.ho, w.wo, "CAST_RINT")]
     for lp in reversed(w.chans):
         body = [Placed(Loop(low.names(lp.var), lw.ex.index(lp.lo), lw.ex.index(lp.hi), tuple(body)), where)]
-    return items + body, need
+    return body
 
 
-def _cast_rows(dst: Operand, pd: int, src: Operand, ps: int, ho: int, wo: int) -> list[VecOp]:
-    """`dst = f16(src)` over ho rows of wo elements, rows `pd` / `ps` elements apart: one
-    count-form Cast when the pitches agree, else mask/repeat Casts (a repeat per row, 64
-    columns per call: a repeat covers 256 B of the f32 source)."""
+def _plane_of(lw: Any, acc: ir.Access, yx: set[str]) -> Operand:
+    info = lw.low.info[acc.tensor]
+    return Operand(info.cname, info.dtype, lw.offset(acc.tensor, tuple(_zero(i, yx) for i in acc.indices)))
+
+
+def _round32(n: int) -> int:
+    return -(-n // 32) * 32
+
+
+def _trip(lp: ir.For, sizes: Any) -> int:
+    n = _const_trip(lp, sizes, True)
+    assert n is not None
+    return n
+
+
+def _init_offset(w: Window, sizes: Any) -> tuple[int, int] | None:
+    """The window offset (r, s) whose read is exactly the initial value (`Y = X[2y, 2x]`
+    then `Y max= X[2y + r, 2x + s]`: (0, 0)), or None."""
+    iv = w.init.value
+    if not isinstance(iv, ir.Access) or iv.tensor != w.src.tensor or len(iv.indices) != len(w.src.indices):
+        return None
+    for r in range(_trip(w.r, sizes)):
+        for sv in range(_trip(w.s, sizes)):
+            m = {w.r.var: ir.IntLit(r), w.s.var: ir.IntLit(sv)}
+            got = [to_affine(subst_expr(i, m), sizes) for i in w.src.indices]
+            want = [to_affine(i, sizes) for i in iv.indices]
+            if all(g is not None and h is not None and g == h for g, h in zip(got, want)):
+                return (r, sv)
+    return None
+
+
+def _cast_rows(dst: Operand, pd: int, src: Operand, ps: int, ho: int, wo: int, mode: str) -> list[VecOp]:
+    """`dst = cast(src)` over ho rows of wo elements, rows `pd` / `ps` elements apart (f32 ->
+    f16 `CAST_RINT`, or f16 -> f32 `CAST_NONE`): one count-form Cast when the pitches agree,
+    else mask/repeat Casts (a repeat per row, 64 columns per call: a repeat covers 256 B of
+    the f32 side)."""
     if pd == ps:
-        return [VecOp("Cast", dst, (src,), None, ho * ps, round="CAST_RINT")]
+        return [VecOp("Cast", dst, (src,), None, ho * ps, round=mode)]
     out = []
+    blk_d, blk_s = ir.DTYPE_BYTES[dst.dtype], ir.DTYPE_BYTES[src.dtype]
     for k in range(0, wo, 64):
         for r0, times in row_chunks(ho):
             out.append(VecOp("Cast", dst.at(r0 * pd + k), (src.at(r0 * ps + k),), None, 0,
-                             Repeat(min(64, wo - k), times, (1, 1), (pd * 2 // 32, ps * 4 // 32)), round="CAST_RINT"))
+                             Repeat(min(64, wo - k), times, (1, 1), (pd * blk_d // 32, ps * blk_s // 32)), round=mode))
     return out
 
 
