@@ -336,17 +336,23 @@ def _place(x: str, decl: ir.TensorDecl, lst: list[AccessSite], label: str, block
     from transformer.bounds import may_leave
     from transformer.guards import guarded_reads
 
+    clamp: dict[int, str] = {}
     for a in lst:
         if id(a.access) in guarded_reads(a.stmt):
             why = may_leave(a.access, tuple(lp for _, lp in a.loops), decl.shape, sizes)
-            if why is not None:  # its box would be copied from outside the tensor
-                return f"a read of it guarded by `select` may leave it unguarded ({why})"
+            if why is not None:  # its box would be copied from outside the tensor: cut to it, below
+                clamp[id(a)] = why
     gathered = [a for a in lst if any(isinstance(i, ir.Access) for i in a.access.indices)]
     if gathered and len(gathered) == len(lst):
         # only gathered: the rows it needs are known at run time (a DataCopy per row from GM);
         # staging the whole dimension is worth it only next to affine accesses that cover it
         return f"it is read only through an index tensor in `{label}` (gathered from GM)"
     boxes = [box_of(a, level, sizes, decl.shape) for a in lst]
+    for i, a in enumerate(lst):
+        if id(a) in clamp and boxes[i] is not None:
+            boxes[i] = clamp_to_tensor(boxes[i], decl.shape, sizes, leaving_dims(a, decl.shape, sizes))  # type: ignore[arg-type]
+            if boxes[i] is None:
+                return f"a read of it guarded by `select` may leave it unguarded ({clamp[id(a)]})"
     if any(b is None for b in boxes):
         if any(isinstance(i, ir.Access) for a in lst if a.write for i in a.access.indices):
             return f"it is written through an index tensor in `{label}` (a scatter stays in GM)"
@@ -369,6 +375,38 @@ def _place(x: str, decl: ir.TensorDecl, lst: list[AccessSite], label: str, block
         return ("cannot show the nest writes its tile before reading it, and the statements before the nest do "
                 "not write all of it")
     return level, box, copy_in, copy_out
+
+
+def clamp_to_tensor(box: Box, shape: tuple[ir.Expr, ...], sizes: Mapping[str, int], leaving: set[int]) -> Box | None:
+    """The footprint of a guarded read cut to its tensor (the read is made only where its
+    guard holds, inside the tensor: docs/ir.md "Guarded reads"), when that is a box at the
+    same corner: each dimension in `leaving` (where the unguarded index would leave the
+    tensor) must cover it whole (a constant footprint from <= 0 to >= its extent): the whole
+    dimension is staged at corner 0, so the local's indices there are the tensor's. Else None
+    (a tile's footprint crossing an edge would need a clamped, moving corner)."""
+    from transformer.regions import eval_const
+
+    dims = list(box.dims)
+    for d in leaving:
+        lo, ext, mx, u = dims[d]
+        a, e, dn = to_affine(lo, sizes), eval_const(ext, sizes), eval_const(shape[d], sizes)
+        if a is None or e is None or dn is None or not a.is_const() or a.const > 0 or a.const + e < dn:
+            return None
+        dims[d] = (ir.IntLit(0), shape[d], dn, u)
+    return Box(dims)
+
+
+def leaving_dims(a: AccessSite, shape: tuple[ir.Expr, ...], sizes: Mapping[str, int]) -> set[int]:
+    """The dimensions where access `a`, made unconditionally, would leave its tensor."""
+    from transformer.bounds import may_leave
+
+    loops = tuple(lp for _, lp in a.loops)
+    out = set()
+    for d in range(len(a.access.indices)):
+        only = tuple(i if k == d else ir.IntLit(0) for k, i in enumerate(a.access.indices))
+        if may_leave(ir.Access(a.access.tensor, only), loops, shape, sizes) is not None:
+            out.add(d)
+    return out
 
 
 # --------------------------------------------------------------------------------------

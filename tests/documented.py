@@ -56,6 +56,7 @@ OP_SMALL: dict[str, dict[str, int]] = {
     "transpose": {"M": 24, "N": 40},
     "group_norm": {"N": 2, "C": 8, "HH": 3, "WW": 5, "G": 2},
     "dwconv3x3": {"N": 1, "C": 3, "H": 6, "W": 9},
+    "dwconv3x3_same": {"N": 1, "C": 3, "H": 6, "W": 9},
     "cumsum": {"R": 5, "C": 40},
     "maxpool": {"N": 1, "C": 3, "H": 6, "W": 10},
     "argmax": {"R": 6, "C": 40},

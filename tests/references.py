@@ -334,6 +334,12 @@ def dwconv3x3(X: np.ndarray, Wt: np.ndarray) -> dict[str, np.ndarray]:
     return {"Y": np.einsum("ncyxrs,crs->ncyx", windows, _f32(Wt), dtype=F32).astype(F16)}
 
 
+def dwconv3x3_same(X: np.ndarray, Wt: np.ndarray) -> dict[str, np.ndarray]:
+    """Depthwise 3x3 convolution with "same" zero padding: the valid one of X padded by one
+    zero pixel on every side (np.pad), so the output keeps H x W."""
+    return dwconv3x3(np.pad(np.asarray(X), ((0, 0), (0, 0), (1, 1), (1, 1))), Wt)
+
+
 def cumsum(X: np.ndarray) -> dict[str, np.ndarray]:
     return {"Y": np.cumsum(_f32(X), axis=1, dtype=F32).astype(F16)}
 
@@ -374,7 +380,7 @@ def int8_matmul(A: np.ndarray, B: np.ndarray, scale: np.ndarray) -> dict[str, np
 OPERATORS: dict[str, Callable[..., dict[str, np.ndarray]]] = {
     "rope": rope, "rope_interleaved": rope_interleaved, "swiglu": swiglu, "gelu": gelu, "gelu_erf": gelu_erf,
     "add_rmsnorm": add_rmsnorm, "log_softmax": log_softmax, "transpose": transpose, "group_norm": group_norm,
-    "dwconv3x3": dwconv3x3, "cumsum": cumsum, "maxpool": maxpool, "argmax": argmax,
+    "dwconv3x3": dwconv3x3, "dwconv3x3_same": dwconv3x3_same, "cumsum": cumsum, "maxpool": maxpool, "argmax": argmax,
     "decode_attention": decode_attention, "int8_matmul": int8_matmul,
 }
 """The operators of issue 28 (examples/README.md, "Operators")."""

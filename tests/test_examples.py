@@ -69,6 +69,8 @@ CASES: list[tuple[str, dict[str, int] | None]] = [
     ("group_norm", None),
     ("dwconv3x3", {"N": 1, "C": 3, "H": 5, "W": 7}),
     ("dwconv3x3", None),
+    ("dwconv3x3_same", {"N": 1, "C": 3, "H": 5, "W": 7}),
+    ("dwconv3x3_same", None),
     ("cumsum", {"R": 3, "C": 50}),
     ("cumsum", None),
     ("maxpool", {"N": 1, "C": 3, "H": 6, "W": 10}),

@@ -123,3 +123,22 @@ def test_may_leave_sees_through_tile_tails() -> None:
     assert may_leave(ir.Access("A", (at,)), (i0, i), (name("M"),), {"M": 5}) is None
     why = may_leave(ir.Access("A", (ir.Binary("+", at, lit(1)),)), (i0, i), (name("M"),), {"M": 5})
     assert why is not None and "reaches 5" in why
+
+
+def test_tile_stages_a_guarded_read_cut_to_the_tensor_when_it_covers_whole_dimensions() -> None:
+    """Same-padding depthwise conv (examples/dwconv3x3_same.ir): the guarded read's footprint
+    `y + r - 1` over a whole channel is -1..H, cut to the tensor it is the whole dimension,
+    staged at corner 0 (the local's indices are the tensor's, the guards unchanged)."""
+    from pathlib import Path
+
+    from transformer.parser import parse_file
+
+    k = parse_file(str(Path(__file__).resolve().parents[1] / "examples" / "dwconv3x3_same.ir")).with_sizes(
+        {"N": 1, "C": 4, "H": 5, "W": 7})
+    t, trace = run_pipeline(k, parse_pipeline("tile"), None)
+    (xl,) = [b for b in t.buffers if b.name == "X_ub"]
+    assert [getattr(d, "value", None) for d in xl.shape[-2:]] == [5, 7], xl.shape
+    assert "guarded by `select`" not in "\n".join(str(x) for x in trace)
+    for seed in (5, 6):
+        ins = random_inputs(k, np.random.default_rng(seed))
+        np.testing.assert_array_equal(run(t, ins)["Y"], run(k, ins)["Y"])

@@ -88,6 +88,8 @@ class VecOp:
             args += [str(r.blk[0]), str(r.rep[0])]
         elif self.op == "Brcb":  # no mask: each repeat broadcasts 8 elements into 8 blocks
             args = [args[0], args[1], str(r.times), f"BrcbRepeatParams({r.blk[0]}, {r.rep[0]})"]
+        elif self.op == "Copy":  # vector Copy: block strides and repeat sizes (32 B units)
+            args.append(f"CopyRepeatParams({r.blk[0]}, {r.blk[1]}, {r.rep[0]}, {r.rep[1]})")
         elif self.op in ("WholeReduceSum", "WholeReduceMax", "WholeReduceMin"):
             args += [str(r.rep[0]), str(r.blk[1]), str(r.rep[1])]
             if self.op != "WholeReduceSum":

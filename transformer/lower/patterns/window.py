@@ -75,6 +75,7 @@ class Window:
     b: int
     weight: ir.Access | None  # the scalar factor of an Axpy update, else None
     api: str  # Axpy, Max, Min, Add
+    pad: str | None = None  # a guarded read (`select(in image, X[..], v)`): v as C++, else None
 
 
 def _names(e: ir.Expr) -> set[str]:
@@ -85,6 +86,52 @@ def _uncast(e: ir.Expr) -> tuple[ir.Expr, str]:
     if isinstance(e, ir.Call) and e.func in _CASTS and len(e.args) == 1:
         return e.args[0], e.func
     return e, ""
+
+
+def _unguard(e: ir.Expr) -> tuple[ir.Expr, list[ir.Expr], ir.Expr | None]:
+    """`select(c1, select(c2, .. a .., v), v)` -> (a, [c1, c2, ..], v); (e, [], None) if no select."""
+    conds: list[ir.Expr] = []
+    v: ir.Expr | None = None
+    while isinstance(e, ir.Call) and e.func == "select" and len(e.args) == 3 \
+            and isinstance(e.args[2], (ir.FloatLit, ir.IntLit)) and (v is None or e.args[2] == v):
+        conds.append(e.args[0])
+        v = e.args[2]
+        e = e.args[1]
+    return e, conds, v
+
+
+_CMP = {">=": lambda d: d >= 0, ">": lambda d: d > 0, "<=": lambda d: d <= 0, "<": lambda d: d < 0}
+
+
+def _guard_is_bounds(conds: list[ir.Expr], idx: ir.Expr, var: str, lvar: str, n_var: int, n_l: int, extent: int,
+                     sizes: Any, which: str) -> str:
+    """Why the conditions on (`var`, `lvar`) among `conds` are not exactly "index `idx` lies in
+    [0, extent)" with the index at most one past either end ("" if they are)."""
+    mine = []
+    for c in conds:
+        if not (isinstance(c, ir.Binary) and c.op in _CMP):
+            return f"the guard `{c}` is not a comparison"
+        d = to_affine(ir.Binary("-", c.lhs, c.rhs), sizes)
+        if d is None:
+            return f"the guard `{c}` is not affine"
+        vs = set(d.vars)
+        if vs <= {var, lvar}:
+            if vs:
+                mine.append((d, _CMP[c.op]))
+        elif vs & {var, lvar}:
+            return f"the guard `{c}` mixes the {which} with another loop"
+    fi = to_affine(idx, sizes)
+    assert fi is not None
+    for v in range(n_var):
+        for lv in range(n_l):
+            env = {var: v, lvar: lv}
+            at = fi.const + sum(c * env.get(k, 0) for k, c in fi.coeffs)
+            ok = all(f(d.const + sum(c * env.get(k, 0) for k, c in d.coeffs)) for d, f in mine)
+            if ok != (0 <= at < extent):
+                return f"the guard does not say exactly that the {which} `{idx}` is inside its dimension"
+            if not -1 <= at <= extent:
+                return f"the {which} `{idx}` reaches {at}: more than one element outside (a halo of one)"
+    return ""
 
 
 def _chain(s: ir.For) -> list[ir.For]:
@@ -181,11 +228,22 @@ def recognise(lw: Any, s: ir.For) -> Window | str:
     if why:
         return why
     tdt = lw.low.info[acc.tensor].dtype
+    conds: list[ir.Expr] = []
+    pad_v: ir.Expr | None = None
     # the update's value: a window read (pooling), or a window read times a scalar weight
     val, cast = _uncast(upd.value)
     weight: ir.Access | None = None
     if isinstance(val, ir.Binary) and val.op == "*" and upd.op == "+=":
         (p, pc), (q, qc) = _uncast(val.lhs), _uncast(val.rhs)
+        p, p_conds, p_v = _unguard(p)
+        q, q_conds, q_v = _unguard(q)
+        if p_conds and not q_conds:
+            conds, pad_v = p_conds, p_v
+        elif q_conds and not p_conds:
+            conds, pad_v = q_conds, q_v
+        if p_conds or q_conds:
+            p, pc = _uncast(p) if not pc else (p, pc)
+            q, qc = _uncast(q) if not qc else (q, qc)
         cands = [(p, q, pc, qc), (q, p, qc, pc)]
         got = [(w, wt, wc, xc) for w, wt, wc, xc in cands
                if isinstance(w, ir.Access) and isinstance(wt, ir.Access) and not (_names(wt) & {ly.var, lx.var})]
@@ -200,6 +258,7 @@ def recognise(lw: Any, s: ir.For) -> Window | str:
                     "(exact products, one rounding of the sum)")
         api = "Axpy"
     else:
+        val, conds, pad_v = _unguard(val)
         if not isinstance(val, ir.Access) or cast:
             return "the window statement's value is not a window read (pooling) or a window read times a weight"
         src, api = val, _OPS[upd.op]
@@ -241,7 +300,20 @@ def recognise(lw: Any, s: ir.For) -> Window | str:
         ydt = lw.low.info[store.target.tensor].dtype
         if not (tdt == "f32" and ydt == "f16" and scast == "f16"):
             return f"the store `{store}` is not an f32 -> f16 conversion (the one Cast this pattern emits)"
-    return Window(tuple(chans), ly, lx, lr, ls, ho, wo, acc, init, upd, store, src, a, b, weight, api)
+    pad = None
+    if conds:
+        ext = list(xinfo.shape[-2:])
+        R, S = _const_trip(lr, sizes, True), _const_trip(ls, sizes, True)
+        for idx, v, lv, nv, nl, e, which in ((src.indices[-2], ly.var, lr.var, ho, R, ext[0], "row"),
+                                             (src.indices[-1], lx.var, ls.var, wo, S, ext[1], "column")):
+            why = _guard_is_bounds(conds, idx, v, lv, nv, nl, e, sizes, which)  # type: ignore[arg-type]
+            if why:
+                return why
+        if any(set(_names(c)) & {lp.var for lp in chans} for c in conds):
+            return "the guard depends on a channel loop"
+        ct = CTYPE[xinfo.dtype]
+        pad = f"{ct}({pad_v.value})"  # type: ignore[union-attr]
+    return Window(tuple(chans), ly, lx, lr, ls, ho, wo, acc, init, upd, store, src, a, b, weight, api, pad)
 
 
 def _zero(e: ir.Expr, names: set[str]) -> ir.Expr:
@@ -258,25 +330,54 @@ def _plan(lw: Any, w: Window) -> tuple[list[Placed], int]:
     pt = tinfo.strides[-2]
     n = w.ho * pt
     es = xinfo.esize
+    ct = CTYPE[xinfo.dtype]
     table_bytes = _round32(n * 4)
     need = table_bytes + _round32(n * es)
     where = f"{low.where(w.y)}"
     off = Operand(f"{tmp}.ReinterpretCast<int32_t>()", "i32")
     offs = Operand(f"{tmp}.ReinterpretCast<uint32_t>()", "u32")
-    g = Operand(f"{tmp}.ReinterpretCast<{CTYPE[xinfo.dtype]}>()", xinfo.dtype, str(table_bytes // es))
+    g = Operand(f"{tmp}.ReinterpretCast<{ct}>()", xinfo.dtype, str(table_bytes // es))
     yx = {w.y.var, w.x.var}
+    body: list[Placed] = []
+    src_cpp, pitch = xinfo.cname, xinfo.strides[-2]
+    if w.pad is not None:
+        # a guarded read: per channel the plane is copied into a padded one of its own, rows
+        # [spare, halo, the H rows, halo] with the columns from 0 and at least one more column,
+        # everything else the guard's value v; a read one past an edge then reads a v (the
+        # column before column 0 is the previous row's last one), so the Gathers need no guard
+        hx, wx = xinfo.shape[-2], xinfo.shape[-1]
+        per = 32 // es
+        pitch = -(-(wx + 1) // per) * per
+        p_elems = (hx + 3) * pitch
+        p_off = table_bytes + _round32(n * es)
+        need += _round32(p_elems * es)
+        plane = Operand(f"{tmp}.ReinterpretCast<{ct}>()", xinfo.dtype, str(p_off // es))
+        src_cpp = plane.cpp()
+        src0 = tuple(_zero(i, yx | {w.r.var, w.s.var}) for i in w.src.indices[:-2]) + (ir.IntLit(0), ir.IntLit(0))
+        xs = Operand(xinfo.cname, xinfo.dtype, lw.offset(w.src.tensor, src0))
+        body.append(Placed(VecOp("Duplicate", plane, (), w.pad, p_elems), where))
+        rep = 256 // es
+        for k in range(0, wx, rep):
+            for r0, times in row_chunks(hx):
+                body.append(Placed(VecOp("Copy", plane.at((2 + r0) * pitch + k), (xs.at(r0 * xinfo.strides[-2] + k),), None, 0,
+                                         Repeat(min(rep, wx - k), times, (1, 1), (pitch * es // 32, xinfo.strides[-2] * es // 32))),
+                                   where))
     items = [Placed(it, where) for it in
-             offset_table(off, w.ho, pt, xinfo.strides[-2] * w.a, xinfo.strides[-1] * w.b, es, None if pt == w.wo else w.wo)]
+             offset_table(off, w.ho, pt, pitch * w.a, xinfo.strides[-1] * w.b, es, None if pt == w.wo else w.wo)]
 
     def base(acc: ir.Access, at: dict[str, int] | None = None) -> str:
         idx = tuple(_zero(subst_expr(i, {k: ir.IntLit(v) for k, v in (at or {}).items()}), yx) for i in acc.indices)
-        return f"({lw.offset(acc.tensor, idx)}) * {es}"
+        if w.pad is None:
+            return f"({lw.offset(acc.tensor, idx)}) * {es}"
+        # in the padded plane: row + 2, column as is (the channel is the plane's)
+        ry, rx = to_affine(idx[-2], low.sizes), to_affine(idx[-1], low.sizes)
+        assert ry is not None and rx is not None
+        return f"(({_cpp(ry, low)} + 2) * {pitch} + {_cpp(rx, low)}) * {es}"
 
     t = _plane_of(lw, w.acc, yx)
-    body: list[Placed] = []
     iv = w.init.value
     if isinstance(iv, ir.Access):
-        body.append(Placed(gather(t, xinfo.cname, xinfo.dtype, offs, base(iv), n), where))
+        body.append(Placed(gather(t, src_cpp, xinfo.dtype, offs, base(iv), n), where))
     else:
         body.append(Placed(VecOp("Duplicate", t, (), f"{CTYPE[t.dtype]}({iv.value})", n), where))  # type: ignore[union-attr]
     skip = _init_offset(w, low.sizes) if w.api in ("Max", "Min") else None
@@ -286,10 +387,10 @@ def _plan(lw: Any, w: Window) -> tuple[list[Placed], int]:
         for r in range(_trip(w.r, low.sizes)):
             for sv in range(_trip(w.s, low.sizes)):
                 if (r, sv) != skip:
-                    body.append(Placed(gather(g, xinfo.cname, xinfo.dtype, offs, base(w.src, {w.r.var: r, w.s.var: sv}), n), where))
+                    body.append(Placed(gather(g, src_cpp, xinfo.dtype, offs, base(w.src, {w.r.var: r, w.s.var: sv}), n), where))
                     body.append(Placed(VecOp(w.api, t, (t, g), None, n), where))
     else:
-        upd: list[Placed] = [Placed(gather(g, xinfo.cname, xinfo.dtype, offs, base(w.src), n), where)]
+        upd: list[Placed] = [Placed(gather(g, src_cpp, xinfo.dtype, offs, base(w.src), n), where)]
         if w.api == "Axpy":
             assert w.weight is not None
             winfo = low.info[w.weight.tensor]
@@ -314,6 +415,12 @@ def _finish(lw: Any, w: Window, body: list[Placed], t: Operand, pt: int, where: 
     for lp in reversed(w.chans):
         body = [Placed(Loop(low.names(lp.var), lw.ex.index(lp.lo), lw.ex.index(lp.hi), tuple(body)), where)]
     return body
+
+
+def _cpp(a: Any, low: Any) -> str:
+    from ..cexpr import affine_cpp
+
+    return f"({affine_cpp(a, low.names)})"
 
 
 def _plane_of(lw: Any, acc: ir.Access, yx: set[str]) -> Operand:
