@@ -93,6 +93,8 @@ OPS: list[Op] = [
        {"N": 1, "C": 64, "HH": 16, "WW": 16, "G": 8}),
     Op("depthwise conv 3x3 (valid)", "dwconv3x3", {"N": 8, "C": 256, "H": 58, "W": 58},
        {"N": 1, "C": 8, "H": 18, "W": 18}),
+    Op("depthwise conv 3x3 (same)", "dwconv3x3_same", {"N": 8, "C": 256, "H": 56, "W": 56},
+       {"N": 1, "C": 8, "H": 16, "W": 16}),
     Op("cumsum", "cumsum", {"R": 4096, "C": 4096}, {"R": 64, "C": 1024}),
     Op("max-pool 2x2", "maxpool", {"N": 8, "C": 64, "H": 112, "W": 112}, {"N": 1, "C": 8, "H": 32, "W": 32}),
     Op("argmax", "argmax", {"R": 1024, "C": 32000}, {"R": 16, "C": 4096}),

@@ -22,6 +22,10 @@ cannot stage, with the reason in the trace; `stage` stages exactly what it is as
 refuses. Staging keeps every access's element and order, so it is legal whenever it
 applies (no dependence test); a tile that is read before the nest writes it is copied in.
 
+A read guarded by `select` (docs/ir.md, "Guarded reads") whose unguarded footprint leaves the
+tensor is staged with its footprint cut to the tensor when that covers each such dimension
+whole (`clamp_to_tensor`: corner 0, so the guards keep their meaning); otherwise it stays in GM.
+
 It requires: 1) the tensor is a GM tensor (input, output, temp) of rank >= 1 the loop's
 nest reads or writes by subscript, not copied or assigned whole; 2) the loop encloses all
 its accesses in that nest; 3) the footprint is a box; 4) an output is written over its

@@ -103,3 +103,20 @@ def test_emitted_plane_offsets_follow_the_padded_rows() -> None:
     k = parse(_DW.format(xt="f16", wt="f16"), "dw.ir")
     em = emit_ascendc(apply(k, "tile"))
     assert "r * 32 + s) * 2" in em.source and "Axpy(acc_ubLocal[c * 128]" in em.source
+
+
+def test_same_padding_takes_the_window_pattern_through_a_bordered_plane() -> None:
+    k = apply(example("dwconv3x3_same", {"N": 1, "C": 4, "H": 10, "W": 18}), "tile")
+    em, wins = _window_nests(k)
+    assert len(wins) == 1 and not [n for n in em.plan.nests if n.fallback]
+    assert {"Duplicate", "Copy", "Gather", "Axpy", "Cast"} <= set(wins[0].instructions)
+    assert "X_ubLocal.GetValue" not in em.source
+
+
+def test_a_guard_that_is_not_the_bounds_is_refused() -> None:
+    text = (ROOT / "examples" / "dwconv3x3_same.ir").read_text().replace("select(y + r <= H,", "select(y + r <= H - 1,")
+    k = parse(text, "g.ir").with_sizes({"N": 1, "C": 4, "H": 10, "W": 18})
+    em = emit_ascendc(apply(k, "tile"))
+    reasons = [r for n in em.plan.nests for p, _, r in n.tried if p == "window"]
+    assert reasons and all("guard does not say exactly" in r for r in reasons), reasons
+    assert not [n for n in em.plan.nests if n.pattern == "window"]

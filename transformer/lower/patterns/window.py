@@ -27,6 +27,14 @@ Gather's base address. Then the update is one count-form instruction over the pl
 rounding of the sum, as the interpreter's), `Max` / `Min` (pooling) or `Add`. Each element
 still accumulates its window in the IR's (r, s) order: the result is the scalar nest's.
 
+A guarded window read (same padding: `select(y + r >= 1, .. X_ub[.., y + r - 1, x + s - 1] ..,
+0.0)`, docs/ir.md "Guarded reads") whose guards say exactly "inside the plane", at most one
+element past an edge: each channel's plane is first copied into a scratch plane bordered by
+the guard's value (`Duplicate`, then a mask / repeat `Copy` two rows down; one column more
+than the plane), so every read one past an edge reads that value (the element before column
+0 is the previous row's last) and the Gathers need no mask. Max / min pooling skips the
+offset its initial value already read (idempotent).
+
 Match (each failed condition is the reason `--explain` shows): loops with constant bounds;
 the innermost two (`y`, `x`, from 0) hold `T[.., y, x] = init`, a two-deep loop nest
 `for r { for s { T[.., y, x] op= v } }` and optionally `Y[.., y, x] = cast(T[.., y, x])`;
