@@ -811,11 +811,16 @@ def privatizable(kernel: ir.Kernel, loop_path: Path, tensor: str) -> bool:
         return False
     sizes = kernel.known_sizes()
     writes = [a for a in accs if a.write and (isinstance(a.stmt.stmt, ir.Copy) or a.stmt.stmt.op == "=")]
+    from .guards import guarded_reads
+
     for r in accs:
         if r.write:
             continue
+        # a read under a `select` arm is made only where its guard holds, inside the tensor
+        # (docs/ir.md "Guarded reads"): its indices are cut to the tensor's extents
+        guarded = r.loc_node is not None and id(r.loc_node) in guarded_reads(r.stmt.stmt)
         before = [w for w in writes if w.stmt.path < r.stmt.path]
-        if not any(_covers(w, r, sizes, decl.shape) for w in before) and not covered_by_union(before, r, sizes):
+        if not any(_covers(w, r, sizes, decl.shape, guarded) for w in before) and not covered_by_union(before, r, sizes):
             return False
     return True
 
@@ -830,7 +835,7 @@ def _gathered_interval(d: int, shape: "tuple[ir.Expr, ...] | None", sizes: dict[
 
 
 def _covers_by_intervals(w: AccessInfo, r: AccessInfo, sizes: dict[str, int],
-                         shape: "tuple[ir.Expr, ...] | None" = None) -> bool:
+                         shape: "tuple[ir.Expr, ...] | None" = None, guarded: bool = False) -> bool:
     """`_covers` without the solver, for the common shapes: in each dimension W writes the
     same index as R over the loops they share, or a constant range (a copy, or a private
     loop of W with constant bounds) that contains every index R reads (R's interval over
@@ -846,6 +851,9 @@ def _covers_by_intervals(w: AccessInfo, r: AccessInfo, sizes: dict[str, int],
             return False
         radix = _radix_range(sw.aff(dw[1]), private, used, sw) if dw[0] == "pt" else None
         got_r = _gathered_interval(k, shape, sizes) if _gathered(dr) else _dim_interval(dr, sr)
+        if guarded and got_r is not None:  # made only inside the tensor
+            whole = _gathered_interval(k, shape, sizes)
+            got_r = None if whole is None else (max(got_r[0], whole[0]), min(got_r[1], whole[1]))
         if radix is not None:  # `j0 * 256 + j` over a tile loop and its point loop: a range
             got = got_r
             if got is None or got[0] < radix[0] or got[1] > radix[1] - 1:
@@ -899,8 +907,9 @@ def _radix_range(fw: "Affine | None", private: Mapping[str, ir.For], used: set[s
     return lo, hi + 1
 
 
-def _covers(w: AccessInfo, r: AccessInfo, sizes: dict[str, int], shape: "tuple[ir.Expr, ...] | None" = None) -> bool:
-    if _covers_by_intervals(w, r, sizes, shape):
+def _covers(w: AccessInfo, r: AccessInfo, sizes: dict[str, int], shape: "tuple[ir.Expr, ...] | None" = None,
+            guarded: bool = False) -> bool:
+    if _covers_by_intervals(w, r, sizes, shape, guarded):
         return True
     if any(_gathered(d) for d in w.dims):
         return False  # a write through an index covers nothing it can be shown to

@@ -59,6 +59,7 @@ from ..instr import Loop, Operand, Placed, Repeat, VecOp, names_of, render, row_
 from ..plan import Line, NestChoice
 from ..temporaries import fits, over_capacity
 from ._vector import price_items, vector_site
+from ._window_guard import guard_is_bounds, unguard
 from .base import Ctx, Match, Reason
 
 _OPS = {"max=": "Max", "min=": "Min", "+=": "Add"}
@@ -94,52 +95,6 @@ def _uncast(e: ir.Expr) -> tuple[ir.Expr, str]:
     if isinstance(e, ir.Call) and e.func in _CASTS and len(e.args) == 1:
         return e.args[0], e.func
     return e, ""
-
-
-def _unguard(e: ir.Expr) -> tuple[ir.Expr, list[ir.Expr], ir.Expr | None]:
-    """`select(c1, select(c2, .. a .., v), v)` -> (a, [c1, c2, ..], v); (e, [], None) if no select."""
-    conds: list[ir.Expr] = []
-    v: ir.Expr | None = None
-    while isinstance(e, ir.Call) and e.func == "select" and len(e.args) == 3 \
-            and isinstance(e.args[2], (ir.FloatLit, ir.IntLit)) and (v is None or e.args[2] == v):
-        conds.append(e.args[0])
-        v = e.args[2]
-        e = e.args[1]
-    return e, conds, v
-
-
-_CMP = {">=": lambda d: d >= 0, ">": lambda d: d > 0, "<=": lambda d: d <= 0, "<": lambda d: d < 0}
-
-
-def _guard_is_bounds(conds: list[ir.Expr], idx: ir.Expr, var: str, lvar: str, n_var: int, n_l: int, extent: int,
-                     sizes: Any, which: str) -> str:
-    """Why the conditions on (`var`, `lvar`) among `conds` are not exactly "index `idx` lies in
-    [0, extent)" with the index at most one past either end ("" if they are)."""
-    mine = []
-    for c in conds:
-        if not (isinstance(c, ir.Binary) and c.op in _CMP):
-            return f"the guard `{c}` is not a comparison"
-        d = to_affine(ir.Binary("-", c.lhs, c.rhs), sizes)
-        if d is None:
-            return f"the guard `{c}` is not affine"
-        vs = set(d.vars)
-        if vs <= {var, lvar}:
-            if vs:
-                mine.append((d, _CMP[c.op]))
-        elif vs & {var, lvar}:
-            return f"the guard `{c}` mixes the {which} with another loop"
-    fi = to_affine(idx, sizes)
-    assert fi is not None
-    for v in range(n_var):
-        for lv in range(n_l):
-            env = {var: v, lvar: lv}
-            at = fi.const + sum(c * env.get(k, 0) for k, c in fi.coeffs)
-            ok = all(f(d.const + sum(c * env.get(k, 0) for k, c in d.coeffs)) for d, f in mine)
-            if ok != (0 <= at < extent):
-                return f"the guard does not say exactly that the {which} `{idx}` is inside its dimension"
-            if not -1 <= at <= extent:
-                return f"the {which} `{idx}` reaches {at}: more than one element outside (a halo of one)"
-    return ""
 
 
 def _chain(s: ir.For) -> list[ir.For]:
@@ -243,8 +198,8 @@ def recognise(lw: Any, s: ir.For) -> Window | str:
     weight: ir.Access | None = None
     if isinstance(val, ir.Binary) and val.op == "*" and upd.op == "+=":
         (p, pc), (q, qc) = _uncast(val.lhs), _uncast(val.rhs)
-        p, p_conds, p_v = _unguard(p)
-        q, q_conds, q_v = _unguard(q)
+        p, p_conds, p_v = unguard(p)
+        q, q_conds, q_v = unguard(q)
         if p_conds and not q_conds:
             conds, pad_v = p_conds, p_v
         elif q_conds and not p_conds:
@@ -266,7 +221,7 @@ def recognise(lw: Any, s: ir.For) -> Window | str:
                     "(exact products, one rounding of the sum)")
         api = "Axpy"
     else:
-        val, conds, pad_v = _unguard(val)
+        val, conds, pad_v = unguard(val)
         if not isinstance(val, ir.Access) or cast:
             return "the window statement's value is not a window read (pooling) or a window read times a weight"
         src, api = val, _OPS[upd.op]
@@ -314,7 +269,7 @@ def recognise(lw: Any, s: ir.For) -> Window | str:
         R, S = _const_trip(lr, sizes, True), _const_trip(ls, sizes, True)
         for idx, v, lv, nv, nl, e, which in ((src.indices[-2], ly.var, lr.var, ho, R, ext[0], "row"),
                                              (src.indices[-1], lx.var, ls.var, wo, S, ext[1], "column")):
-            why = _guard_is_bounds(conds, idx, v, lv, nv, nl, e, sizes, which)  # type: ignore[arg-type]
+            why = guard_is_bounds(conds, idx, v, lv, nv, nl, e, sizes, which)  # type: ignore[arg-type]
             if why:
                 return why
         if any(set(_names(c)) & {lp.var for lp in chans} for c in conds):
