@@ -18,6 +18,12 @@ NaNs. This is the FlashAttention recurrence; it needs no full row of scores, so 
 sequences fit on chip. It does its own blocking (the `block` parameter), so it runs
 before `tile`: `tile{attn.i=64}` then tiles the query rows and stages K/V per block.
 
+Rows two loops deep: when every top-level nest is `for h { for g { ... } }` and the row max
+lies below `g` (grouped-query decode attention: query row `h * G + g` reads KV head `h`), the
+pair (h, g) is the row index: the result is `attn: for h { for g { ... } }` and every row temp
+gets both indices (`mx: f32[HK, G]`). `tile` then takes the whole group as one tile of query
+rows, so K/V blocks are staged once per KV head for its G rows. Deeper rows are refused.
+
 Temps are made row-private: every temp keeps its name but gets the row index first and
 block-sized key dimensions (`s: f32[S, S]` -> `s: f32[S, 64]`, a contracted `mx: f32` ->
 `mx: f32[S]`), so that `tile` can distribute the row loop around the block loop.
@@ -112,19 +118,26 @@ def rewrite(kernel: ir.Kernel, block: int, trace: TraceEntry) -> ir.Kernel:
     # ---- the row loops: every top-level statement, same bounds; merge their bodies
     if not kernel.body or not all(isinstance(s, ir.For) for s in kernel.body):
         raise _fail("the kernel's top level must be row loops", kernel.body[0] if kernel.body else kernel)
+    depth = _row_depth(kernel)
     first = kernel.body[0]
     assert isinstance(first, ir.For)
-    iv = first.var
-    inner = {x.var for top in kernel.body for x in ir.iter_loops(top.body)}  # type: ignore[union-attr]
-    if iv in inner:  # merging `for j {..}` with `for i { for j {..} }` would capture j: rename the rows
-        iv = R.fresh(iv, R.used_names(kernel))
+    heads = _chain(first, depth)  # the row loops of the first nest, outermost first
+    inner = {x.var for top in kernel.body for x in ir.iter_loops(_chain(top, depth)[-1].body)}  # type: ignore[arg-type]
+    taken0 = R.used_names(kernel)
+    ivs: list[str] = []
+    for lp in heads:  # merging `for j {..}` with `for i { for j {..} }` would capture j: rename the rows
+        v = lp.var if lp.var not in inner and lp.var not in ivs else R.fresh(lp.var, taken0 | set(ivs))
+        ivs.append(v)
     rows: list[ir.Stmt] = []
     for s in kernel.body:
-        assert isinstance(s, ir.For)
-        if R.eval_const(s.lo, sizes) != R.eval_const(first.lo, sizes) or \
-                R.eval_const(s.hi, sizes) != R.eval_const(first.hi, sizes) or R.eval_const(s.hi, sizes) is None:
-            raise _fail(f"row loops `{first.var}` and `{s.var}` have different bounds", s)
-        rows += [R.subst_stmt(b, {s.var: ir.Name(iv)}, simplify=True) if s.var != iv else b for b in s.body]
+        chain = _chain(s, depth)
+        for a, b in zip(chain, heads):
+            lo, hi = R.eval_const(a.lo, sizes), R.eval_const(a.hi, sizes)
+            if lo != R.eval_const(b.lo, sizes) or hi != R.eval_const(b.hi, sizes) or hi is None:
+                raise _fail(f"row loops `{b.var}` and `{a.var}` have different bounds", a)
+        sub = {lp.var: ir.Name(v) for lp, v in zip(chain, ivs) if lp.var != v}
+        rows += [R.subst_stmt(b, sub, simplify=True) if sub else b for b in chain[-1].body]
+    iv = ivs[-1]
     temps = {t.name: t for t in kernel.buffers if t.kind == "temp"}
 
     # ---- find the three parts
@@ -216,7 +229,8 @@ def rewrite(kernel: ir.Kernel, block: int, trace: TraceEntry) -> ir.Kernel:
     jb = R.fresh(f"{jv}b", taken)
     dv = dloop.var
     D_hi = dloop.hi
-    lo_i, hi_i = first.lo, first.hi
+    row_his = tuple(lp.hi for lp in heads)
+    row_idx = tuple(ir.Name(v) for v in ivs)
     nb = N // block
     new_shapes: dict[str, tuple[ir.Expr, ...]] = {}
     dext = {dv: D_hi}
@@ -225,21 +239,24 @@ def rewrite(kernel: ir.Kernel, block: int, trace: TraceEntry) -> ir.Kernel:
         """Temps become row-private with block-sized key dims; key index j -> jb*B + j for
         every other tensor."""
         if isinstance(e, ir.Name) and e.name in temps and temps[e.name].rank == 0:
-            new_shapes[e.name] = (hi_i,)
-            return ir.Access(e.name, (ir.Name(iv),), e.loc)
+            new_shapes[e.name] = row_his
+            return ir.Access(e.name, row_idx, e.loc)
         if isinstance(e, ir.Access):
             if e.tensor in temps:
-                # the row index, when there (`fuse` may have contracted it), comes first
-                if any(_is_var(x, iv) for x in e.indices[1:]):
-                    raise _fail(f"temp `{e.tensor}` must be indexed by the row loop `{iv}` first", e)
-                rest = [x for x in e.indices if not _is_var(x, iv)]
+                # the row indices, when there (`fuse` may have contracted them), come first
+                lead = [x for x in e.indices if any(_is_var(x, v) for v in ivs)]
+                if tuple(e.indices[:len(lead)]) != tuple(lead) or \
+                        [x.name for x in lead] != [v for v in ivs if any(_is_var(x, v) for x in lead)]:  # type: ignore[attr-defined]
+                    raise _fail(f"temp `{e.tensor}` must be indexed by the row loops "
+                                f"{', '.join(f'`{v}`' for v in ivs)} first, in that order", e)
+                rest = list(e.indices[len(lead):])
                 if not all(isinstance(x, ir.Name) and (x.name == jv or x.name in dext) for x in rest):
                     raise _fail(f"temp `{e.tensor}` is indexed by something other than the row, key and "
                                 "head loops", e)
-                shape = (hi_i,) + tuple(R.lit(block) if x.name == jv else dext[x.name] for x in rest)  # type: ignore[union-attr]
+                shape = row_his + tuple(R.lit(block) if x.name == jv else dext[x.name] for x in rest)  # type: ignore[union-attr]
                 if new_shapes.setdefault(e.tensor, shape) != shape:
                     raise _fail(f"temp `{e.tensor}` is used with two different shapes", e)
-                return ir.Access(e.tensor, (ir.Name(iv),) + tuple(rest), e.loc)
+                return ir.Access(e.tensor, row_idx + tuple(rest), e.loc)
             return ir.Access(e.tensor, tuple(R.simp(R.subst_expr(x, {jv: key})) for x in e.indices), e.loc)
         if isinstance(e, ir.Name) and e.name == jv:
             return key
@@ -255,10 +272,10 @@ def rewrite(kernel: ir.Kernel, block: int, trace: TraceEntry) -> ir.Kernel:
         raise _fail("copies are not supported inside the softmax pattern", s)
 
     def row(n: str) -> ir.Access:
-        return ir.Access(n, (ir.Name(iv),))
+        return ir.Access(n, row_idx)
 
     mb, ms, al = (R.fresh(n, taken) for n in ("mb", "ms", "al"))
-    mxr, smr = rowify(_as_expr(MX, temps, iv)), rowify(_as_expr(SM, temps, iv))
+    mxr, smr = rowify(_as_expr(MX, temps, ivs)), rowify(_as_expr(SM, temps, ivs))
     neg_inf = ir.Unary("-", ir.FloatLit(math.inf))
     jloop = lambda body: ir.For(jv, R.lit(0), R.lit(block), tuple(body))  # noqa: E731
     dloop_ = lambda body: ir.For(dv, dloop.lo, D_hi, tuple(body))  # noqa: E731
@@ -288,7 +305,10 @@ def rewrite(kernel: ir.Kernel, block: int, trace: TraceEntry) -> ir.Kernel:
     if dpost:
         body.append(dloop_([rs(s) for s in dpost]))
     label = R.fresh("attn", taken)
-    nest = ir.For(iv, lo_i, hi_i, tuple(body), label=label, loc=first.loc)
+    nest_body: tuple[ir.Stmt, ...] = tuple(body)
+    for k in range(len(heads) - 1, 0, -1):  # the inner row loops (a KV head's group of query rows)
+        nest_body = (ir.For(ivs[k], heads[k].lo, heads[k].hi, nest_body, loc=heads[k].loc),)
+    nest = ir.For(ivs[0], first.lo, first.hi, nest_body, label=label, loc=first.loc)
 
     # ---- declarations: reshaped temps, new row temps; drop temps no longer used
     used = ir.names_used((nest,))
@@ -303,7 +323,7 @@ def rewrite(kernel: ir.Kernel, block: int, trace: TraceEntry) -> ir.Kernel:
             buffers.append(t)
     dt = temps[MX].dtype if MX in temps else f32
     for n in (mb, ms, al):
-        buffers.append(ir.TensorDecl(n, dt, (hi_i,), "temp"))
+        buffers.append(ir.TensorDecl(n, dt, row_his, "temp"))
     trace.changes.append(f"streamed the softmax over key blocks of {block}: one nest `{label}` with block loop "
                          f"`{label}.{jb}` (label `{body[3].label}`), {nb} blocks")  # type: ignore[union-attr]
     trace.decisions.append(f"running max `{MX}`, rescaled sum `{SM}` and accumulator `{acc_t.tensor}` "  # type: ignore[union-attr]
@@ -374,8 +394,42 @@ def _row_name(e: ir.Expr) -> str:
     raise _fail("expected a row value", e)
 
 
-def _as_expr(n: str, temps: Mapping[str, ir.TensorDecl], iv: str) -> ir.Expr:
+def _as_expr(n: str, temps: Mapping[str, ir.TensorDecl], ivs: list[str]) -> ir.Expr:
     t = temps.get(n)
     if t is None:
         raise _fail(f"`{n}` must be a temp")
-    return ir.Name(n) if t.rank == 0 else ir.Access(n, (ir.Name(iv),))
+    return ir.Name(n) if t.rank == 0 else ir.Access(n, tuple(ir.Name(v) for v in ivs[-t.rank:]))
+
+
+def _chain(top: ir.For, depth: int) -> list[ir.For]:
+    """The `depth` row loops of the nest `top`, outermost first (each the only statement of
+    the one before it)."""
+    out = [top]
+    while len(out) < depth:
+        (inner,) = out[-1].body
+        assert isinstance(inner, ir.For)
+        out.append(inner)
+    return out
+
+
+def _row_depth(kernel: ir.Kernel) -> int:
+    """How many loops deep the rows are: 1 (one row per iteration of the top-level loops), or 2
+    when every top-level nest is `for h { for g { ... } }` (a loop alone in a loop) and the row
+    max lies below the inner loop rather than in a key loop of the outer one — the rows of
+    grouped-query decode attention, query row `h * G + g` of KV head `h`: the rewrite treats
+    the pair (h, g) as the row index, and every row temp gets both indices."""
+    def perfect(s: ir.Stmt) -> bool:
+        return isinstance(s, ir.For) and len(s.body) == 1 and isinstance(s.body[0], ir.For)
+
+    if not all(perfect(s) for s in kernel.body):
+        return 1
+    for s in kernel.body:
+        assert isinstance(s, ir.For)
+        inner = s.body[0]
+        assert isinstance(inner, ir.For)
+        if any(isinstance(b, ir.Assign) and b.op == "max=" for b in inner.body):
+            return 1  # `for i { for j { MX max= .. } }`: j is the key loop of row i
+        if any(isinstance(b, ir.For) and any(isinstance(c, ir.Assign) and c.op == "max=" for c in b.body)
+               for b in inner.body):
+            return 2
+    return 1

@@ -229,7 +229,10 @@ def choose_tiles(kernel: ir.Kernel, target: Target | None = None, notes: list[st
 
         # an inner loop of a band tiled by its whole extent is left untiled (a one-trip tile
         # loop would hide the outer tile loop from `double_buffer`: rows that fit UB whole)
-        whole = {n: loops[n] for band in bands for n, lp in band[1:] if R.loop_extent(lp, sizes)}
+        # -- unless a block loop is inside it: the point loop then sinks below the block loop
+        # (the G query rows of one KV head share each staged K/V block: grouped-query decode)
+        whole = {n: loops[n] for band in bands for n, lp in band[1:] if R.loop_extent(lp, sizes)
+                 and not _holds_block_loop(lp, sizes)}
         try:
             chosen = solver_tiles(kernel, loops, target, candidates=candidates, partial=True,
                                   footprint=tile_footprint(kernel, target, whole), nests=nests,
@@ -268,6 +271,14 @@ def choose_tiles(kernel: ir.Kernel, target: Target | None = None, notes: list[st
             chosen.update(req)
             break
     return chosen
+
+
+def _holds_block_loop(loop: ir.For, sizes: Mapping[str, int]) -> bool:
+    """Whether a loop nested in `loop` walks over blocks (`_sink.is_block_loop`: the K/V
+    block loop `online_softmax` makes)."""
+    from ._sink import is_block_loop
+
+    return any(is_block_loop(lp, None, sizes) for lp in ir.iter_loops(loop.body))
 
 
 def _capped_candidates(extent: int, cap: int) -> tuple[int, ...]:
