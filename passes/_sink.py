@@ -60,6 +60,13 @@ def is_block_loop(loop: ir.For, st: Strips | None, sizes: Mapping[str, int]) -> 
     return seen
 
 
+def holds_block_loop(loop: ir.For, sizes: Mapping[str, int]) -> bool:
+    """Whether a loop nested in `loop` walks over blocks (the K/V block loop of
+    `online_softmax`): `tile` keeps such a loop tiled even at its whole extent, so that its
+    point loop sinks below the block loop (the G query rows of one KV head share each block)."""
+    return any(is_block_loop(lp, None, sizes) for lp in ir.iter_loops(loop.body))
+
+
 def sink_point_loops(s: ir.Stmt, st: Strips, sizes: Mapping[str, int], trace: TraceEntry) -> tuple[ir.Stmt, ...]:
     """Bottom-up: move every point loop below the block loops in its body. Returns the
     statements that replace `s` (several when a point loop was distributed)."""

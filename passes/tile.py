@@ -85,7 +85,7 @@ from . import _rewrite as R
 from ._balance import balance_cores
 from ._rows import recompute_row_temps, row_loop_groups, row_loops
 from ._refusals import order_hint, row_refusal
-from ._sink import sink_point_loops
+from ._sink import holds_block_loop, sink_point_loops
 from .base import Pass, PassError, TraceEntry, loop_names, preferred_loop_names, register
 from .fission import EPILOGUE_SUFFIX, split_epilogues
 from .params import Int, Loop, Map, Params
@@ -227,12 +227,10 @@ def choose_tiles(kernel: ir.Kernel, target: Target | None = None, notes: list[st
         nests = {n: i for i, band in enumerate(bands) for n, _ in band}
         from transformer.printer import print_kernel
 
-        # an inner loop of a band tiled by its whole extent is left untiled (a one-trip tile
-        # loop would hide the outer tile loop from `double_buffer`: rows that fit UB whole)
-        # -- unless a block loop is inside it: the point loop then sinks below the block loop
-        # (the G query rows of one KV head share each staged K/V block: grouped-query decode)
+        # an inner loop of a band tiled by its whole extent is left untiled (a one-trip tile loop would
+        # hide the outer one from `double_buffer`), unless it holds a block loop (GQA: `_sink.py`)
         whole = {n: loops[n] for band in bands for n, lp in band[1:] if R.loop_extent(lp, sizes)
-                 and not _holds_block_loop(lp, sizes)}
+                 and not holds_block_loop(lp, sizes)}
         try:
             chosen = solver_tiles(kernel, loops, target, candidates=candidates, partial=True,
                                   footprint=tile_footprint(kernel, target, whole), nests=nests,
@@ -271,14 +269,6 @@ def choose_tiles(kernel: ir.Kernel, target: Target | None = None, notes: list[st
             chosen.update(req)
             break
     return chosen
-
-
-def _holds_block_loop(loop: ir.For, sizes: Mapping[str, int]) -> bool:
-    """Whether a loop nested in `loop` walks over blocks (`_sink.is_block_loop`: the K/V
-    block loop `online_softmax` makes)."""
-    from ._sink import is_block_loop
-
-    return any(is_block_loop(lp, None, sizes) for lp in ir.iter_loops(loop.body))
 
 
 def _capped_candidates(extent: int, cap: int) -> tuple[int, ...]:
