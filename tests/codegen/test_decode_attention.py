@@ -70,3 +70,46 @@ def test_a_reduction_the_loop_reads_is_not_distributed() -> None:
     assert not _unread_reduction(red, leaves)  # `Y[j] = y[j] - mx` reads the partial max
     assert _unread_reduction(red, leaves[:2])
     assert not _unread_reduction(leaves[0], leaves)  # `=` is no reduction
+
+
+# examples/decode_attention.ir under its documented pipeline (two-deep rows streamed by
+# online_softmax, the group's rows tiled for the cores, P·V by the `vecmat` pattern)
+DOCUMENTED = "fuse,online_softmax{block=64},tile,double_buffer"
+SMALL_GQA = {"HQ": 4, "HK": 2, "S": 128, "D": 16}
+
+
+def test_documented_gqa_decode_is_vector_code_with_pv_as_one_tile() -> None:
+    from .conftest import example
+
+    k = example("decode_attention", SMALL_GQA)
+    t = apply(k, DOCUMENTED)
+    em = emit_ascendc(t)
+    assert em.plan is not None and not [n for n in em.plan.nests if n.fallback]
+    (pv,) = [n for n in em.plan.nests if n.pattern == "vecmat"]
+    assert {"Brcb", "Mul", "Add"} <= set(pv.instructions)
+    prices = {name: cost for name, cost, _ in pv.tried}
+    assert prices["interchanged"] is not None and prices["vecmat"] < prices["interchanged"]
+    rep = api.verify(k, t, trials=2, seed=fresh_seed())
+    assert rep.ok, rep
+
+
+def test_vecmat_refuses_key_blocks_that_are_not_whole_brcb_repeats() -> None:
+    from .conftest import example
+
+    k = example("decode_attention", {**SMALL_GQA, "S": 48})
+    em = emit_ascendc(apply(k, "fuse,online_softmax{block=12},tile,double_buffer"))
+    assert em.plan is not None
+    (pv,) = [n for n in em.plan.nests if n.pattern == "interchanged"]
+    (why,) = [r for name, _, r in pv.tried if name == "vecmat"]
+    assert "multiple of 8" in why
+
+
+def test_each_query_row_gets_a_core_when_the_kv_heads_are_fewer() -> None:
+    """32 query heads on 8 KV heads: `tile` cuts each group into 1-row tiles and the lowering
+    collapses KV head x row tile over 32 of the 48 vector cores (lowering only)."""
+    from .conftest import example
+
+    k = example("decode_attention", {"HQ": 32, "HK": 8, "S": 256, "D": 128})
+    em = emit_ascendc(apply(k, DOCUMENTED))
+    assert em.plan is not None and em.plan.block_dim == 32
+    assert any("collapsed" in ph.spread for ph in em.plan.phases)

@@ -206,11 +206,16 @@ private:
             SetFlag<HardEvent::V_S>(0);
             WaitFlag<HardEvent::V_S>(0);
             sm_ubLocal.SetValue(i, (sm_ubLocal.GetValue(i) + tmp0.ReinterpretCast<float>().GetValue(0)));
-            for (int32_t j = 0; j < 64; ++j) {
-                Cast(tmp0.ReinterpretCast<float>(), V_ubLocal[j * 64], RoundMode::CAST_NONE, 64);
-                Muls(tmp0.ReinterpretCast<float>(), tmp0.ReinterpretCast<float>(), s_ubLocal.GetValue(i * 64 + j), 64);
-                Add(acc_ubLocal[i * 64], acc_ubLocal[i * 64], tmp0.ReinterpretCast<float>(), 64);
-            }
+            Cast(tmp0.ReinterpretCast<float>(), V_ubLocal, RoundMode::CAST_NONE, 4096);
+            Brcb(tmp0.ReinterpretCast<float>()[4096], s_ubLocal[i * 64], 8, BrcbRepeatParams(1, 8));
+            Mul(tmp0.ReinterpretCast<float>(), tmp0.ReinterpretCast<float>(), tmp0.ReinterpretCast<float>()[4096], 64, 64, BinaryRepeatParams(1, 1, 0, 8, 8, 1));
+            Add(tmp0.ReinterpretCast<float>(), tmp0.ReinterpretCast<float>(), tmp0.ReinterpretCast<float>()[2048], 2048);
+            Add(tmp0.ReinterpretCast<float>(), tmp0.ReinterpretCast<float>(), tmp0.ReinterpretCast<float>()[1024], 1024);
+            Add(tmp0.ReinterpretCast<float>(), tmp0.ReinterpretCast<float>(), tmp0.ReinterpretCast<float>()[512], 512);
+            Add(tmp0.ReinterpretCast<float>(), tmp0.ReinterpretCast<float>(), tmp0.ReinterpretCast<float>()[256], 256);
+            Add(tmp0.ReinterpretCast<float>(), tmp0.ReinterpretCast<float>(), tmp0.ReinterpretCast<float>()[128], 128);
+            Add(tmp0.ReinterpretCast<float>(), tmp0.ReinterpretCast<float>(), tmp0.ReinterpretCast<float>()[64], 64);
+            Add(acc_ubLocal[i * 64], acc_ubLocal[i * 64], tmp0.ReinterpretCast<float>(), 64);
             mx_ubLocal.SetValue(i, mb_ubLocal.GetValue(i));
         }
         inQueue_K_ub.FreeTensor(K_ubLocal);

@@ -12,7 +12,7 @@ from .base import Ctx, Match, Pattern, Reason, SITES
 
 _MODULES = (
     "flash", "gemm", "conv",
-    "cube_mmad", "vector_1d", "collapsed_2d", "collapsed_reduction", "interchanged", "distributed",
+    "cube_mmad", "vector_1d", "collapsed_2d", "collapsed_reduction", "interchanged", "vecmat", "distributed",
     "axpy", "dot", "contract",
     "row_context", "rows2d",
     "row_gather", "row_scatter_add",
