@@ -130,14 +130,25 @@ def test_two_deep_rows_stream_as_one_row_index(pre: str) -> None:
 
 
 def test_two_deep_rows_then_tile_share_each_kv_block_across_the_group() -> None:
-    """`tile` without sizes takes the whole group as one tile of query rows (its loop holds the
-    K/V block loop, so its point loop sinks below it): K and V are staged once per block for
-    the G rows of their KV head, Q as a G x D tile, O written back as one."""
+    """A tile of the whole group (`tile{g=3}`): the point loop `g` sinks below the K/V block
+    loop, so K and V are staged once per block for the G rows of their KV head, Q as a G x D
+    tile, O written back as one."""
     k = example("decode_attention", GQA)
-    out = apply(k, "fuse,online_softmax{block=8},tile")
+    out = apply(k, "fuse,online_softmax{block=8},tile{g=3}")
     text = print_kernel(out)
-    assert "copy K_ub[0:8, 0:D] <- K[h0 + h, jb * 8:jb * 8 + 8, 0:D]" in text
+    assert "copy K_ub[0:8, 0:D] <- K[h, jb * 8:jb * 8 + 8, 0:D]" in text
     assert "local Q_ub: f16[3, 4] @ub" in text and "local O_ub: f16[3, 4] @ub" in text
+    assert equivalent(k, out) == []
+
+
+def test_two_deep_rows_tile_without_sizes_gives_each_query_row_a_tile() -> None:
+    """`tile` alone: 2 KV heads are fewer than the cores, so each group is cut into 1-row
+    tiles (`_balance.group_rows_for_cores`), each staging its own K/V blocks."""
+    k = example("decode_attention", GQA)
+    out, trace = run_pipeline(k, "fuse,online_softmax{block=8},tile")
+    text = print_kernel(out)
+    assert "local Q_ub: f16[1, 4] @ub" in text and "copy O[h * G + g0:h * G + g0 + 1, 0:D] <- O_ub[0:1, 0:D]" in text
+    assert any("`g` in tiles of 1 (not 3)" in d for t in trace for d in t.decisions)
     assert equivalent(k, out) == []
 
 
