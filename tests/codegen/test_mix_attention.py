@@ -15,6 +15,7 @@ import pytest
 
 from transformer.codegen import emit_ascendc
 
+from .bundle import Bundle, build_cases, check_bundled
 from .conftest import apply, check_emitted, example, kernel_text
 
 pytestmark = pytest.mark.slow  # compiles C++ against the emulator (tests/conftest.py: the tiers)
@@ -39,8 +40,12 @@ def _mix(sizes: dict[str, int]):  # type: ignore[no-untyped-def]
     return k, t, emit_ascendc(t, target, pipeline=MIX), target
 
 
-@pytest.mark.parametrize("sizes", [{"S": 64, "D": 32}, {"S": 128, "D": 64}])
-def test_qk_and_pv_on_the_cube(sizes: dict[str, int]) -> None:
+QK_SIZES = {"mix_64_32": {"S": 64, "D": 32}, "mix_128_64": {"S": 128, "D": 64}}
+
+
+@pytest.mark.parametrize("case", QK_SIZES)
+def test_qk_and_pv_on_the_cube(mix_bundle: Bundle, case: str) -> None:
+    sizes = QK_SIZES[case]
     k, t, em, target = _mix(sizes)
     plan = em.plan
     assert plan is not None and plan.kind == "mix" and plan.mode == "MIX_MODE"
@@ -59,7 +64,7 @@ def test_qk_and_pv_on_the_cube(sizes: dict[str, int]) -> None:
     # back from the vector cores as f16 through the workspace
     assert {s.name: s.dtype for s in plan.workspace} == {"s": "f32", "s_f16": "f16", "mx": "f32", "sm": "f32",
                                                          "acc": "f32"}
-    check_emitted(t, k, target=target, emitted=em, what=f"attention {sizes} --passes {MIX}")
+    check_bundled(mix_bundle, case, k, what=f"attention {sizes} --passes {MIX}")
 
 
 def test_hand_offs_between_the_cores() -> None:
@@ -114,21 +119,34 @@ kernel pv(P: f32[M, K], V: f16[K, N], l: f32[M]) -> (O: f16[M, N]) {
 """
 
 
-@pytest.mark.parametrize("sizes,pipeline", [
-    ({"M": 32, "K": 64, "N": 48}, "round_operand{pv.P=f16},tile"),                            # 16 x 48 x 64
-    ({"M": 32, "K": 64, "N": 48}, "round_operand{pv.P=f16},tile{round_P=16,pv.i=32,pv.d=48}"),  # 32 x 48 x 64
-    ({"M": 48, "K": 32, "N": 80}, "round_operand{pv.P=f16},tile{round_P=16,pv.i=48,pv.d=80}"),  # 48 x 80 x 32
-])
-def test_pv_operand_layouts_at_non_square_sizes(sizes: dict[str, int], pipeline: str) -> None:
+PV_CASES = {
+    "pv_16x48x64": ({"M": 32, "K": 64, "N": 48}, "round_operand{pv.P=f16},tile"),                            # 16 x 48 x 64
+    "pv_32x48x64": ({"M": 32, "K": 64, "N": 48}, "round_operand{pv.P=f16},tile{round_P=16,pv.i=32,pv.d=48}"),  # 32 x 48 x 64
+    "pv_48x80x32": ({"M": 48, "K": 32, "N": 80}, "round_operand{pv.P=f16},tile{round_P=16,pv.i=48,pv.d=80}"),  # 48 x 80 x 32
+}
+
+
+@pytest.fixture(scope="module")
+def mix_bundle() -> Bundle:
+    """The unsanitized emitted cases of this file in ONE build (tests/codegen/bundle.py)."""
+    from transformer.targets import get_target
+
+    cases: dict[str, object] = {case: (_mix(sizes)[1], get_target("ascend910b2")) for case, sizes in QK_SIZES.items()}
+    cases.update({case: apply(kernel_text(PV).with_sizes(sizes), pipeline) for case, (sizes, pipeline) in PV_CASES.items()})
+    return build_cases(cases, sanitize=False)
+
+
+@pytest.mark.parametrize("case", PV_CASES)
+def test_pv_operand_layouts_at_non_square_sizes(mix_bundle: Bundle, case: str) -> None:
     """P·V with P [M, K] as A (Zz) and V [K, N] row-major as B: the transposing LoadData of
     each K block (Nz of [K, N] -> Zn). M, N, K all different and N1 > 1, so a wrong
     orientation, stride or fractal order shows. Reference: the interpreter of the rounded
     kernel (the cube is exact on f16 operands up to summation order), and of the original."""
+    sizes, pipeline = PV_CASES[case]
     k = kernel_text(PV).with_sizes(sizes)
     rounded = apply(k, pipeline.split(",tile")[0])
-    t = apply(k, pipeline)
-    em = emit_ascendc(t)
+    em = mix_bundle.emitted[case]
     assert em.plan is not None and em.plan.kind == "mix"
     assert em.warnings == [] and em.source.count("Mmad(") == 1
     assert {"LoadData(ifTranspose)", "Mmad", "Fixpipe", "DataCopy(Nd2NzParams)"} <= set(em.plan.instructions())
-    check_emitted(t, rounded, emitted=em, what=f"P·V {sizes} --passes {pipeline} vs the rounded kernel")
+    check_bundled(mix_bundle, case, rounded, what=f"P·V {sizes} --passes {pipeline} vs the rounded kernel")
