@@ -143,6 +143,23 @@ def _cmake_defines(folder: Path, soc: str | None) -> list[str]:
     return flags
 
 
+def _chip_build(soc: str) -> dict[str, object]:
+    """What the chip changes in the emulator build, from the target table: the local memory
+    sizes (a 310P's UB is 256 KB, a 910B's 192 KB) and, on a split chip only, the kernel mode
+    inferred from each kernel's source (a coupled chip runs every kernel on one kind of core).
+    An unknown chip keeps the emulator's default (910B) build."""
+    from transformer.targets import get_target
+
+    name = soc.lower()
+    name = "ascend310p" if name.startswith("ascend310p") else name
+    try:
+        tgt = get_target(name)
+    except Exception:  # not in the table: the default build
+        return {}
+    scopes = {s.upper(): int(tgt.scope(s).physical_bytes) for s in ("ub", "l1", "l0a", "l0b", "l0c")}
+    return {"scope_bytes": scopes, "infer_kernel_mode": tgt.arch == "split"}
+
+
 def _has_cpu_mode(run_sh: str) -> bool:
     """run.sh offers ``-r cpu`` (the NPU-only samples name no cpu mode)."""
     return re.search(r"RUN_MODE_LIST=\"[^\"]*\bcpu\b", run_sh) is not None or '"cpu"' in run_sh
@@ -196,7 +213,8 @@ def run_sample(folder: Path, tree: Path, timeout: float, soc: str | None = None)
         work = Path(scratch) / folder.name
         shutil.copytree(folder, work, symlinks=True)
         run_sh = (work / "run.sh").read_text(errors="replace") if (work / "run.sh").exists() else ""
-        flags = _cmake_defines(work, soc or _soc_default(run_sh) or "Ascend910B1")
+        chip = soc or _soc_default(run_sh) or "Ascend910B1"
+        flags = _cmake_defines(work, chip)
         try:
             find_sources(work)
             if out.kind == "kernel-launch" and not _has_cpu_mode(run_sh):
@@ -210,7 +228,7 @@ def run_sample(folder: Path, tree: Path, timeout: float, soc: str | None = None)
                 if g.returncode != 0:
                     out.error = "gen_data: " + _first_error(g.stderr + g.stdout)
                     return out
-            _, binary = build_folder(work, extra_flags=flags)
+            _, binary = build_folder(work, extra_flags=flags, **_chip_build(chip))  # type: ignore[arg-type]
             out.compiled = True
             if out.kind != "kernel-launch":
                 out.error = "op project: its scripts run it through aclnn on a device (no cpu mode)"

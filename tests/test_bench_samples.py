@@ -82,6 +82,19 @@ def test_chip_definitions_follow_the_cmake_lists(tmp_path):
     assert b._cmake_defines(folder, "Ascend910B1") == []
 
 
+def test_the_chip_sizes_the_memories_and_the_kernel_mode_from_the_target_table():
+    from transformer.targets import get_target
+
+    b = _bench()
+    p310 = b._chip_build("Ascend310P3")
+    assert p310["scope_bytes"]["UB"] == get_target("ascend310p").scope("ub").physical_bytes == 256 * 1024
+    assert p310["infer_kernel_mode"] is False  # coupled: one kind of core
+    b910 = b._chip_build("Ascend910B1")
+    assert b910["scope_bytes"]["UB"] == get_target("ascend910b1").scope("ub").physical_bytes
+    assert b910["infer_kernel_mode"] is True
+    assert b._chip_build("Ascend310B1") == {}  # not in the table: the default build
+
+
 def test_a_sample_without_cpu_mode_is_reported_without_building(tmp_path):
     b = _bench()
     folder = _sample(tmp_path / "hello", RUN_SH.replace("cpu sim npu", "npu").replace('"cpu"', '"npu"'))

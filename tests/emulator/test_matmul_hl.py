@@ -43,7 +43,7 @@ def test_matmul_high_level_api_matches_numpy_and_is_priced_on_the_cube(emu_cache
         r = run_folder(work, binary, [str(m), str(n), str(k), str(dim)], timeout=120)
         assert r.returncode == 0, r.stderr
         assert f"usedCoreNum {used} " in r.stdout, r.stdout
-        for name in ("c.bin", "c_iter.bin"):
+        for name in ("c.bin", "c_iter.bin", "c_mix.bin", "c_cube.bin"):
             got = np.fromfile(work / "output" / name, np.float32).reshape(m, n)
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4, err_msg=name)
     _inputs(work, 200, 96, 80, 1)  # the host's default shape, for the profile

@@ -178,12 +178,15 @@ def test_mmad_fixpipe_matches_numpy(units):
 
 def test_mmad_bias_form_adds_the_bias_table_row(units):
     """Mmad(dst, fm, filter, bias, params), the bias in C2 (the bias table, filled from L1 with
-    DataCopyParams in 64 B units): C = A x B + bias[n] on every row."""
+    DataCopyParams in 64 B units, float or half converted to float): C = A x B + bias[n] on
+    every row."""
     a = units["mm_a"].reshape(M, K)
     b = units["mm_b"].reshape(K, N)
     bias = units["mm_bias"]
     assert bias.shape == (N,) and len(set(bias)) == N
     np.testing.assert_array_equal(units["mm_c_bias"].reshape(M, N), a @ b + bias[None, :])
+    # the same bias as half in L1, converted to float by the L1 -> bias table DataCopy
+    np.testing.assert_array_equal(units["mm_c_bias_h"].reshape(M, N), a @ b + bias[None, :])
 
 
 def test_init_const_value_l1_and_l0(units):

@@ -132,6 +132,9 @@ def test_list_tensor_desc_parses_the_documented_layout(more):
     the data pointers lead to the tensors (t0[3] = 103, t1[5] = 205)."""
     _, _, v = more
     np.testing.assert_array_equal(v["list_tensor_desc"], [2, 3, 1, 2, 3, 4, 24, 205, 103, 1])
+    # the shape address receives the dim shape values and nothing more (the public AddN sample
+    # gives a buffer of exactly dim words)
+    np.testing.assert_array_equal(v["list_shape_buf"], [2, 3, 4, 7])
 
 
 def test_list_tensor_desc_index_past_the_list_is_an_error(more):

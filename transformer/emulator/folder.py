@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from . import RunResult, compile_files, default_cache_dir, run_binary
+from .kernel_mode import mode_flags
 from .opproject import OpProjectError, is_op_project, op_project
 
 __all__ = ["FolderSources", "FolderError", "find_sources", "build_folder", "make_output_dir", "run_folder"]
@@ -72,18 +73,22 @@ def find_sources(root: Path, driver_dir: Path | None = None) -> FolderSources:
 
 def build_folder(root: Path, *, sanitize: bool = False, warnings_as_errors: bool = False,
                  extra_flags: Sequence[str] = (), cache_dir: Path | None = None,
-                 scope_bytes: Mapping[str, int] | None = None) -> tuple[FolderSources, Path]:
+                 scope_bytes: Mapping[str, int] | None = None,
+                 infer_kernel_mode: bool = True) -> tuple[FolderSources, Path]:
     """Compile the folder's host program and kernels into one cached binary.
 
-    ``scope_bytes`` sizes the local memories (a target table's, for a profile).
+    ``scope_bytes`` sizes the local memories (a target table's, for a profile). With
+    ``infer_kernel_mode`` each kernel launched without ``SetKernelMode`` runs in the mode its
+    source asks for (:mod:`.kernel_mode`; off for a coupled chip, where every core is one).
 
     Raises :class:`FolderError` for a folder without a host program and
     :class:`transformer.emulator.CompileError` when g++ rejects the sources.
     """
     src = find_sources(root, None if cache_dir is None else Path(cache_dir) / "op_drivers")
+    modes = mode_flags(src.kernels) if infer_kernel_mode else []
     binary = compile_files(list(src.all), include=list(src.include or (root.resolve(),)), cache_dir=cache_dir,
                            name=root.resolve().name or "sample", sanitize=sanitize, warnings_as_errors=warnings_as_errors,
-                           extra_flags=[*src.flags, *extra_flags], scope_bytes=scope_bytes)
+                           extra_flags=[*src.flags, *modes, *extra_flags], scope_bytes=scope_bytes)
     return src, binary
 
 

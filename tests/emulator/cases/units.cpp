@@ -309,8 +309,11 @@ static void cube_units() {
     uint8_t* gh = GmAlloc(M * N * 2);
     uint8_t* gbias = GmAlloc(N * 4);
     uint8_t* gcb = GmAlloc(M * N * 4);
+    uint8_t* gbiash = GmAlloc(N * 2);
+    uint8_t* gcbh = GmAlloc(M * N * 4);
     float* BIAS = reinterpret_cast<float*>(gbias);
     for (int j = 0; j < N; ++j) BIAS[j] = static_cast<float>(j) * 0.25f - 3.0f;
+    for (int j = 0; j < N; ++j) reinterpret_cast<half*>(gbiash)[j] = half(BIAS[j]);  // exact in half
     half* A = reinterpret_cast<half*>(ga);
     half* B = reinterpret_cast<half*>(gb);
     for (int i = 0; i < M * K; ++i) A[i] = half(static_cast<float>((i * 7) % 11) - 5.0f);
@@ -324,8 +327,12 @@ static void cube_units() {
         TQue<TPosition::CO1, 1> qc, qcb;
         TQue<TPosition::C1, 1> qbias1;
         TQue<TPosition::C2, 1> qbt;  // the bias table
+        TQue<TPosition::C1, 1> qbias1h;
+        TQue<TPosition::C2, 1> qbth;
         pipe.InitBuffer(qbias1, 1, N * 4);
         pipe.InitBuffer(qbt, 1, N * 4);
+        pipe.InitBuffer(qbias1h, 1, N * 2);
+        pipe.InitBuffer(qbth, 1, N * 4);
         pipe.InitBuffer(qcb, 1, M * N * 4);
         pipe.InitBuffer(qa1, 1, M * K * 2);
         pipe.InitBuffer(qb1, 1, K * N * 2);
@@ -396,6 +403,28 @@ static void cube_units() {
         fb.nSize = N; fb.mSize = M; fb.srcStride = M; fb.dstStride = N;
         Fixpipe(cbT, cb, fb);
         qcb.FreeTensor(cb);
+        // a half bias in L1 becomes float in the table (copy_cbuf_to_bt's conversion; blockLen in
+        // 64 B of the source, a brace list as the public MmadBias sample writes it)
+        GlobalTensor<half> gbiasH;
+        GlobalTensor<float> cbhT;
+        gbiasH.SetGlobalBuffer(reinterpret_cast<half*>(gbiash), N);
+        cbhT.SetGlobalBuffer(reinterpret_cast<float*>(gcbh), M * N);
+        auto biash = qbias1h.AllocTensor<half>();
+        DataCopy(biash, gbiasH, N);
+        qbias1h.EnQue(biash);
+        biash = qbias1h.DeQue<half>();
+        auto bth = qbth.AllocTensor<float>();
+        DataCopy(bth, biash, {1, static_cast<uint16_t>(N * sizeof(half) / 64), 0, 0});
+        qbth.EnQue(bth);
+        bth = qbth.DeQue<float>();
+        qbias1h.FreeTensor(biash);
+        cb = qcb.AllocTensor<float>();
+        Mmad(cb, a2, b2, bth, mb);
+        qbth.FreeTensor(bth);
+        qcb.EnQue(cb);
+        cb = qcb.DeQue<float>();
+        Fixpipe(cbhT, cb, fb);
+        qcb.FreeTensor(cb);
         qa2.FreeTensor(a2);
         qb2.FreeTensor(b2);
         qc.EnQue(c1);
@@ -427,10 +456,12 @@ static void cube_units() {
     for (int j = 0; j < N; ++j) std::printf(" %.9g", static_cast<double>(BIAS[j]));
     std::printf("\nmm_c_bias");
     for (int i = 0; i < M * N; ++i) std::printf(" %.9g", static_cast<double>(reinterpret_cast<float*>(gcb)[i]));
+    std::printf("\nmm_c_bias_h");
+    for (int i = 0; i < M * N; ++i) std::printf(" %.9g", static_cast<double>(reinterpret_cast<float*>(gcbh)[i]));
     std::printf("\nmm_c_half_relu");
     for (int i = 0; i < M * N; ++i) std::printf(" %.9g", static_cast<double>(static_cast<float>(H[i])));
     std::printf("\n");
-    GmFree(ga); GmFree(gb); GmFree(gc); GmFree(gz); GmFree(gh); GmFree(gbias); GmFree(gcb);
+    GmFree(ga); GmFree(gb); GmFree(gc); GmFree(gz); GmFree(gh); GmFree(gbias); GmFree(gcb); GmFree(gbiash); GmFree(gcbh);
 }
 
 // InitConstValue on L1 (A2 form: repeatTimes x blockNum 32 B blocks, dstGap blocks skipped)

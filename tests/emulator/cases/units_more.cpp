@@ -8,10 +8,17 @@
 // `static_misaligned` / `static_past_end` on a LocalTensor(pos, addr, tileSize) off 32 B or past the UB.
 // Hazard detection stays on.
 #include "kernel_operator.h"
+#include "graph/tensor.h"  // ge::Shape for PadTilingFunc, as the public Pad samples' tiling files include it
+#include "kernel_tiling/kernel_tiling.h"
 
 #include <cstdio>
 #include <string>
+#include <type_traits>
 
+// After kernel_tiling.h the host names the kernel tiling structs unqualified (the public Pad /
+// UnPad samples' main.cpp: sizeof(PadTiling)), and `using namespace AscendC` keeps them unambiguous.
+static_assert(std::is_same<::PadTiling, AscendC::tiling::PadTiling>::value, "PadTiling at global scope");
+static_assert(std::is_same<::UnPadTiling, optiling::UnPadTiling>::value, "UnPadTiling at global scope");
 using namespace AscendC;
 
 static std::string g_case;
@@ -226,7 +233,7 @@ extern "C" __global__ __aicore__ void units_more(GM_ADDR in, GM_ADDR out, GM_ADD
 
     // ListTensorDesc / TensorDesc over the layout main built (two tensors, 2-d and 3-d)
     ListTensorDesc list(reinterpret_cast<__gm__ void*>(g_list), 10 * 8, 2);
-    uint64_t shape_buf[8] = {};
+    uint64_t shape_buf[4] = {7, 7, 7, 7};  // GetDesc writes the dim shape words only
     TensorDesc<float> desc;
     desc.SetShapeAddr(shape_buf);
     list.GetDesc(desc, 1);
@@ -236,6 +243,9 @@ extern "C" __global__ __aicore__ void units_more(GM_ADDR in, GM_ADDR out, GM_ADD
                     static_cast<float>(second.GetSize()), second.GetValue(5), list.GetDataPtr<float>(0)[3],
                     desc.GetDataPtr() == list.GetDataPtr<float>(1) ? 1.0f : 0.0f};
     print("list_tensor_desc", lt, 10);
+    float sb[4] = {static_cast<float>(shape_buf[0]), static_cast<float>(shape_buf[1]), static_cast<float>(shape_buf[2]),
+                   static_cast<float>(shape_buf[3])};
+    print("list_shape_buf", sb, 4);
     if (g_case == "list_index") list.GetDataPtr<float>(2);
 
     // LocalMemAllocator (last: it lays tensors from UB byte 0, over the TPipe buffers above)
@@ -292,7 +302,7 @@ int main(int argc, char** argv)
     GetPadMaxMinTmpSize(ge::Shape({16, 15}), sizeof(half), pmax, pmin);
     PadTilingFunc(ge::Shape({16, 15}), ge::Shape({16, 15}), pmin, sizeof(half), g_pad1);
     PadTilingFunc(ge::Shape({8, 16}), ge::Shape({8, 14}), pmin, sizeof(float), g_pad2);
-    UnPadTilingFunc(ge::Shape({8, 16}), pmin, sizeof(half), g_unpad);
+    UnPadTilingFunc(ge::Shape(ge::Shape({8, 16}).GetDims()), pmin, sizeof(half), g_unpad);  // GetDims, as the UnPad sample
     g_list = reinterpret_cast<uint64_t*>(GmAlloc(12 * sizeof(uint64_t)));
     const uint64_t words[12] = {64, 2, 2, 4, (1ull << 32) | 3, 2, 3, 4, reinterpret_cast<uintptr_t>(t0), reinterpret_cast<uintptr_t>(t1), 0, 0};
     for (int i = 0; i < 12; ++i) g_list[i] = words[i];

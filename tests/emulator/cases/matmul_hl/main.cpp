@@ -1,7 +1,9 @@
 // Host of the high-level Matmul case, in the public CPU-debug style: the tiling comes from
 // matmul_tiling::MultiCoreMatmulTiling on the platform's cores (SetDim), saved to a buffer the
 // kernel copies; reads input/a.bin, b.bin, bias.bin; writes output/c.bin (IterateAll) and
-// output/c_iter.bin (Iterate + GetTensorC). `./k M N K DIM`.
+// output/c_iter.bin (Iterate + GetTensorC), then without SetKernelMode (the build infers MIX)
+// output/c_mix.bin (AIV clients, half as many blocks) and output/c_cube.bin (ASCENDC_CUBE_ONLY).
+// `./k M N K DIM`.
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -12,6 +14,10 @@
 #include "tiling/tiling_api.h"
 
 extern "C" __global__ __aicore__ void matmul_hl_custom(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c, GM_ADDR workspace, GM_ADDR tiling);
+extern "C" __global__ __aicore__ void matmul_hl_mix_custom(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c, GM_ADDR workspace,
+                                                           GM_ADDR tiling);
+extern "C" __global__ __aicore__ void matmul_hl_cube_only_custom(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c,
+                                                                 GM_ADDR workspace, GM_ADDR tiling);
 extern "C" __global__ __aicore__ void matmul_hl_iter_custom(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c, GM_ADDR workspace,
                                                             GM_ADDR tiling);
 
@@ -40,16 +46,21 @@ int32_t main(int32_t argc, char *argv[])
     const size_t aBytes = size_t(M) * K * 2, bBytes = size_t(K) * N * 2, biasBytes = size_t(N) * 4, cBytes = size_t(M) * N * 4;
     uint8_t *a = AscendC::GmAlloc(aBytes), *b = AscendC::GmAlloc(bBytes), *bias = AscendC::GmAlloc(biasBytes);
     uint8_t *c = AscendC::GmAlloc(cBytes), *c2 = AscendC::GmAlloc(cBytes), *ws = AscendC::GmAlloc(1024);
+    uint8_t *c3 = AscendC::GmAlloc(cBytes), *c4 = AscendC::GmAlloc(cBytes);
     uint8_t *tiling = AscendC::GmAlloc(tilingData.GetDataSize());
     tilingData.SaveToBuffer(tiling, tilingData.GetDataSize());
     ReadFile("./input/a.bin", aBytes, a, aBytes);
     ReadFile("./input/b.bin", bBytes, b, bBytes);
     ReadFile("./input/bias.bin", biasBytes, bias, biasBytes);
+    ICPU_RUN_KF(matmul_hl_mix_custom, (tilingData.usedCoreNum + 1) / 2, a, b, bias, c3, ws, tiling);
+    ICPU_RUN_KF(matmul_hl_cube_only_custom, tilingData.usedCoreNum, a, b, bias, c4, ws, tiling);
     AscendC::SetKernelMode(KernelMode::AIC_MODE);
     ICPU_RUN_KF(matmul_hl_custom, tilingData.usedCoreNum, a, b, bias, c, ws, tiling);
     ICPU_RUN_KF(matmul_hl_iter_custom, tilingData.usedCoreNum, a, b, bias, c2, ws, tiling);
     WriteFile("./output/c.bin", c, cBytes);
     WriteFile("./output/c_iter.bin", c2, cBytes);
-    for (uint8_t *p : {a, b, bias, c, c2, ws, tiling}) AscendC::GmFree(p);
+    WriteFile("./output/c_mix.bin", c3, cBytes);
+    WriteFile("./output/c_cube.bin", c4, cBytes);
+    for (uint8_t *p : {a, b, bias, c, c2, c3, c4, ws, tiling}) AscendC::GmFree(p);
     return 0;
 }

@@ -231,6 +231,7 @@ public:
     Shape(const std::vector<int64_t>& dims) : dims_(dims) {}
     size_t GetDimNum() const { return dims_.size(); }
     int64_t GetDim(size_t i) const { return i < dims_.size() ? dims_[i] : 0; }
+    std::vector<int64_t> GetDims() const { return dims_; }
     int64_t GetShapeSize() const {
         int64_t n = 1;
         for (int64_t d : dims_) n *= d;

@@ -6,8 +6,10 @@
 //     word 0                byte offset of the pointer list (72 for the figure)
 //     per tensor i          (index i << 32) | dim, then its dim shape values
 //     at the offset         the tensors' data pointers, one per tensor
-// `GetDesc` writes the tensor's (index, dim) word and its shape into the address given by
-// `TensorDesc::SetShapeAddr` (dim + 1 words), which GetDim / GetIndex / GetShape then read.
+// `GetDesc` writes the tensor's shape (dim words, as the TensorDesc page says: "the shape
+// information is written to that address") into the address given by
+// `TensorDesc::SetShapeAddr`, which GetShape then reads; GetDim / GetIndex keep the (index, dim)
+// word in the TensorDesc itself (the public AddN sample gives a buffer of exactly dim words).
 // Each word read is a scalar GM access on the timing model (S.gm_access).
 #pragma once
 #include <cstdint>
@@ -21,34 +23,35 @@ public:
     TensorDesc() = default;
     ~TensorDesc() = default;
     void SetShapeAddr(uint64_t* shapePtr) { shape_ = shapePtr; }
-    uint64_t GetDim() { return words("GetDim")[0] & 0xffffffffull; }
-    uint64_t GetIndex() { return words("GetIndex")[0] >> 32; }
+    uint64_t GetDim(ASCX_LOC) { return head("TensorDesc::GetDim", loc) & 0xffffffffull; }
+    uint64_t GetIndex(ASCX_LOC) { return head("TensorDesc::GetIndex", loc) >> 32; }
     uint64_t GetShape(uint32_t offset, ASCX_LOC) {
-        uint64_t* w = words("GetShape", loc);
-        if (offset >= (w[0] & 0xffffffffull))
-            ascx_emu::fail("TensorDesc::GetShape", loc, "dimension %u of a %llu-d tensor", offset,
-                           static_cast<unsigned long long>(w[0] & 0xffffffffull));
-        return w[1 + offset];
+        const uint64_t dim = head("TensorDesc::GetShape", loc) & 0xffffffffull;
+        if (offset >= dim)
+            ascx_emu::fail("TensorDesc::GetShape", loc, "dimension %u of a %llu-d tensor", offset, static_cast<unsigned long long>(dim));
+        return shape_[offset];
     }
     T* GetDataPtr() { return data_; }
     GlobalTensor<T> GetDataObj(ASCX_LOC) {
-        uint64_t* w = words("GetDataObj", loc);
+        const uint64_t dim = head("TensorDesc::GetDataObj", loc) & 0xffffffffull;
         uint64_t n = 1;
-        for (uint64_t i = 0; i < (w[0] & 0xffffffffull); ++i) n *= w[1 + i];
+        for (uint64_t i = 0; i < dim; ++i) n *= shape_[i];
         GlobalTensor<T> g;
         g.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(data_), n);
         return g;
     }
     // (ListTensorDesc::GetDesc fills these.)
     uint64_t* shape_addr_() const { return shape_; }
-    void set_data_(T* p) { data_ = p; }
+    void set_desc_(uint64_t headWord, T* p) { head_ = headWord, data_ = p, filled_ = true; }
 
 private:
-    uint64_t* words(const char* api, ascx_emu::SrcLoc loc = ascx_emu::SrcLoc()) {
-        if (!shape_) ascx_emu::fail(api, loc, "TensorDesc: call SetShapeAddr (and ListTensorDesc::GetDesc) first");
-        return shape_;
+    uint64_t head(const char* api, ascx_emu::SrcLoc loc) const {
+        if (!shape_ || !filled_) ascx_emu::fail(api, loc, "TensorDesc: call SetShapeAddr and ListTensorDesc::GetDesc first");
+        return head_;
     }
     uint64_t* shape_ = nullptr;
+    uint64_t head_ = 0;
+    bool filled_ = false;
     T* data_ = nullptr;
 };
 
@@ -93,8 +96,8 @@ public:
         uint64_t* out = desc.shape_addr_();
         if (!out) ascx_emu::fail(api, loc, "call TensorDesc::SetShapeAddr first (GetDesc writes the shape there)");
         const uint64_t head = read(w, api, loc);
-        for (uint64_t k = 0; k <= (head & 0xffffffffull); ++k) out[k] = read(w + k, api, loc);
-        desc.set_data_(GetDataPtr<T>(index, loc));
+        for (uint64_t k = 0; k < (head & 0xffffffffull); ++k) out[k] = read(w + 1 + k, api, loc);
+        desc.set_desc_(head, GetDataPtr<T>(index, loc));
     }
 
 private:

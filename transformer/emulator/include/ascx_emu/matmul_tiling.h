@@ -3,8 +3,8 @@
 // reference. Clean-room (Apache-2.0). It fills a TCubeTiling that the emulated Matmul accepts.
 //
 // The split is the emulator's own (the device's tiling algorithm is not public): the cores of
-// SetDim are shared as mDim x nDim blocks of C minimising the largest block (K is never split,
-// as documented); singleCoreM/N round up to 16; baseM <= 128, baseN <= 256 (16-aligned, within
+// SetDim are shared as mDim x nDim blocks of C minimising the largest block, ties split along M
+// (K is never split, as documented); singleCoreM/N round up to 16; baseM <= 128, baseN <= 256 (16-aligned, within
 // L0C in float), baseK the largest multiple of C0 (32 B of the input type) that keeps a base
 // block of A and of B within half of L0A / L0B (double buffered); SetFixSplit overrides base
 // sizes, SetSingleShape the single-core shape. Memory sizes come from the platform
@@ -126,7 +126,9 @@ protected:
             const int32_t nd = dim_ / md;
             if (md > ceil_div(M, 16) || nd > ceil_div(N, 16) || nd < 1) continue;
             const int64_t area = static_cast<int64_t>(std::min(M, align(ceil_div(M, md), 16))) * std::min(N, align(ceil_div(N, nd), 16));
-            if (best < 0 || area < best) best = area, mDim = md, nDim = nd;
+            // a tie goes to the split along M (whole rows of C per core, as the public samples'
+            // offsets expect: 13_matmulleakyrelu's 1024 x 640 on 2 cores is 512 x 640 each)
+            if (best < 0 || area <= best) best = area, mDim = md, nDim = nd;
         }
         if (best < 0) mDim = nDim = 1;
     }

@@ -232,8 +232,8 @@ inline void acct_gm_out(CoreState& c, const char* op, SrcLoc loc, const GlobalTe
     account(c, pipe, op, loc, k, {tm::R(src, local_bytes)});
 }
 // local -> local: UB->UB on V (priced as a vector copy), UB->L1 on MTE3, L1->L0 on MTE1.
-template <typename T>
-inline void acct_local_move(CoreState& c, const char* op, SrcLoc loc, const LocalTensor<T>& dst, const LocalTensor<T>& src, uint64_t bytes,
+template <typename T, typename U>
+inline void acct_local_move(CoreState& c, const char* op, SrcLoc loc, const LocalTensor<T>& dst, const LocalTensor<U>& src, uint64_t bytes,
                             int64_t dst_bytes, int64_t src_bytes) {
     int pipe = move_pipe(src.scope(), dst.scope());
     double b = static_cast<double>(bytes);
@@ -385,6 +385,34 @@ template <typename T> inline void DataCopy(const LocalTensor<T>& dst, const Loca
     if (c.tracing) ascx_emu::trace_emit(c, ascx_emu::move_pipe(src.scope(), dst.scope()), "DataCopy",
                          ascx_emu::copy_extra(ascx_emu::scope_name(src.scope()), ascx_emu::scope_name(dst.scope()), ascx_emu::type_name<T>(),
                                               static_cast<long long>(bl * p.blockCount), static_cast<long long>(bl * p.blockCount / sizeof(T)), p.blockCount), loc);
+}
+
+// L1 (C1) half -> bias table (C2) float, converted on the way (copy_cbuf_to_bt with
+// convControl: the L1 data are read as FP16 and written as FP32). blockLen and srcStride
+// count the source (64 B and 32 B), dstStride 64 B of the table: a block of blockLen * 32
+// halves becomes as many floats.
+inline void DataCopy(const LocalTensor<float>& dst, const LocalTensor<half>& src, const DataCopyParams& p, ASCX_LOC) {
+    const char* api = "DataCopy";
+    auto& c = ascx_emu::core(api, loc);
+    detail::check_dcp(api, p, loc);
+    ascx_emu::check_local_align(api, dst.scope(), dst.addr(), loc);
+    ascx_emu::check_local_align(api, src.scope(), src.addr(), loc);
+    if (dst.scope() != ascx_emu::SC_BT || src.scope() != ascx_emu::SC_L1)
+        ascx_emu::fail(api, loc, "a half -> float DataCopy is the L1 (C1) -> bias table (C2) conversion; got %s -> %s",
+                       ascx_emu::scope_name(src.scope()), ascx_emu::scope_name(dst.scope()));
+    const uint64_t sbl = p.blockLen * 64ull, n = sbl / sizeof(half), dbl = n * sizeof(float);
+    for (uint32_t i = 0; i < p.blockCount; ++i) {
+        const uint64_t so = i * (sbl + p.srcStride * 32ull), doff = i * (dbl + p.dstStride * 64ull);
+        float* dp = reinterpret_cast<float*>(dst.BytePtr(api, static_cast<int64_t>(doff), static_cast<int64_t>(dbl), loc));
+        const half* sp = reinterpret_cast<const half*>(src.BytePtr(api, static_cast<int64_t>(so), static_cast<int64_t>(sbl), loc));
+        for (uint64_t e = 0; e < (ascx_emu::skip_data() ? 0 : n); ++e) dp[e] = static_cast<float>(sp[e]);
+    }
+    ascx_emu::acct_local_move(c, "DataCopy", loc, dst, src, sbl * p.blockCount,
+                              static_cast<int64_t>((p.blockCount - 1) * (dbl + p.dstStride * 64ull) + dbl),
+                              static_cast<int64_t>((p.blockCount - 1) * (sbl + p.srcStride * 32ull) + sbl));
+    if (c.tracing) ascx_emu::trace_emit(c, PIPE_MTE1, "DataCopy",
+                         ascx_emu::copy_extra("L1", "BT", "half", static_cast<long long>(sbl * p.blockCount),
+                                              static_cast<long long>(n * p.blockCount), p.blockCount), loc);
 }
 
 // GM (ND) -> L1 (NZ): element (r, c) of matrix i goes to

@@ -165,3 +165,8 @@ namespace optiling {
 using PadTiling = ::AscendC::tiling::PadTiling;
 using UnPadTiling = ::AscendC::tiling::UnPadTiling;
 }  // namespace optiling
+// The kernel-side tiling structs are global names too, as the generated kernel_tiling.h of a
+// kernel-launch build gives them (the public Pad / UnPad samples write PadTiling unqualified in
+// the kernel and in main.cpp); the same entities, so `using namespace AscendC` stays unambiguous.
+using AscendC::tiling::PadTiling;
+using AscendC::tiling::UnPadTiling;

@@ -315,6 +315,33 @@ inline Mode& kernel_mode() {
     static Mode m = Mode::AIV;
     return m;
 }
+// Set by AscendC::SetKernelMode: the host's choice wins over the mode inferred at build time.
+inline bool& kernel_mode_explicit() {
+    static bool set = false;
+    return set;
+}
+// The mode of kernel `name` without a SetKernelMode call: the build's reading of the kernel
+// source (transformer/emulator/kernel_mode.py: cube and vector positions, or the Matmul API,
+// make a MIX kernel), passed as -DASCX_EMU_INFERRED_MODES="name:mix;other:aiv"; AIV if the
+// build names no mode for it (a plain g++ build).
+inline Mode launch_mode(const char* name) {
+    (void)name;
+    if (kernel_mode_explicit()) return kernel_mode();
+#ifdef ASCX_EMU_INFERRED_MODES
+    const std::string table = ASCX_EMU_INFERRED_MODES, key = std::string(name) + ":";
+    for (size_t at = 0; at < table.size();) {
+        size_t end = table.find(';', at);
+        if (end == std::string::npos) end = table.size();
+        const std::string entry = table.substr(at, end - at);
+        if (entry.compare(0, key.size(), key) == 0) {
+            const std::string m = entry.substr(key.size());
+            return m == "mix" ? Mode::MIX : m == "aic" ? Mode::AIC : Mode::AIV;
+        }
+        at = end + 1;
+    }
+#endif
+    return kernel_mode();
+}
 
 // Cross-core flag state shared by the cores of one launch.
 struct CrossCore {
@@ -351,9 +378,16 @@ void check_kernel_end(CoreState& c, SrcLoc loc);
 // own thread so that SyncAll can hand the turn to the next block (ascx_emu/multicore.h).
 void run_blocks_in_turn(std::vector<std::unique_ptr<CoreState>>& cores, const std::function<void()>& body, SrcLoc loc);
 
+// Thrown to end the kernel on the calling core before its last statement (the AIC of a MIX
+// launch serves the Matmul objects inside REGIST_MATMUL_OBJ and returns there, lib/matmul_intf.h).
+struct KernelReturn {};
+
 inline void run_one(CoreState& c, const std::function<void()>& body, SrcLoc loc) {
     cur_core() = &c;
-    body();
+    try {
+        body();
+    } catch (const KernelReturn&) {
+    }
     check_kernel_end(c, loc);
     cur_core() = nullptr;
 }
@@ -590,7 +624,7 @@ inline void launch(const char* name, uint32_t block_dim, const std::function<voi
         std::lock_guard<std::mutex> g(t.mu);
         run = t.runs++;
     }
-    Mode m = kernel_mode();
+    Mode m = launch_mode(name);
     std::vector<std::unique_ptr<CoreState>> cores;
     auto mk = [&](int block, CoreKind k, int sub, int sub_num) {
         auto c = std::make_unique<CoreState>();
@@ -672,6 +706,7 @@ enum class Hardware : uint8_t { GM, UB, L1, L0A, L0B, L0C, BIAS, FIXBUF, MAX };
 
 enum class KernelMode { MIX_MODE = 0, AIC_MODE, AIV_MODE, MIX_AIC_1_1 };
 inline void SetKernelMode(KernelMode m) {
+    ascx_emu::kernel_mode_explicit() = true;
     ascx_emu::kernel_mode() = (m == KernelMode::AIV_MODE) ? ascx_emu::Mode::AIV
                               : (m == KernelMode::AIC_MODE) ? ascx_emu::Mode::AIC : ascx_emu::Mode::MIX;
 }
@@ -1246,7 +1281,10 @@ private:
     ascx_emu::BufInfo* Alloc(ascx_emu::CoreState& c, TPosition pos, uint32_t len, const char* api, SrcLoc loc, ascx_emu::PoolRegion* r = nullptr) {
         int sc = position_scope(pos);
         if (sc < 0) ascx_emu::fail(api, loc, "position %s cannot hold a local buffer", position_name(pos));
-        ascx_emu::scope_mem(c, sc, api, loc);  // validates the scope exists on this core kind
+        // The scope must exist on this core kind, except in a MIX launch: there both kinds run
+        // the kernel's setup, and a buffer of the other kind's memory is address bookkeeping
+        // only (the device's AIC reserves its UB queues too); touching it still fails.
+        if (!c.mix) ascx_emu::scope_mem(c, sc, api, loc);
         if (++nbufs_ > ASCX_EMU_MAX_BUFFERS)
             ascx_emu::fail(api, loc, "more than %d buffers in one TPipe", ASCX_EMU_MAX_BUFFERS);
         const uint32_t start = Reserve(sc, pos, len, api, loc, r);

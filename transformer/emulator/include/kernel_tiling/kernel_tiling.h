@@ -1,6 +1,7 @@
 // ascx emulator: stand-in for the kernel-side tiling struct header: `TCubeTiling` (the Matmul
 // tiling, fields as the public TCubeTiling page lists them, each an int32) here; SoftMaxTiling
-// and LayerNormTiling are in ascx_emu/highlevel.h. The host's `optiling::TCubeTiling` is the same
+// and LayerNormTiling are in ascx_emu/highlevel.h, PadTiling / UnPadTiling in ascx_emu/pad.h
+// (at global scope too, as the generated header gives them). The host's `optiling::TCubeTiling` is the same
 // struct (SaveToBuffer / GetDataSize and set_/get_ accessors as a tiling-data class), so a tiling
 // filled by matmul_tiling::...::GetTiling and copied to the kernel word by word arrives intact.
 // Clean-room (Apache-2.0).

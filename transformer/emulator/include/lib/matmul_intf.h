@@ -16,8 +16,16 @@
 // fractals, a Fixpipe of the block to GM, chained by sync edges (MTE2 -> MTE1 -> M -> FIX), on
 // the calling core. The panels are reloaded per block (no stepM / stepN reuse in L1: an upper
 // bound on MTE2). In a MIX launch the AIC side of the object is the server that the AIV calls
-// drive on the device: here the AIV core computes and the AIC core's calls do nothing.
+// drive on the device: here the AIV core computes, and the AIC's kernel returns at
+// REGIST_MATMUL_OBJ as the device's does (with ASCENDC_CUBE_ONLY the AIC computes itself).
 #pragma once
+// A unit that defines ASCENDC_CUBE_ONLY gets its own copy of the classes (an inline namespace
+// of its own name), so the units of one program may differ in it without breaking the ODR.
+#ifdef ASCENDC_CUBE_ONLY
+#define ASCX_EMU_MM_ABI cube_only
+#else
+#define ASCX_EMU_MM_ABI mixed
+#endif
 #include <cstring>
 #include <type_traits>
 #include <vector>
@@ -49,6 +57,17 @@ constexpr MatmulConfig GetMDLConfig(bool = false, bool = false, int = 0, bool = 
 
 namespace ascx_emu {
 namespace mm {
+inline namespace ASCX_EMU_MM_ABI {
+// True on the AIC of a MIX launch, where a Matmul object is the server the AIV cores call;
+// a kernel defining ASCENDC_CUBE_ONLY runs its matmul on the AIC itself.
+inline bool aic_serves() {
+#ifdef ASCENDC_CUBE_ONLY
+    return false;
+#else
+    const CoreState* c = cur_core();
+    return c && c->mix && c->kind == CoreKind::AIC;
+#endif
+}
 template <typename T> inline double val(const T& v) { return static_cast<double>(static_cast<float>(v)); }
 inline double val(int8_t v) { return v; }
 inline double val(int32_t v) { return v; }
@@ -60,12 +79,14 @@ template <typename T> struct Operand {
     bool set = false, local = false;
     size_t local_len = 0;
 };
+}  // namespace ASCX_EMU_MM_ABI
 }  // namespace mm
 }  // namespace ascx_emu
 
 namespace matmul {
 using AscendC::MatmulType;
 using AscendC::CubeFormat;
+inline namespace ASCX_EMU_MM_ABI {
 
 template <class A, class B, class C, class BIAS = C, const AscendC::MatmulConfig& MM_CFG = AscendC::CFG_NORM, class... MORE>
 class Matmul {
@@ -87,8 +108,7 @@ public:
             ascx_emu::fail("Matmul::Init", loc, "the tiling has empty shapes (singleCore %d x %d x %d, base %d x %d): "
                            "was it filled by matmul_tiling::...::GetTiling?", m_, n_, k_, t_.baseM, t_.baseN);
         bias_on_ = t_.isBias != 0;
-        ascx_emu::CoreState* c = ascx_emu::cur_core();
-        server_ = c && c->mix && c->kind == ascx_emu::CoreKind::AIC;
+        server_ = ascx_emu::mm::aic_serves();
     }
     void SetOrgShape(int orgM, int orgN, int orgK) { orgM_ = orgM, orgN_ = orgN, orgKa_ = orgK, orgKb_ = orgK; }
     void SetOrgShape(int orgM, int orgN, int orgKa, int orgKb, int orgKc = 0) {
@@ -113,7 +133,7 @@ public:
     template <typename... X> void SetLocalWorkspace(X&&...) {}
     template <typename... X> void SetHF32(X&&...) {}
     template <typename... X> void SetQuantScalar(X&&...) {}
-    void End() { iter_ = -1; }
+    void End() { iter_ = -1, async_ = false; }
 
     template <bool sync = true>
     void IterateAll(const AscendC::GlobalTensor<TC>& gm, uint8_t enAtomic = 0, bool enSequentialWrite = false, bool waitIterateAll = false,
@@ -130,18 +150,20 @@ public:
     template <bool sync = true> bool Iterate(bool enPartialSum = false, ASCX_LOC) {
         (void)enPartialSum;
         if (server_) return false;
-        if (iter_ < 0) start("Matmul::Iterate", loc);
+        if (iter_ < 0) start("Matmul::Iterate", loc), async_ = !sync;
         if (++iter_ >= blocks()) {
             iter_ = -1;
             return false;
         }
         compute_block("Matmul::Iterate", loc);
+        fetched_ = false;
         return true;
     }
     template <bool sync = true>
     void GetTensorC(const AscendC::GlobalTensor<TC>& gm, uint8_t enAtomic = 0, bool enSequentialWrite = false, ASCX_LOC) {
         if (server_) return;
         if (iter_ < 0) ascx_emu::fail("Matmul::GetTensorC", loc, "no block computed: call Iterate() first (it returned false or was not called)");
+        next_async("Matmul::GetTensorC", loc);
         write_gm(gm, enAtomic != 0, enSequentialWrite, "Matmul::GetTensorC", loc);
     }
     template <bool sync = true>
@@ -149,6 +171,7 @@ public:
         (void)enSequentialWrite;
         if (server_) return;
         if (iter_ < 0) ascx_emu::fail("Matmul::GetTensorC", loc, "no block computed: call Iterate() first");
+        next_async("Matmul::GetTensorC", loc);
         const int bm = t_.baseM, bn = t_.baseN;
         TC* d = co2.Ptr("Matmul::GetTensorC", 0, static_cast<int64_t>(bm) * bn, loc);
         for (int i = 0; i < (ascx_emu::skip_data() ? 0 : rows_); ++i)
@@ -159,6 +182,17 @@ public:
     }
 
 private:
+    // An asynchronous Iterate<false>() starts the whole single-core product; each GetTensorC
+    // then takes the next [baseM, baseN] block in iterateOrder (the first one Iterate computed).
+    void next_async(const char* api, ascx_emu::SrcLoc loc) {
+        if (async_ && fetched_) {
+            if (iter_ + 1 >= blocks())
+                ascx_emu::fail(api, loc, "asynchronous Iterate<false>(): GetTensorC called more often than the %d blocks of C", blocks());
+            ++iter_;
+            compute_block(api, loc);
+        }
+        fetched_ = true;
+    }
     template <typename T> void set_gm(ascx_emu::mm::Operand<T>& o, const AscendC::GlobalTensor<T>& gm) {
         o.g = gm, o.p = gm.GetPhyAddr(), o.set = true, o.local = false;
     }
@@ -255,6 +289,7 @@ private:
     bool inited_ = false, server_ = false, transA_ = false, transB_ = false, bias_on_ = false;
     int orgM_ = 0, orgN_ = 0, orgKa_ = 0, orgKb_ = 0, m_ = 0, n_ = 0, k_ = 0;
     int iter_ = -1, r0_ = 0, c0_ = 0, rows_ = 0, cols_ = 0;
+    bool async_ = false, fetched_ = false;  // Iterate<false>() and whether GetTensorC took the current block
     ascx_emu::mm::Operand<TA> a_;
     ascx_emu::mm::Operand<TB> b_;
     ascx_emu::mm::Operand<TBias> bias_;
@@ -262,6 +297,7 @@ private:
 };
 // The public matmul samples write `using namespace matmul;` alone and then call GetBlockIdx(),
 // GetSysWorkSpacePtr(), TPipe... unqualified: the matmul namespace sees AscendC's names.
+}  // namespace ASCX_EMU_MM_ABI
 using namespace AscendC;
 }  // namespace matmul
 // The public samples also name CubeFormat unqualified at global scope (MatmulType<TPosition::GM,
@@ -273,8 +309,14 @@ using ::matmul::Matmul;
 
 namespace ascx_emu {
 namespace mm {
-inline void regist(AscendC::TPipe*) {}
-template <class M> inline void regist(AscendC::TPipe*, M&) {}  // no tiling given: the kernel calls Init later
+inline namespace ASCX_EMU_MM_ABI {
+// REGIST_MATMUL_OBJ on the AIC of a MIX launch: the objects are served there (the calls of
+// the AIV cores drive them; here the AIV computes), and the AIC's kernel returns, as on the
+// device, so the code after it (vector work) runs on the AIV cores only.
+inline void regist(AscendC::TPipe*) {
+    if (aic_serves()) throw KernelReturn{};
+}
+template <class M> inline void regist(AscendC::TPipe* pipe, M&) { regist(pipe); }  // no tiling: the kernel calls Init later
 template <class M, class... R> inline void regist(AscendC::TPipe* pipe, M& obj, const TCubeTiling* tiling, R&&... rest) {
     if (tiling) obj.Init(tiling, pipe);
     regist(pipe, rest...);
@@ -282,6 +324,7 @@ template <class M, class... R> inline void regist(AscendC::TPipe* pipe, M& obj, 
 template <class M, class... R> inline void regist(AscendC::TPipe* pipe, M& obj, TCubeTiling* tiling, R&&... rest) {
     regist(pipe, obj, static_cast<const TCubeTiling*>(tiling), rest...);
 }
+}  // namespace ASCX_EMU_MM_ABI
 }  // namespace mm
 }  // namespace ascx_emu
 
