@@ -71,6 +71,17 @@ def test_reads_the_steps_and_arguments_of_run_sh():
     assert b._soc_default(RUN_SH) == "Ascend310P3"
     assert b._has_cpu_mode(RUN_SH)
     assert not b._has_cpu_mode(RUN_SH.replace("cpu sim npu", "sim npu").replace('"cpu"', '"sim"'))
+    assert b._binary_args("        ./ascendc_kernels_bbit 3 | tee $file_path\n") == ["3"]  # up to the pipe
+
+
+def test_an_npu_host_through_aclrtlaunch_runs_and_a_chevron_launch_does_not(tmp_path):
+    b = _bench()
+    acl = _sample(tmp_path / "acl")
+    (acl / "main.cpp").write_text('#include "aclrtlaunch_add_custom.h"\nint32_t main() { ACLRT_LAUNCH_KERNEL(add_custom)(8, nullptr); }\n')
+    assert b._acl_host(acl)
+    chevron = _sample(tmp_path / "chevron")
+    (chevron / "add_custom.cpp").write_text("void do_add(void* s) { add_custom<<<8, nullptr, s>>>(); }\n")
+    assert not b._acl_host(chevron)
 
 
 def test_chip_definitions_follow_the_cmake_lists(tmp_path):

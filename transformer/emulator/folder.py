@@ -10,6 +10,7 @@ the folder. ``ascx emulator build DIR`` is the command-line front end.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,10 +18,12 @@ from typing import Mapping, Sequence
 
 from . import RunResult, compile_files, default_cache_dir, run_binary
 from .kernel_mode import mode_flags
+from .launch_header import write_launch_headers
 from .opproject import OpProjectError, is_op_project, op_project
 
 __all__ = ["FolderSources", "FolderError", "find_sources", "build_folder", "make_output_dir", "run_folder"]
 
+_LAUNCH_INCLUDE = re.compile(r'#\s*include\s+"aclrtlaunch_\w+\.h"')
 _MAIN = re.compile(r"^\s*(?:int|int32_t|auto)\s+main\s*\(", re.MULTILINE)
 _SOURCE_SUFFIXES = (".cpp", ".cc", ".cxx")
 
@@ -71,6 +74,14 @@ def find_sources(root: Path, driver_dir: Path | None = None) -> FolderSources:
     return FolderSources(root, mains[0], kernels)
 
 
+def _folder_key(src: FolderSources) -> str:
+    """A directory name for the generated headers of one folder's kernels (by their text)."""
+    h = hashlib.sha256()
+    for p in src.kernels:
+        h.update(str(p.resolve()).encode() + b"\0" + p.read_bytes())
+    return h.hexdigest()[:16]
+
+
 def build_folder(root: Path, *, sanitize: bool = False, warnings_as_errors: bool = False,
                  extra_flags: Sequence[str] = (), cache_dir: Path | None = None,
                  scope_bytes: Mapping[str, int] | None = None,
@@ -86,7 +97,13 @@ def build_folder(root: Path, *, sanitize: bool = False, warnings_as_errors: bool
     """
     src = find_sources(root, None if cache_dir is None else Path(cache_dir) / "op_drivers")
     modes = mode_flags(src.kernels) if infer_kernel_mode else []
-    binary = compile_files(list(src.all), include=list(src.include or (root.resolve(),)), cache_dir=cache_dir,
+    include = list(src.include or (root.resolve(),))
+    if _LAUNCH_INCLUDE.search(src.main.read_text(errors="replace")):
+        # an NPU host: the aclrtlaunch_<kernel>.h headers its CANN build would generate
+        gen = (Path(cache_dir) if cache_dir is not None else default_cache_dir()) / "launch_headers" / _folder_key(src)
+        write_launch_headers(src.kernels, gen)
+        include.append(gen)
+    binary = compile_files(list(src.all), include=include, cache_dir=cache_dir,
                            name=root.resolve().name or "sample", sanitize=sanitize, warnings_as_errors=warnings_as_errors,
                            extra_flags=[*src.flags, *modes, *extra_flags], scope_bytes=scope_bytes)
     return src, binary

@@ -21,7 +21,7 @@ import re
 from pathlib import Path
 from typing import Iterable, Sequence
 
-__all__ = ["CUBE_POSITIONS", "VECTOR_POSITIONS", "infer_mode", "infer_modes", "mode_flags"]
+__all__ = ["CUBE_POSITIONS", "VECTOR_POSITIONS", "infer_mode", "infer_modes", "kernel_texts", "mode_flags"]
 
 #: Queue / buffer positions that live on the cube core (L1, L0A/B, L0C, bias table).
 CUBE_POSITIONS = frozenset({"A1", "A2", "B1", "B2", "C1", "C2", "CO1"})
@@ -73,11 +73,15 @@ def infer_mode(text: str) -> str:
     return "aic" if cube else "aiv"
 
 
+def kernel_texts(kernels: Iterable[Path]) -> list[str]:
+    """Each kernel file's text with its local headers, comments removed."""
+    return [_text_with_local_headers(path) for path in kernels]
+
+
 def infer_modes(kernels: Iterable[Path]) -> dict[str, str]:
     """Kernel name -> mode for every ``__global__ __aicore__`` function of the files."""
     modes: dict[str, str] = {}
-    for path in kernels:
-        text = _text_with_local_headers(path)
+    for text in kernel_texts(kernels):
         names = [a or b for a, b in _KERNEL.findall(text)]
         if names:
             mode = infer_mode(text)

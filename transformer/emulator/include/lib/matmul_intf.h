@@ -297,6 +297,9 @@ private:
 };
 // The public matmul samples write `using namespace matmul;` alone and then call GetBlockIdx(),
 // GetSysWorkSpacePtr(), TPipe... unqualified: the matmul namespace sees AscendC's names.
+// The public API reference names the class behind Matmul `MatmulImpl` (samples spell either).
+template <class A, class B, class C, class BIAS = C, const AscendC::MatmulConfig& MM_CFG = AscendC::CFG_NORM, class... MORE>
+using MatmulImpl = Matmul<A, B, C, BIAS, MM_CFG, MORE...>;
 }  // namespace ASCX_EMU_MM_ABI
 using namespace AscendC;
 }  // namespace matmul
