@@ -13,7 +13,7 @@ __aicore__ inline void CopyTiling(TCubeTiling *tiling, GM_ADDR tilingGM)
     for (uint32_t i = 0; i < sizeof(TCubeTiling) / sizeof(uint32_t); ++i) dst[i] = src[i];
 }
 
-using MatmulHl = Matmul<MatmulType<TPosition::GM, ::CubeFormat::ND, half>,  // global CubeFormat, as samples name it
+using MatmulHl = Matmul<MatmulType<TPosition::GM, ::CubeFormat::ND, half, false, LayoutMode::NONE, false>,  // global CubeFormat; layout, IBShare
                         MatmulType<TPosition::GM, CubeFormat::ND, half>, MatmulType<TPosition::GM, CubeFormat::ND, float>,
                         MatmulType<TPosition::GM, CubeFormat::ND, float>>;
 

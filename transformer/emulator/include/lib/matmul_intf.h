@@ -35,6 +35,9 @@
 
 namespace AscendC {
 enum class CubeFormat { ND = 0, NZ, ZN, ZZ, NN, ND_ALIGN, SCALAR, VECTOR };
+// MatmulType's fifth parameter (the batch layout; only NONE, plain matrices, is emulated) and
+// sixth (IBShare: an operand shared by the two AIV clients of a block; no effect here).
+enum class LayoutMode { NONE = 0, BSNGD, SBNGD, BNGS1S2, NORMAL };
 template <TPosition POS, CubeFormat FMT, typename T, bool ISTRANS = false, auto... MORE> struct MatmulType {
     static constexpr TPosition pos = POS;
     static constexpr CubeFormat format = FMT;
