@@ -15,6 +15,7 @@ import pytest
 
 from transformer.codegen import emit_ascendc
 
+from .bundle import Bundle, build_cases, check_bundled
 from .conftest import apply, check_emitted, kernel_text
 
 PIPELINE = "tile{ew.i=8,ew.j=512},double_buffer"
@@ -161,24 +162,35 @@ def test_capacity_counts_both_halves_of_a_ping_pong_tbuf() -> None:
     assert pp and all(b.stages == 2 and not b.is_queue for b in pp), pp
 
 
+FIVE_PIPELINES = {"five_hand": PIPELINE, "five_auto": "tile,double_buffer", "five_rows3": "tile{ew.i=3,ew.j=512},double_buffer"}
+TEMP_IO_INDEX = {"temp_io_vector": "j", "temp_io_scalar": "N - 1 - j"}
+
+
+def _temp_io(case: str):  # type: ignore[no-untyped-def]
+    return kernel_text(TEMP_IO.replace("D_INDEX", TEMP_IO_INDEX[case]))
+
+
+@pytest.fixture(scope="module")
+def ping_pong() -> Bundle:
+    """The five emitted cases below in ONE sanitizer build (tests/codegen/bundle.py)."""
+    cases = {c: apply(kernel_text(FIVE), p) for c, p in FIVE_PIPELINES.items()}
+    cases.update({c: apply(_temp_io(c), PIPELINE) for c in TEMP_IO_INDEX})
+    return build_cases(cases, sanitize=True)
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("pipeline", [PIPELINE, "tile,double_buffer", "tile{ew.i=3,ew.j=512},double_buffer"])
-def test_five_outputs_with_ping_pong_tbufs_match_the_interpreter_under_sanitizers(pipeline: str) -> None:
-    k = kernel_text(FIVE)
-    t = apply(k, pipeline)
-    em = emit_ascendc(t)
+@pytest.mark.parametrize("case", FIVE_PIPELINES)
+def test_five_outputs_with_ping_pong_tbufs_match_the_interpreter_under_sanitizers(ping_pong: Bundle, case: str) -> None:
+    em = ping_pong.emitted[case]
     assert "GetWithOffset" in em.source, em.source
-    check_emitted(t, k, emitted=em, sanitize=True, what=f"five outputs --passes {pipeline}")
+    check_bundled(ping_pong, case, kernel_text(FIVE), what=f"five outputs --passes {FIVE_PIPELINES[case]}")
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("d_index", ["j", "N - 1 - j"], ids=["vector", "scalar"])
-def test_temp_loaded_and_stored_through_ping_pong_halves_matches_the_interpreter(d_index: str) -> None:
-    k = kernel_text(TEMP_IO.replace("D_INDEX", d_index))
-    t = apply(k, PIPELINE)
-    em = emit_ascendc(t)
-    assert "GetWithOffset" in em.source
-    check_emitted(t, k, emitted=em, sanitize=True, what=f"T += ... --passes {PIPELINE}")
+@pytest.mark.parametrize("case", TEMP_IO_INDEX, ids=["vector", "scalar"])
+def test_temp_loaded_and_stored_through_ping_pong_halves_matches_the_interpreter(ping_pong: Bundle, case: str) -> None:
+    assert "GetWithOffset" in ping_pong.emitted[case].source
+    check_bundled(ping_pong, case, _temp_io(case), what=f"T += ... --passes {PIPELINE}")
 
 
 @pytest.mark.slow
