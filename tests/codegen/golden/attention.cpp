@@ -130,7 +130,7 @@ public:
         pipe.InitBuffer(buf_mx_ub, 256);
         pipe.InitBuffer(buf_s_ub, 16384);
         pipe.InitBuffer(buf_sm_ub, 256);
-        pipe.InitBuffer(tmpBuf0, 32768);
+        pipe.InitBuffer(tmpBuf0, 49152);
     }
     __aicore__ inline void Process()
     {
@@ -208,14 +208,14 @@ private:
             sm_ubLocal.SetValue(i, (sm_ubLocal.GetValue(i) + tmp0.ReinterpretCast<float>().GetValue(0)));
             Cast(tmp0.ReinterpretCast<float>(), V_ubLocal, RoundMode::CAST_NONE, 4096);
             Brcb(tmp0.ReinterpretCast<float>()[4096], s_ubLocal[i * 64], 8, BrcbRepeatParams(1, 8));
-            Mul(tmp0.ReinterpretCast<float>(), tmp0.ReinterpretCast<float>(), tmp0.ReinterpretCast<float>()[4096], 64, 64, BinaryRepeatParams(1, 1, 0, 8, 8, 1));
-            Add(tmp0.ReinterpretCast<float>(), tmp0.ReinterpretCast<float>(), tmp0.ReinterpretCast<float>()[2048], 2048);
-            Add(tmp0.ReinterpretCast<float>(), tmp0.ReinterpretCast<float>(), tmp0.ReinterpretCast<float>()[1024], 1024);
-            Add(tmp0.ReinterpretCast<float>(), tmp0.ReinterpretCast<float>(), tmp0.ReinterpretCast<float>()[512], 512);
-            Add(tmp0.ReinterpretCast<float>(), tmp0.ReinterpretCast<float>(), tmp0.ReinterpretCast<float>()[256], 256);
-            Add(tmp0.ReinterpretCast<float>(), tmp0.ReinterpretCast<float>(), tmp0.ReinterpretCast<float>()[128], 128);
-            Add(tmp0.ReinterpretCast<float>(), tmp0.ReinterpretCast<float>(), tmp0.ReinterpretCast<float>()[64], 64);
-            Add(acc_ubLocal[i * 64], acc_ubLocal[i * 64], tmp0.ReinterpretCast<float>(), 64);
+            Mul(tmp0.ReinterpretCast<float>()[8192], tmp0.ReinterpretCast<float>(), tmp0.ReinterpretCast<float>()[4096], 64, 64, BinaryRepeatParams(1, 1, 0, 8, 8, 1));
+            Add(tmp0.ReinterpretCast<float>(), tmp0.ReinterpretCast<float>()[8192], tmp0.ReinterpretCast<float>()[8192 + 2048], 2048);
+            Add(tmp0.ReinterpretCast<float>()[8192], tmp0.ReinterpretCast<float>(), tmp0.ReinterpretCast<float>()[1024], 1024);
+            Add(tmp0.ReinterpretCast<float>(), tmp0.ReinterpretCast<float>()[8192], tmp0.ReinterpretCast<float>()[8192 + 512], 512);
+            Add(tmp0.ReinterpretCast<float>()[8192], tmp0.ReinterpretCast<float>(), tmp0.ReinterpretCast<float>()[256], 256);
+            Add(tmp0.ReinterpretCast<float>(), tmp0.ReinterpretCast<float>()[8192], tmp0.ReinterpretCast<float>()[8192 + 128], 128);
+            Add(tmp0.ReinterpretCast<float>()[8192], tmp0.ReinterpretCast<float>(), tmp0.ReinterpretCast<float>()[64], 64);
+            Add(acc_ubLocal[i * 64], acc_ubLocal[i * 64], tmp0.ReinterpretCast<float>()[8192], 64);
             mx_ubLocal.SetValue(i, mb_ubLocal.GetValue(i));
         }
         inQueue_K_ub.FreeTensor(K_ubLocal);

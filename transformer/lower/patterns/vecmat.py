@@ -9,12 +9,14 @@ Here the whole J x D tile is one instruction per step:
 
     w[j, d] = W(j, d)                 compiled over the tile (a Cast of the f16 block), f32
     pb[j, 0..8] = P[j]                Brcb: each P[j] fills one 32 B block
-    w[j, d] *= pb[j]                  Mul in the mask/repeat form, one repeat per row j, the
+    w2[j, d] = w[j, d] * pb[j]        Mul in the mask/repeat form, one repeat per row j, the
                                       second source's block stride 0 (the same block of 8)
-    w[0:h] += w[rows-h:rows]          Add tree over the rows, halving (log2 J count-form Adds)
+    w[0:h] = w2[0:h] + w2[rows-h:]    Add tree over the rows, halving (log2 J count-form Adds),
+                                      ping-ponging between w and w2 (an odd middle row copied)
     ACC[.., 0:D] += w[0, 0:D]         Add
 
-The sum over `j` is reassociated (a tree, as every vector reduction is), in f32.
+No instruction writes the slot it reads (an in-place instruction reads and writes one UB bank
+per beat: 2 beats a repeat on `ascx-pipe-4`, docs/timing.md "UB banks"). The sum over `j` is reassociated (a tree, as every vector reduction is), in f32.
 
 Preconditions: a perfect 2-D nest (`d` outer, `j` inner) around one `ACC += A * B`, ACC an f32
 UB local indexed by `d` and not by `j`, read nowhere else in the statement; one factor `P`
@@ -99,16 +101,21 @@ def select_vecmat(pe: "PhaseEmitter", outer: ir.For, inner: ir.For, depth: int) 
         return str(e)
     if "Gather" in sel.instrs:
         return f"the tile factor is not contiguous over the [{j}, {d}] tile (a Gather per block)"
+    w2 = sel.alloc("f32", "matrix-vector work area")
     sel.emit(VecOp("Brcb", pb.op, (p.op,), None, 0, Repeat(0, J // 8, (1,), (8,))))
     for c0 in range(0, D, LANES):
-        sel.emit(VecOp("Mul", w.op.at(c0), (w.op.at(c0), pb.op), None, 0,
+        sel.emit(VecOp("Mul", w2.op.at(c0), (w.op.at(c0), pb.op), None, 0,
                        Repeat(min(LANES, D - c0), J, (1, 1, 0), (D // 8, D // 8, 1))))
     rows = J
+    src, dst = w2, w
     while rows > 1:
         h = rows // 2
-        sel.emit(VecOp("Add", w.op, (w.op, w.op.at((rows - h) * D)), None, h * D))
+        sel.emit(VecOp("Add", dst.op, (src.op, src.op.at((rows - h) * D)), None, h * D))
+        if rows - h > h:
+            sel.emit(VecOp("Adds", dst.op.at(h * D), (src.op.at(h * D),), "float(0.0f)", (rows - 2 * h) * D))
         rows -= h
-    sel.emit(VecOp("Add", acc.op, (acc.op, w.op), None, D))
+        src, dst = dst, src
+    sel.emit(VecOp("Add", acc.op, (acc.op, src.op), None, D))
     if not fits(pe, sel.need, sel.instrs):
         return over_capacity(pe, sel.need, sel.instrs)
     return sel, list(sel.items)
