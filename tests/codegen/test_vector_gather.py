@@ -20,6 +20,7 @@ from transformer.lower import lower_kernel
 from transformer.lower.gather import offset_table, table_shift
 from transformer.lower.instr import Loop, Operand, Placed, VecOp
 
+from .bundle import Bundle, build_cases, check_bundled
 from .conftest import apply, check_emitted, example, kernel_text
 
 
@@ -156,30 +157,39 @@ def test_contract_plan_picks_the_longest_axis_and_pads_rows() -> None:
     assert all(n.vs_round_trip == "" for n in red)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("pipeline,sizes", [
-    ("tile", None), ("tile{t.i=8}", {"R": 40, "C": 13}), ("tile{t.i=8,t.j=16},double_buffer", {"R": 37, "C": 11}),
-])
-def test_transposes_match_emitted(pipeline: str, sizes: dict[str, int] | None) -> None:
-    k = kernel_text(TRANSPOSE)
-    if sizes:
-        k = k.with_sizes(sizes)
-    t = apply(k, pipeline)
-    plan = lower_kernel(t)
-    assert not [n.fallback for n in plan.nests if n.fallback] and "Gather" in plan.instructions()
-    check_emitted(t, k, sanitize=True, what=f"transpose --passes {pipeline}")
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("pipeline,sizes", [
+TRANSPOSES = [("tile", None), ("tile{t.i=8}", {"R": 40, "C": 13}), ("tile{t.i=8,t.j=16},double_buffer", {"R": 37, "C": 11})]
+CONTRACTIONS = [
     ("tile{r.d=8}", {"D": 40}), ("tile{r.d=100},double_buffer", {"D": 300, "T": 2, "K": 16}),
     ("tile{r.d=3}", {"D": 9, "T": 4, "K": 1}), ("tile{r.d=300}", {"D": 300, "T": 3, "K": 9}),  # 300 rows: two WholeReduceSums
-])
-def test_contractions_match_emitted(pipeline: str, sizes: dict[str, int] | None) -> None:
-    k = kernel_text(CONTRACT)
-    if sizes:
-        k = k.with_sizes(sizes)
-    t = apply(k, pipeline)
-    plan = lower_kernel(t)
+]
+
+
+def _original(text: str, sizes: dict[str, int] | None):  # type: ignore[no-untyped-def]
+    k = kernel_text(text)
+    return k.with_sizes(sizes) if sizes else k
+
+
+@pytest.fixture(scope="module")
+def gathers() -> Bundle:
+    """The seven emitted cases below in ONE sanitizer build (tests/codegen/bundle.py)."""
+    cases = {f"transpose{i}": apply(_original(TRANSPOSE, sz), p) for i, (p, sz) in enumerate(TRANSPOSES)}
+    cases.update({f"contract{i}": apply(_original(CONTRACT, sz), p) for i, (p, sz) in enumerate(CONTRACTIONS)})
+    return build_cases(cases, sanitize=True)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("i", range(len(TRANSPOSES)), ids=[p for p, _ in TRANSPOSES])
+def test_transposes_match_emitted(gathers: Bundle, i: int) -> None:
+    pipeline, sizes = TRANSPOSES[i]
+    plan = gathers.emitted[f"transpose{i}"].plan
+    assert not [n.fallback for n in plan.nests if n.fallback] and "Gather" in plan.instructions()
+    check_bundled(gathers, f"transpose{i}", _original(TRANSPOSE, sizes), what=f"transpose --passes {pipeline}")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("i", range(len(CONTRACTIONS)), ids=[p for p, _ in CONTRACTIONS])
+def test_contractions_match_emitted(gathers: Bundle, i: int) -> None:
+    pipeline, sizes = CONTRACTIONS[i]
+    plan = gathers.emitted[f"contract{i}"].plan
     assert "WholeReduceSum" in plan.instructions() and not [n.fallback for n in plan.nests if n.fallback]
-    check_emitted(t, k, sanitize=True, what=f"contraction --passes {pipeline} {sizes}")
+    check_bundled(gathers, f"contract{i}", _original(CONTRACT, sizes), what=f"contraction --passes {pipeline} {sizes}")
