@@ -120,11 +120,13 @@ def render(plan: KernelPlan, *, source_name: str = "", pipeline: str = "", kerne
     buffers = []
     init_lines: list[Line] = []
     tmp_buffers = []
+    pad_buffers: list[str] = []
     for ph in plan.phases:
         buffers.extend(ph.buffers)
         init_lines.extend(ph.init)
         if ph.tmp_bytes:
             tmp_buffers.append({"buf": ph.tmp_buf_name, "tensor": ph.tmp_name})
+        pad_buffers.extend(ph.pads)
         for m in ph.methods:
             methods.append({
                 "name": m.name,
@@ -135,7 +137,7 @@ def render(plan: KernelPlan, *, source_name: str = "", pipeline: str = "", kerne
         plan=plan, source_name=source_name or f"{plan.name}.ir",
         pipeline_text=f" --passes {pipeline}" if pipeline else "",
         gm_params=gm_params, entry_params=entry_params, entry_args=entry_args, methods=methods,
-        buffers=buffers, tmp_buffers=tmp_buffers,
+        buffers=buffers, tmp_buffers=tmp_buffers, pad_buffers=pad_buffers,
         init_code=_code(init_lines, 8, origins, "Init (InitBuffer)"),
         process_code=_code(plan.process, 8, origins, "Process"),
     )

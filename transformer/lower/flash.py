@@ -46,6 +46,7 @@ from .. import ir
 from ..affine import eval_int
 from .cexpr import CTYPE
 from .plan import Buffer, Line, Method, NestChoice
+from . import flash_banks, ub_place
 from ..targets import Target
 
 if TYPE_CHECKING:
@@ -292,12 +293,24 @@ def _buffers(fa: FlashAttn, g: int, st: int) -> list[tuple[str, str, str, tuple[
     stats = [("acc_ub", "ub", "f32", (g * r, d), 1, "VECCALC"), ("stat_ub", "ub", "f32", (8 * g, r), 1, "VECCALC"),
              ("brc_ub", "ub", "f32", (r, 8), 1, "VECCALC")]
     loads = [("s_ub", "ub", "f32", (r, kv), st, "VECIN")] + ([] if fa.causal else [("m_ub", "ub", "f16", (r, kv), st, "VECIN")]) \
-        + [("o_ub", "ub", "f32", (r, d), st, "VECIN"), ("p_ub", "ub", "f16", (r, kv), 1, "VECOUT"),
+        + [("o_ub", "ub", "f32", (r, d), st, "VECIN"), ("p_ub", "ub", "f16", (r + 1, kv), 1, "VECOUT"),
            ("out_ub", "ub", "f16", (r, d), 1, "VECOUT")]
     if fa.causal:
         return cube + loads + [("mf_ub", "ub", "f32", (r, 64), 1, "VECCALC")] + stats + [
             ("mask_ub", "ub", "f32", ((KV_BLOCK // q) * r, kv), 1, "VECCALC")]
     return cube + loads + [("mf_ub", "ub", "f32", (r, kv), 1, "VECCALC")] + stats
+
+
+def _bank_pads(low: "Lowering", bufs: dict[str, Buffer], roles: list[str], fa: FlashAttn, nb: int) -> dict[str, int]:
+    """The UB bank placement of the AIV buffers (ub_place.py): bytes of pad before each role,
+    within the AIV's UB budget, from the vector instructions of `flash_banks.vector_hots`."""
+    banks = ub_place.Banks.of(low.target)
+    slabs = [ub_place.Slab(x, -(-bufs[x].nbytes // 32) * 32, bufs[x].depth) for x in roles]
+    free = ub_budget(low.target) - sum(s.nbytes * s.slots for s in slabs)
+    if banks is None or free <= 0:
+        return {x: 0 for x in roles}
+    hots = flash_banks.vector_hots(fa.q // AIVS_PER_AIC, KV_BLOCK, fa.d, fa.g, fa.causal, nb)
+    return dict(zip(roles, ub_place.place(banks, slabs, hots, free)))
 
 
 def with_annotation(fa: FlashAttn, ann: Any) -> FlashAttn:
@@ -522,10 +535,17 @@ def _lower_path(low: "Lowering", src: Any, ph: Any, fa: FlashAttn, rt: Any, key:
     # ---------------- AIV
     vec: list[tuple[int, str]] = []
     L = vec
-    for role in ("s_ub", "m_ub", "o_ub", "p_ub", "out_ub", "mf_ub", "acc_ub", "stat_ub", "brc_ub", "mask_ub"):
-        if role not in bufs:
-            continue
+    ub_roles = [x for x in ("s_ub", "m_ub", "o_ub", "p_ub", "out_ub", "mf_ub", "acc_ub", "stat_ub", "brc_ub", "mask_ub")
+                if x in bufs]
+    pads = _bank_pads(low, bufs, ub_roles, fa, nb)
+    at = 0
+    for role in ub_roles:
         b = bufs[role]
+        if pads[role]:
+            ph.pads.append(v("faUbPad"))
+            at += pads[role]
+            w(0, ub_place.pad_line(ph.pads[-1], pads[role], b.holder, at))
+        at += -(-b.nbytes // 32) * 32 * b.depth
         if b.kind == "que":
             w(0, f"pipe.InitBuffer({b.holder}, {'BUFFER_NUM' if b.depth == 2 else 1}, {b.nbytes});")
         else:
@@ -618,15 +638,17 @@ def _lower_path(low: "Lowering", src: Any, ph: Any, fa: FlashAttn, rt: Any, key:
     w(0, f"Add({l_}, {l_}, {rowv}, {one_b});")
     # P_j in f16, rearranged into the L1 layout the cube reads (Nz: 16-column groups of the
     # tile's q rows), so the AIC loads it with one contiguous DataCopy instead of q Nd2Nz rows:
-    # Cast (ND, into mf), then one strided copy per row (block g of row i -> g * r + i), then
+    # Cast (ND, into mf), then one strided copy per row (block g of row i -> g * (r + 1) + i), then
     # this AIV's r rows of each group to GM (kv / 16 bursts of r x 32 B)
     ph16 = f"{mf}.ReinterpretCast<half>()"
     w(0, f"Cast({ph16}, {s_}, RoundMode::CAST_RINT, {r * kv});")
     free("s_ub", 0)
     alloc("p_ub", 0)
-    w(0, f"Adds({T['p_ub']}, {ph16}, static_cast<half>(0.0f), 128, {r}, UnaryRepeatParams({r}, 1, 1, {kv // 16}));")
+    # (the groups are r + 1 blocks apart in p_ub, not r: a repeat's 8 blocks then land in 8
+    # different UB bank groups instead of one; the copy skips the spare block of each group)
+    w(0, f"Adds({T['p_ub']}, {ph16}, static_cast<half>(0.0f), 128, {r}, UnaryRepeatParams({r + 1}, 1, 1, {kv // 16}));")
     enq_deq("p_ub", 0)
-    w(0, f"DataCopy({ws['P']}[{slot} * {q * kv} + {h} * {r * 16}], {T['p_ub']}, DataCopyParams({kv // 16}, {r}, 0, {q - r}));")
+    w(0, f"DataCopy({ws['P']}[{slot} * {q * kv} + {h} * {r * 16}], {T['p_ub']}, DataCopyParams({kv // 16}, {r}, 1, {q - r}));")
     free("p_ub", 0)
     w(0, f"CrossCoreSetFlag<0x2, PIPE_MTE3>({f_p});")
     # acc = acc * alpha_j + O_j; after the tile's last block O = f16(acc / l)

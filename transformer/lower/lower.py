@@ -39,7 +39,7 @@ from ..intexpr import affine_extent, loop_var_bounds, names_in
 from .cexpr import C_GLOBALS, CTYPE, INT32_MAX, ExprEmitter, Names, affine_cpp, const_value, wide_stride, wide_term
 from .plan import (Buffer, GmParam, KernelPlan, Line, Method, NestChoice, NoRuntimeLowering, Phase, Scalar, TilingField,
                    WorkspaceSlot)
-from . import tbuf_sync
+from . import tbuf_sync, temporaries, ub_place
 from .prefetch import chain, form
 from .vs_sync import GET_BASE as _GET_BASE, vs_sync
 from ..emulator import MIX_AIV_PER_BLOCK
@@ -814,6 +814,7 @@ class PhaseEmitter:
         if ph.tmp_bytes:
             init.append(Line(f"pipe.InitBuffer({ph.tmp_buf_name}, {ph.tmp_bytes});"))
             tmp_lines.append(Line(f"{ph.tmp_name} = {ph.tmp_buf_name}.Get<uint8_t>();"))
+        init = self.place_ub(init)
         # ping-pong TBufs: every half's flags set once first and waited once last (balanced)
         main = [x for pp in self.ping_pongs for x in pp.preset()] + main + \
             [x for pp in self.ping_pongs for x in pp.drain()]
@@ -830,6 +831,38 @@ class PhaseEmitter:
                 body.append(Line("pipe.Reset();"))
             ph.methods.append(Method(_phase_method(ph), (), body, "phase"))
             ph.body = [Line(f"{_phase_method(ph)}();")]
+
+    def place_ub(self, init: list[Line]) -> list[Line]:
+        """`init` with a pad TBuf before each UB buffer the bank placement moves (ub_place.py):
+        the phase's UB buffers in allocation order, the phase's selected vector instructions,
+        and the UB left free (minus the API temp reserve when an instruction takes it)."""
+        low, ph = self.low, self.ph
+        ub = [b for b in ph.buffers if b.scope == "ub"]
+        slabs = [ub_place.Init(b.holder, 2 if b.kind == "buf" and b.depth == 2 else b.depth,
+                               -(-b.nbytes // 32) * 32, (b.tensor,)) for b in ub]
+        if ph.tmp_bytes:
+            slabs.append(ub_place.Init(ph.tmp_buf_name, 1, -(-ph.tmp_bytes // 32) * 32, (ph.tmp_name,)))
+        nests = [n for n in low.nests if n.phase == ph.index and n.plan]
+        used = sum(s.nbytes * s.slots for s in slabs)
+        free = temporaries.ub_limit(self, [i for n in nests for i in n.instructions]) - used
+        buffers_left = low.target.max_buffers_per_kernel - len(ph.buffers) - (1 if ph.tmp_bytes else 0)
+        pads = ub_place.phase_pads(ub_place.Banks.of(low.target), slabs, [n.plan for n in nests], free)
+        if sum(1 for p in pads if p) > buffers_left:
+            return init
+        at, out, k = 0, [], 0
+        holders = {s.holder: (s, pad) for s, pad in zip(slabs, pads)}
+        for line in init:
+            holder = line.text.partition("(")[2].partition(",")[0]
+            if holder in holders:
+                s, pad = holders[holder]
+                if pad:
+                    name = f"ubPad{ph.index}_{k}"
+                    k += 1
+                    ph.pads.append(name)
+                    out.append(Line(ub_place.pad_line(name, pad, holder, at + pad), line.depth, line.origin))
+                at += pad + s.nbytes * s.slots
+            out.append(line)
+        return out
 
     # ---- statements -----------------------------------------------------------------------
     def stmt(self, s: ir.Stmt, depth: int, loop_vars: list[str], top: bool = False) -> list[Line]:

@@ -175,6 +175,7 @@ class Phase:
     spread: str = ""  # how `cores` was decided, or why the phase is not split over cores (spread.py)
     # the `phase` / `kernel` site's patterns at this phase (lower/patterns/: gemm, conv, flash)
     tried: tuple[tuple[str, float | None, str], ...] = ()
+    pads: list[str] = field(default_factory=list)  # TBufs that only move the next UB buffer (ub_place.py)
 
 
 @dataclass
