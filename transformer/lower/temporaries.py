@@ -42,19 +42,10 @@ SLOT_ALIGN = 32
 API_TEMP_INSTRUCTIONS: frozenset[str] = API_TEMP  # the instruction table's `api_temp` rows (itable.py)
 
 
-# UB bank placement (ub_place.py): slots of whole 512 B (a row across all 16 bank groups)
-# would start in the same groups, so two slots read by one instruction would collide; a slot
-# that long gets 256 B more, and consecutive slots alternate halves of the groups.
-BANK_SPAN = 512
-BANK_STAGGER = 256
-
-
 def slot_bytes(n: int) -> int:
     """Bytes of one temporary slot for `n` elements: f32-sized (the widest vector type),
-    rounded up to 32 B so the next slot starts aligned, plus `BANK_STAGGER` when that is a
-    multiple of `BANK_SPAN` (so neighbouring slots use different bank groups)."""
-    b = -(-n * 4 // SLOT_ALIGN) * SLOT_ALIGN
-    return b + BANK_STAGGER if b % BANK_SPAN == 0 else b
+    rounded up to 32 B so the next slot starts aligned."""
+    return -(-n * 4 // SLOT_ALIGN) * SLOT_ALIGN
 
 
 def ub_locals_bytes(pe: "PhaseEmitter") -> int:
