@@ -56,6 +56,16 @@ def test_double_buffering_is_faster_because_pipes_overlap(add_profiles):
     assert double["bound"] == "MTE2"
 
 
+def test_placed_add_pays_no_bank_beats(add_profiles):
+    """The UB bank placement (lower/ub_place.py) puts B 256 B into the bank groups and C in
+    the next 64 KB section: the Add's repeats pay no extra beat (x, y and z at the plain
+    InitBuffer offsets paid 2 a repeat, V.bank_beat 4,096 on this kernel)."""
+    for j in add_profiles[:2]:
+        (v,) = [p for p in j["pipe_detail"] if p["pipe"] == "V"]
+        assert v["features"]["repeat"] > 0
+        assert v["features"]["bank_beat"] == 0
+
+
 def test_human_report_explains(add_profiles):
     code, out = _profile(ADD, "--passes", ONE_CORE)
     assert code == 0

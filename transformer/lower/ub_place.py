@@ -143,6 +143,22 @@ def place(banks: Banks, slabs: list[Slab], hots: list[Hot], free: int) -> list[i
     by_name = {s.name: s for s in slabs}
     order = {s.name: i for i, s in enumerate(slabs)}
     hots = [h for h in hots if h.repeats > 0 and all(a.slab in order for a in h.accesses)]
+    def options(cur: int, left: int) -> list[int]:
+        to_sect = -cur % sect
+        out = list(range(0, span, 32)) + ([to_sect + k for k in range(0, span, 32) if to_sect + k >= span] if to_sect else [])
+        return [p for p in out if p <= left]
+
+    def starts(pads: list[int]) -> dict[str, int]:
+        out, cur = {}, 0
+        for s, p in zip(slabs, pads):
+            out[s.name] = cur + p
+            cur += p + s.nbytes * s.slots
+        return out
+
+    def total(pads: list[int]) -> float:
+        st = starts(pads)
+        return sum(extra_beats(banks, h, st, by_name) for h in hots)
+
     pads = [0] * len(slabs)
     start: dict[str, int] = {}
     cur, left = 0, free
@@ -150,16 +166,8 @@ def place(banks: Banks, slabs: list[Slab], hots: list[Hot], free: int) -> list[i
         # the instructions touching this slab, with the operands in slabs placed so far
         mine = [Hot(tuple(a for a in h.accesses if order[a.slab] <= i), h.repeats, h.what) for h in hots
                 if any(order[a.slab] == i for a in h.accesses)]
-        options = [0]
-        if i > 0 and mine:
-            options += list(range(32, span, 32))
-            to_sect = -cur % sect
-            if to_sect:
-                options += [to_sect + k for k in range(0, span, 32) if to_sect + k >= span]
         best: tuple[float, int] = (float("inf"), 0)
-        for p in options:
-            if p > left:
-                continue
+        for p in (options(cur, left) if i > 0 and mine else [0]):
             start[s.name] = cur + p
             c = sum(extra_beats(banks, h, start, by_name) for h in mine)
             if c < best[0] - 1e-9:
@@ -168,7 +176,19 @@ def place(banks: Banks, slabs: list[Slab], hots: list[Hot], free: int) -> list[i
         start[s.name] = cur + best[1]
         left -= best[1]
         cur += best[1] + s.nbytes * s.slots
-    return pads
+    # one pass of corrections: a slab's pad again, the others fixed, on every instruction
+    # (the greedy step saw only the operands placed before it)
+    best_total = total(pads)
+    used = [sum(s.nbytes * s.slots for s in slabs[:i]) + sum(pads[:i]) for i in range(len(slabs))]
+    for i in range(1, len(slabs)):
+        room = free - sum(pads) + pads[i]
+        for p in options(used[i], room):
+            trial = pads[:i] + [p] + pads[i + 1:]
+            c = total(trial)
+            if c < best_total - 1e-9:
+                best_total, pads = c, trial
+        used = [sum(s.nbytes * s.slots for s in slabs[:k]) + sum(pads[:k]) for k in range(len(slabs))]
+    return pads if best_total < total([0] * len(slabs)) - 1e-9 else [0] * len(slabs)
 
 
 # ---- from the typed instructions of the vector selector (instr.VecOp) ---------------------
@@ -188,6 +208,14 @@ def _const(text: str | int) -> int | None:
     return None
 
 
+def _esize(dtype: str) -> int | None:
+    """Bytes of an operand's element (IR dtypes, and the mask types `u8` / `u16` ...)."""
+    if dtype in DTYPE_BYTES:
+        return DTYPE_BYTES[dtype]
+    m = re.fullmatch(r"[a-z]+(\d+)", dtype)
+    return int(m.group(1)) // 8 if m and int(m.group(1)) % 8 == 0 else None
+
+
 def hot_of(op: "VecOp", slab_of: dict[str, str], guess_repeats: int) -> Hot | None:
     """`op` as the bank model sees it, or None when an operand is not in a known slab or its
     offset is not a constant. An operand's base maps to a slab through `slab_of` (the
@@ -198,10 +226,10 @@ def hot_of(op: "VecOp", slab_of: dict[str, str], guess_repeats: int) -> Hot | No
     located = []
     for o, w in [(op.dst, True), *((s, False) for s in op.srcs)]:
         slab = slab_of.get(o.base) or slab_of.get(o.base.split(".")[0])
-        off = _const(o.offset)
-        if slab is None or off is None:
+        off, es = _const(o.offset), _esize(o.dtype)
+        if slab is None or off is None or not es:
             return None
-        located.append((slab, off * DTYPE_BYTES[o.dtype], DTYPE_BYTES[o.dtype], w))
+        located.append((slab, off * es, es, w))
     widest = max(e for _, _, e, _ in located)
     if op.repeat is None:
         n = _const(op.count)
@@ -210,7 +238,7 @@ def hot_of(op: "VecOp", slab_of: dict[str, str], guess_repeats: int) -> Hot | No
         return Hot(acc, repeats, op.op)
     r = op.repeat
     times = _const(r.times)
-    blocks = min(8, -(-r.mask * DTYPE_BYTES[op.dst.dtype] // 32))
+    blocks = min(8, -(-r.mask * located[0][2] // 32))
     acc = tuple(Access(sl, off, blocks, w, r.blk[k], r.rep[k]) for k, (sl, off, _e, w) in enumerate(located))
     return Hot(acc, times if times is not None else guess_repeats, op.op)
 

@@ -116,7 +116,9 @@ public:
         BGm.SetGlobalBuffer((__gm__ half *)B, 262144);
         CGm.SetGlobalBuffer((__gm__ half *)C, 262144);
         pipe.InitBuffer(inQueue_A_ub, BUFFER_NUM, 6144);
+        pipe.InitBuffer(ubPad0_0, 256);  // UB bank placement (ub_place.py): inQueue_B_ub at UB byte 12544
         pipe.InitBuffer(inQueue_B_ub, BUFFER_NUM, 6144);
+        pipe.InitBuffer(ubPad0_1, 40704);  // UB bank placement (ub_place.py): outQueue_C_ub at UB byte 65536
         pipe.InitBuffer(outQueue_C_ub, BUFFER_NUM, 6144);
     }
     __aicore__ inline void Process()
@@ -168,6 +170,8 @@ private:
     LocalTensor<half> B_ubLocal;
     TQue<TPosition::VECOUT, BUFFER_NUM> outQueue_C_ub;
     LocalTensor<half> C_ubLocal;
+    TBuf<TPosition::VECCALC> ubPad0_0;  // moves the next UB buffer (bank placement)
+    TBuf<TPosition::VECCALC> ubPad0_1;  // moves the next UB buffer (bank placement)
     GlobalTensor<half> AGm;
     GlobalTensor<half> BGm;
     GlobalTensor<half> CGm;

@@ -251,6 +251,7 @@ private:
     {
         pipe.InitBuffer(inQueue_M_ub, 1, 3072);
         pipe.InitBuffer(inQueue_s_ub, 1, 6144);
+        pipe.InitBuffer(ubPad1_0, 56320);  // UB bank placement (ub_place.py): tmpBuf1 at UB byte 65536
         pipe.InitBuffer(tmpBuf1, 12288);
         tmp1 = tmpBuf1.Get<uint8_t>();
         // 43 workers (GetBlockIdx): worker w runs iterations [0 + w * 1, 0 + (w + 1) * 1)
@@ -293,6 +294,7 @@ private:
     {
         pipe.InitBuffer(outQueue_mx_ub, 1, 32);
         pipe.InitBuffer(inQueue_s_ub_1, 1, 6144);
+        pipe.InitBuffer(ubPad2_0, 59360);  // UB bank placement (ub_place.py): tmpBuf2 at UB byte 65536
         pipe.InitBuffer(tmpBuf2, 6144);
         tmp2 = tmpBuf2.Get<uint8_t>();
         // 43 workers (GetBlockIdx): worker w runs iterations [0 + w * 1, 0 + (w + 1) * 1)
@@ -352,6 +354,7 @@ private:
         pipe.InitBuffer(inQueue_mx_ub_1, 1, 32);
         pipe.InitBuffer(inQueue_s_ub_2, 1, 6144);
         pipe.InitBuffer(outQueue_sm_ub, 1, 32);
+        pipe.InitBuffer(ubPad3_0, 59360);  // UB bank placement (ub_place.py): tmpBuf3 at UB byte 65568
         pipe.InitBuffer(tmpBuf3, 12288);
         tmp3 = tmpBuf3.Get<uint8_t>();
         // 43 workers (GetBlockIdx): worker w runs iterations [0 + w * 1, 0 + (w + 1) * 1)
@@ -390,6 +393,7 @@ private:
     __aicore__ inline void ProcessRoundS()
     {
         pipe.InitBuffer(inQueue_s_ub_3, 1, 6144);
+        pipe.InitBuffer(ubPad4_0, 59392);  // UB bank placement (ub_place.py): outQueue_s_f16_ub at UB byte 65536
         pipe.InitBuffer(outQueue_s_f16_ub, 1, 3072);
         // 43 workers (GetBlockIdx): worker w runs iterations [0 + w * 1, 0 + (w + 1) * 1)
         if (workerIdx < 43) {
@@ -498,6 +502,7 @@ private:
         pipe.InitBuffer(outQueue_O_ub, 1, 768);
         pipe.InitBuffer(inQueue_acc_ub, 1, 1536);
         pipe.InitBuffer(inQueue_sm_ub_1, 1, 32);
+        pipe.InitBuffer(ubPad6_0, 63456);  // UB bank placement (ub_place.py): tmpBuf6 at UB byte 65792
         pipe.InitBuffer(tmpBuf6, 3072);
         tmp6 = tmpBuf6.Get<uint8_t>();
         // 43 workers (GetBlockIdx): worker w runs iterations [0 + w * 1, 0 + (w + 1) * 1)
@@ -568,6 +573,11 @@ private:
     LocalTensor<uint8_t> tmp3;
     TBuf<TPosition::VECCALC> tmpBuf6;
     LocalTensor<uint8_t> tmp6;
+    TBuf<TPosition::VECCALC> ubPad1_0;  // moves the next UB buffer (bank placement)
+    TBuf<TPosition::VECCALC> ubPad2_0;  // moves the next UB buffer (bank placement)
+    TBuf<TPosition::VECCALC> ubPad3_0;  // moves the next UB buffer (bank placement)
+    TBuf<TPosition::VECCALC> ubPad4_0;  // moves the next UB buffer (bank placement)
+    TBuf<TPosition::VECCALC> ubPad6_0;  // moves the next UB buffer (bank placement)
     GlobalTensor<half> QGm;
     GlobalTensor<half> KGm;
     GlobalTensor<half> VGm;

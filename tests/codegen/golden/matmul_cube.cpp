@@ -226,6 +226,7 @@ private:
         pipe.InitBuffer(outQueue_C_ub, 1, 384);
         pipe.InitBuffer(inQueue_acc_ub, 1, 768);
         pipe.InitBuffer(buf_bias_ub, 128);
+        pipe.InitBuffer(ubPad1_0, 64384);  // UB bank placement (ub_place.py): tmpBuf1 at UB byte 65664
         pipe.InitBuffer(tmpBuf1, 1536);
         bias_ubLocal = buf_bias_ub.Get<half>();
         tmp1 = tmpBuf1.Get<uint8_t>();
@@ -266,6 +267,7 @@ private:
     LocalTensor<half> bias_ubLocal;
     TBuf<TPosition::VECCALC> tmpBuf1;
     LocalTensor<uint8_t> tmp1;
+    TBuf<TPosition::VECCALC> ubPad1_0;  // moves the next UB buffer (bank placement)
     GlobalTensor<half> AGm;
     GlobalTensor<half> BGm;
     GlobalTensor<half> biasGm;

@@ -116,7 +116,9 @@ public:
         YGm.SetGlobalBuffer((__gm__ half *)Y, 262144);
         pipe.InitBuffer(inQueue_X_ub, BUFFER_NUM, 6144);
         pipe.InitBuffer(outQueue_Y_ub, BUFFER_NUM, 6144);
+        pipe.InitBuffer(ubPad0_0, 41280);  // UB bank placement (ub_place.py): buf_e_ub at UB byte 65856
         pipe.InitBuffer(buf_e_ub, 4096);
+        pipe.InitBuffer(ubPad0_1, 36928);  // UB bank placement (ub_place.py): tmpBuf0 at UB byte 106880
         pipe.InitBuffer(tmpBuf0, 36928);
     }
     __aicore__ inline void Process()
@@ -228,6 +230,8 @@ private:
     LocalTensor<float> e_ubLocal;
     TBuf<TPosition::VECCALC> tmpBuf0;
     LocalTensor<uint8_t> tmp0;
+    TBuf<TPosition::VECCALC> ubPad0_0;  // moves the next UB buffer (bank placement)
+    TBuf<TPosition::VECCALC> ubPad0_1;  // moves the next UB buffer (bank placement)
     GlobalTensor<half> XGm;
     GlobalTensor<half> YGm;
     float mx{};
