@@ -70,6 +70,7 @@ def ub_allocation(kernel: ir.Kernel, target: Target | None = None) -> UbAllocati
     Raises `LoweringError` for a kernel the code generator cannot lower. Spreading over the
     cores changes no on-chip buffer, so it is not decided here (`spread.py`)."""
     low = Lowering(kernel, target, spread=False)
+    low.bank_place = False  # pads only move buffers within free UB: the allocation is the same without them
     plan = low.run()
     return allocation_of(plan, low)
 

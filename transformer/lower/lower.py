@@ -148,6 +148,7 @@ class Lowering:
         self.kernel = kernel
         self.target = resolve_target(target)
         self.select = select
+        self.bank_place = True  # UB placement against bank conflicts (ub_place.py); off for dry runs
         self.spread = spread  # split the outermost loop over the cores when no `@cores` says (spread.py)
         self.source_name = source_name or f"{kernel.name}.ir"
         self.names = Names(kernel)
@@ -837,6 +838,8 @@ class PhaseEmitter:
         the phase's UB buffers in allocation order, the phase's selected vector instructions,
         and the UB left free (minus the API temp reserve when an instruction takes it)."""
         low, ph = self.low, self.ph
+        if not low.bank_place:
+            return init
         ub = [b for b in ph.buffers if b.scope == "ub"]
         slabs = [ub_place.Init(b.holder, 2 if b.kind == "buf" and b.depth == 2 else b.depth,
                                -(-b.nbytes // 32) * 32, (b.tensor,)) for b in ub]

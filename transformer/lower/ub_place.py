@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     from .instr import VecOp
 
 #: Samples of an instruction's repeats the cost looks at (its operands may cross a section).
+#: Pads are tried in steps of STEP bytes (one bank row).
+STEP = 32
 SAMPLES = 8
 
 
@@ -142,10 +144,21 @@ def place(banks: Banks, slabs: list[Slab], hots: list[Hot], free: int) -> list[i
     sect = banks.section * banks.row  # bytes of one bank section
     by_name = {s.name: s for s in slabs}
     order = {s.name: i for i, s in enumerate(slabs)}
-    hots = [h for h in hots if h.repeats > 0 and all(a.slab in order for a in h.accesses)]
+    merged: dict[tuple[Access, ...], int] = {}  # the same operands: one entry, repeats summed
+    for h in hots:
+        if h.repeats > 0 and all(a.slab in order for a in h.accesses):
+            merged[h.accesses] = merged.get(h.accesses, 0) + h.repeats
+    hots = [Hot(acc, n) for acc, n in merged.items()]
+    memo: dict[tuple[object, ...], float] = {}
+
+    def beats(h: Hot, st: dict[str, int]) -> float:
+        key = (h.accesses, h.repeats, *(st[a.slab] for a in h.accesses))
+        if key not in memo:
+            memo[key] = extra_beats(banks, h, st, by_name)
+        return memo[key]
     def options(cur: int, left: int) -> list[int]:
         to_sect = -cur % sect
-        out = list(range(0, span, 32)) + ([to_sect + k for k in range(0, span, 32) if to_sect + k >= span] if to_sect else [])
+        out = list(range(0, span, STEP)) + ([to_sect + k for k in range(0, span, STEP) if to_sect + k >= span] if to_sect else [])
         return [p for p in out if p <= left]
 
     def starts(pads: list[int]) -> dict[str, int]:
@@ -157,7 +170,7 @@ def place(banks: Banks, slabs: list[Slab], hots: list[Hot], free: int) -> list[i
 
     def total(pads: list[int]) -> float:
         st = starts(pads)
-        return sum(extra_beats(banks, h, st, by_name) for h in hots)
+        return sum(beats(h, st) for h in hots)
 
     pads = [0] * len(slabs)
     start: dict[str, int] = {}
@@ -169,7 +182,7 @@ def place(banks: Banks, slabs: list[Slab], hots: list[Hot], free: int) -> list[i
         best: tuple[float, int] = (float("inf"), 0)
         for p in (options(cur, left) if i > 0 and mine else [0]):
             start[s.name] = cur + p
-            c = sum(extra_beats(banks, h, start, by_name) for h in mine)
+            c = sum(beats(h, start) for h in mine)
             if c < best[0] - 1e-9:
                 best = (c, p)
         pads[i] = best[1]
