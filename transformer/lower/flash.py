@@ -309,7 +309,8 @@ def _bank_pads(low: "Lowering", bufs: dict[str, Buffer], roles: list[str], fa: F
     free = ub_budget(low.target) - sum(s.nbytes * s.slots for s in slabs)
     if banks is None or free <= 0:
         return {x: 0 for x in roles}
-    hots = flash_banks.vector_hots(fa.q // AIVS_PER_AIC, KV_BLOCK, fa.d, fa.g, fa.causal, nb)
+    blocks = nb if isinstance(nb, int) else 1  # a run-time S: its block count is C++ text
+    hots = flash_banks.vector_hots(fa.q // AIVS_PER_AIC, KV_BLOCK, fa.d, fa.g, fa.causal, blocks)
     return dict(zip(roles, ub_place.place(banks, slabs, hots, free)))
 
 
