@@ -7,6 +7,7 @@ import pytest
 
 from transformer.codegen import emit_ascendc
 
+from .bundle import Bundle, build_cases, check_bundled
 from .conftest import apply, check_emitted, kernel_text
 
 pytestmark = pytest.mark.slow  # compiles C++ against the emulator (tests/conftest.py: the tiers)
@@ -77,23 +78,31 @@ kernel pv(P: f32[R, S], V: f16[S, D], sm: f32[R]) -> (O: f16[R, D]) {
 """
 
 
-@pytest.mark.parametrize("text,pipeline,want", [
-    (ELEMENTWISE, "tile", {"Add", "Sub", "Mul", "Div", "Max", "Mins", "Abs", "Adds", "Exp", "Sqrt", "Rsqrt", "Ln",
-                           "Muls", "Duplicate", "Cast"}),
+PATTERNS = {  # case -> (kernel text, the instructions it must select), under `tile`
+    "elementwise": (ELEMENTWISE, {"Add", "Sub", "Mul", "Div", "Max", "Mins", "Abs", "Adds", "Exp", "Sqrt", "Rsqrt", "Ln",
+                                  "Muls", "Duplicate", "Cast"}),
     # short rows: the whole tile at once (rows2d.py: one WholeReduce repeat per row, Brcb)
-    (ROWS, "tile", {"WholeReduceSum", "WholeReduceMax", "WholeReduceMin", "Brcb", "Muls", "Adds"}),
-    (FILL, "tile", {"Duplicate", "Add"}),
-    (PV, "tile", {"Duplicate", "Cast", "Muls", "Add", "Div"}),
-])
-def test_pattern_selected_and_matches(text: str, pipeline: str, want: set[str]) -> None:
-    k = kernel_text(text)
-    t = apply(k, pipeline)
-    em = emit_ascendc(t)
+    "rows": (ROWS, {"WholeReduceSum", "WholeReduceMax", "WholeReduceMin", "Brcb", "Muls", "Adds"}),
+    "fill": (FILL, {"Duplicate", "Add"}),
+    "pv": (PV, {"Duplicate", "Cast", "Muls", "Add", "Div"}),
+}
+
+
+@pytest.fixture(scope="module")
+def patterns() -> Bundle:
+    """The PATTERNS kernels, tiled, in ONE build (tests/codegen/bundle.py)."""
+    return build_cases({c: apply(kernel_text(text), "tile") for c, (text, _) in PATTERNS.items()}, sanitize=False)
+
+
+@pytest.mark.parametrize("case", PATTERNS)
+def test_pattern_selected_and_matches(patterns: Bundle, case: str) -> None:
+    text, want = PATTERNS[case]
+    em = patterns.emitted[case]
     assert em.plan is not None
     got = set(em.plan.instructions())
     assert want <= got, f"missing instructions {sorted(want - got)}; chose {sorted(got)}"
     assert not [w for w in em.warnings if "falls back" in w], em.warnings
-    check_emitted(t, k, emitted=em, what=f"{k.name} vector patterns")
+    check_bundled(patterns, case, kernel_text(text), what=f"{case} vector patterns")
 
 
 def test_scalar_path_equals_reference() -> None:
