@@ -96,7 +96,9 @@ def check_bundled(b: Bundle, name: str, reference: Any, what: str = "") -> None:
     kernel built alone; a sanitizer report or a sync hazard fails the run."""
     from transformer.interp import compare_outputs, random_inputs, run
 
-    seed = int(np.random.SeedSequence().entropy % (2**63))
+    from .conftest import fresh_seed
+
+    seed = fresh_seed()
     inputs = random_inputs(reference, np.random.default_rng(seed))
     expected = run(reference, inputs)
     diffs = compare_outputs(reference, expected, run_bundled(b, name, inputs))

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import dataclasses
 
-import numpy as np
 import pytest
 
 from documented import OPERATORS
 
-from .bundle import Bundle, build_bundle, profile_bundled, run_bundled
-from .conftest import ROOT, apply, example, fresh_seed, kernel_text
+from .bundle import Bundle, build_bundle, check_bundled, profile_bundled
+from .conftest import ROOT, apply, example, kernel_text
 
 pytestmark = pytest.mark.slow  # compiles C++ against the emulator (tests/conftest.py: the tiers)
 
@@ -86,17 +85,8 @@ def operators() -> tuple[Bundle, dict[str, object]]:
 
 @pytest.mark.parametrize("name", sorted(OPERATORS) + [SCALAR] + sorted(VARIANTS) + sorted(TEXT_VARIANTS))
 def test_operator_runs_clean_under_sanitizers_and_matches(operators, name: str) -> None:  # type: ignore[no-untyped-def]
-    from transformer.interp import compare_outputs, random_inputs, run
-
     bundle, originals = operators
-    k = originals[name]
-    seed = fresh_seed()
-    inputs = random_inputs(k, np.random.default_rng(seed))
-    expected = run(k, inputs)
-    actual = run_bundled(bundle, name, inputs)
-    diffs = compare_outputs(k, expected, actual)
-    bad = [d.describe() for d in diffs if not d.ok]
-    assert diffs and not bad, f"{name} (seed {seed}): {bad}"
+    check_bundled(bundle, name, originals[name])
 
 
 def test_variants_have_no_scalar_fallback(operators) -> None:  # type: ignore[no-untyped-def]
